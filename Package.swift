@@ -1,0 +1,61 @@
+// swift-tools-version:6.0
+// Faultline: record-and-replay WebSocket proxy and lifecycle analyzer.
+// Only the toolchain's modules and Debian's C libraries (see README, "Design").
+import PackageDescription
+import Foundation
+
+/// Library targets in data-flow order; each has a test target `<Name>Tests`.
+let libraries: [(name: String, dependencies: [Target.Dependency])] = [
+    ("JSON", []),
+    ("WebSocket", ["COpenSSL", "CZlib"]),
+    ("Capture", ["WebSocket", "JSON"]),
+    ("Realtime", ["JSON", "COpenSSL"]),
+    ("Pcap", ["CPcap", "WebSocket", "Capture"]),
+    ("Lifecycle", ["Capture", "Realtime", "JSON", "WebSocket"]),
+    ("Reports", ["Lifecycle", "JSON"]),
+    ("Faults", ["WebSocket", "Realtime", "JSON", "Capture"]),
+    ("ProxyCore", ["WebSocket", "Capture", "Faults", "Realtime"]),
+    ("Transport", ["CUV", "COpenSSL"]),
+    ("Replay", ["Transport", "Capture", "WebSocket", "JSON", "Realtime"]),
+    ("Sim", ["Transport", "WebSocket", "Realtime", "JSON"]),
+    ("CLI", []),
+]
+
+/// A test folder becomes a target once it holds a test file, so a module can land before
+/// its tests without an empty target breaking the build.
+func hasTests(_ folder: String) -> Bool {
+    let path = Context.packageDirectory + "/Tests/" + folder
+    let files = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+    return files.contains { $0.hasSuffix(".swift") }
+}
+
+let systemLibraries: [Target] = [
+    .systemLibrary(name: "CPcap", path: "Sources/CPcap", pkgConfig: "libpcap",
+                   providers: [.apt(["libpcap-dev"])]),
+    .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
+                   providers: [.apt(["libssl-dev"])]),
+    .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
+                   providers: [.apt(["zlib1g-dev"])]),
+    .systemLibrary(name: "CUV", path: "Sources/CUV", pkgConfig: "libuv",
+                   providers: [.apt(["libuv1-dev"])]),
+]
+
+let package = Package(
+    name: "Faultline",
+    products: [.executable(name: "faultline", targets: ["faultline"])],
+    targets: systemLibraries
+        + libraries.map { .target(name: $0.name, dependencies: $0.dependencies) }
+        + libraries.filter { hasTests("\($0.name)Tests") }.map {
+            .testTarget(name: "\($0.name)Tests",
+                        dependencies: [.byName(name: $0.name)] + $0.dependencies)
+        }
+        + [
+            .executableTarget(
+                name: "faultline",
+                dependencies: libraries.map { .byName(name: $0.name) }),
+            // Tests that run the built `faultline` binary against real peers.
+        ]
+        + (hasTests("EndToEndTests")
+            ? [.testTarget(name: "EndToEndTests", dependencies: ["Capture", "JSON", "WebSocket", "Pcap"])] : []),
+    swiftLanguageModes: [.v6]
+)

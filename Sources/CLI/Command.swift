@@ -1,0 +1,116 @@
+/// One `faultline` subcommand: its declaration and what it does.
+public protocol Command: SendableMetatype {
+    static var spec: CommandSpec { get }
+    /// Runs with parsed arguments and returns the exit status. Throws `UsageError` (exit 2)
+    /// for arguments that parse but cannot be used (a missing file, a bad address).
+    static func run(_ arguments: ParsedArguments) throws -> Int32
+}
+
+/// A command with subcommands of its own (`faultline sim server`).
+public struct CommandGroup: Sendable {
+    public var spec: CommandSpec
+    public var commands: [any Command.Type]
+    public init(spec: CommandSpec, commands: [any Command.Type]) {
+        self.spec = spec
+        self.commands = commands
+    }
+}
+
+/// Dispatches argv to a command, prints help and usage errors in one place.
+public struct CommandLineTool {
+    public var root: CommandSpec
+    public var version: String
+    public var commands: [any Command.Type]
+    public var groups: [CommandGroup]
+
+    public init(root: CommandSpec, version: String, commands: [any Command.Type], groups: [CommandGroup] = []) {
+        self.root = root
+        self.version = version
+        self.commands = commands
+        self.groups = groups
+        self.root.subcommands = commands.map { $0.spec } + groups.map(\.spec)
+    }
+
+    /// Runs the command line (without argv[0]) and returns the exit status.
+    public func main(_ words: [String]) -> Int32 {
+        let name = root.name
+        guard let first = words.first else {
+            Console.out(HelpFormatter.help(for: root, commandPath: name, root: name))
+            return ExitStatus.success
+        }
+        switch first {
+        case "-h", "--help":
+            Console.out(HelpFormatter.help(for: root, commandPath: name, root: name))
+            return ExitStatus.success
+        case "--version":
+            Console.out("\(version)\n")
+            return ExitStatus.success
+        case "help":
+            return help(Array(words.dropFirst()))
+        default:
+            break
+        }
+        if let group = groups.first(where: { $0.spec.name == first }) {
+            let path = "\(name) \(group.spec.name)"
+            guard let sub = words.dropFirst().first, !sub.hasPrefix("-") else {
+                if words.count > 1, ["-h", "--help"].contains(words[1]) || words.count == 1 {
+                    Console.out(HelpFormatter.help(for: group.spec, commandPath: path, root: name))
+                    return words.count == 1 ? ExitStatus.usage : ExitStatus.success
+                }
+                return usageError("\(path): missing subcommand (expected one of: \(group.commands.map { $0.spec.name }.joined(separator: ", ")))")
+            }
+            guard let command = group.commands.first(where: { $0.spec.name == sub }) else {
+                return usageError("\(path): unknown subcommand '\(sub)' (expected one of: \(group.commands.map { $0.spec.name }.joined(separator: ", ")))")
+            }
+            return run(command, Array(words.dropFirst(2)), path: "\(path) \(sub)")
+        }
+        guard let command = commands.first(where: { $0.spec.name == first }) else {
+            let known = (commands.map { $0.spec.name } + groups.map(\.spec.name)).joined(separator: ", ")
+            return usageError("\(name): unknown subcommand '\(first)' (expected one of: \(known))")
+        }
+        return run(command, Array(words.dropFirst()), path: "\(name) \(first)")
+    }
+
+    private func help(_ path: [String]) -> Int32 {
+        let name = root.name
+        guard let first = path.first else {
+            Console.out(HelpFormatter.help(for: root, commandPath: name, root: name))
+            return ExitStatus.success
+        }
+        if let command = commands.first(where: { $0.spec.name == first }) {
+            Console.out(HelpFormatter.help(for: command.spec, commandPath: "\(name) \(first)", root: name))
+            return ExitStatus.success
+        }
+        if let group = groups.first(where: { $0.spec.name == first }) {
+            if let sub = path.dropFirst().first, let command = group.commands.first(where: { $0.spec.name == sub }) {
+                Console.out(HelpFormatter.help(for: command.spec, commandPath: "\(name) \(first) \(sub)", root: name))
+            } else {
+                Console.out(HelpFormatter.help(for: group.spec, commandPath: "\(name) \(first)", root: name))
+            }
+            return ExitStatus.success
+        }
+        return usageError("\(name) help: unknown subcommand '\(first)'")
+    }
+
+    private func run(_ command: any Command.Type, _ words: [String], path: String) -> Int32 {
+        do {
+            switch try ArgumentParser.parse(words, spec: command.spec, commandPath: path) {
+            case .help:
+                Console.out(HelpFormatter.help(for: command.spec, commandPath: path, root: root.name))
+                return ExitStatus.success
+            case .run(let arguments):
+                return try command.run(arguments)
+            }
+        } catch let error as UsageError {
+            return usageError(error.message)
+        } catch {
+            return usageError("\(path): \(error)")
+        }
+    }
+
+    private func usageError(_ message: String) -> Int32 {
+        let prefix = message.hasPrefix(root.name) ? "" : "\(root.name): "
+        Console.err(prefix + message + "\n")
+        return ExitStatus.usage
+    }
+}

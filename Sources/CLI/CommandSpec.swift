@@ -1,0 +1,76 @@
+/// The declaration of one command: what `--help` shows and what the parser accepts.
+/// Modelled on swift-argument-parser's layout (OVERVIEW, USAGE, ARGUMENTS, OPTIONS,
+/// SUBCOMMANDS), which is not available on these machines.
+public struct CommandSpec: Sendable {
+    public var name: String
+    public var abstract: String
+    public var discussion: String
+    public var arguments: [ArgumentSpec]
+    public var options: [OptionSpec]
+    public var subcommands: [CommandSpec]
+    /// A usage line to print instead of the generated one, for commands with alternatives.
+    public var usage: String?
+
+    public init(name: String, abstract: String, discussion: String = "", usage: String? = nil,
+                arguments: [ArgumentSpec] = [], options: [OptionSpec] = [], subcommands: [CommandSpec] = []) {
+        self.name = name
+        self.abstract = abstract
+        self.discussion = discussion
+        self.usage = usage
+        self.arguments = arguments
+        self.options = options
+        self.subcommands = subcommands
+    }
+}
+
+/// A positional argument.
+public struct ArgumentSpec: Sendable {
+    public var name: String
+    public var help: String
+    public var optional: Bool
+    /// Takes every remaining positional argument (at least one unless optional).
+    public var variadic: Bool
+
+    public init(_ name: String, help: String, optional: Bool = false, variadic: Bool = false) {
+        self.name = name
+        self.help = help
+        self.optional = optional
+        self.variadic = variadic
+    }
+}
+
+/// A named option (`--listen HOST:PORT`) or flag (`--live`).
+public struct OptionSpec: Sendable {
+    /// Long name without dashes: "listen".
+    public var name: String
+    /// Optional one-letter alias without the dash: "v".
+    public var short: Character?
+    /// Nil for a flag; otherwise the placeholder shown in help: "host:port".
+    public var valueName: String?
+    public var help: String
+    public var defaultValue: String?
+    public var repeatable: Bool
+    /// Allowed values, checked by the parser and listed in help.
+    public var choices: [String]?
+
+    public init(_ name: String, short: Character? = nil, value valueName: String? = nil, help: String,
+                default defaultValue: String? = nil, repeatable: Bool = false, choices: [String]? = nil) {
+        self.name = name
+        self.short = short
+        self.valueName = valueName
+        self.help = help
+        self.defaultValue = defaultValue
+        self.repeatable = repeatable
+        self.choices = choices
+    }
+
+    public var isFlag: Bool { valueName == nil }
+
+    /// "-v, --verbose" or "--listen <host:port>".
+    var label: String {
+        var label = short.map { "-\($0), " } ?? ""
+        label += "--\(name)"
+        if let valueName { label += " <\(valueName)>" }
+        return label
+    }
+}

@@ -1,0 +1,33 @@
+import Glibc
+
+/// Writes to standard output and error through write(2): the C globals `stdout` and
+/// `stderr` are not usable in Swift 6 mode, and unbuffered writes keep line order between
+/// the two streams.
+public enum Console {
+    public static func out(_ text: String) { write(fd: STDOUT_FILENO, text) }
+    public static func err(_ text: String) { write(fd: STDERR_FILENO, text) }
+
+    /// Writes all of `text`, retrying short writes and EINTR. A closed pipe ends quietly.
+    public static func write(fd: Int32, _ text: String) {
+        var text = text
+        text.withUTF8 { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                offset += n
+            }
+        }
+    }
+}
+
+/// Exit statuses fixed by the design: 0 success, 1 findings or a failed run, 2 unusable
+/// input or command line.
+public enum ExitStatus {
+    public static let success: Int32 = 0
+    public static let failure: Int32 = 1
+    public static let usage: Int32 = 2
+}

@@ -1,0 +1,313 @@
+import WebSocket
+import JSON
+
+/// Which peer of a proxied pair: the client that connected to us, or the upstream server.
+public enum Side: String, Sendable, Hashable, CaseIterable {
+    case client
+    case server
+
+    public var other: Side { self == .client ? .server : .client }
+}
+
+/// Microseconds since the capture's start (`CaptureHeader.startedAt`). Integer so that
+/// times never lose precision, whatever the capture's length.
+public typealias Micros = Int64
+
+/// A connection's number within one capture, from 1 in order of opening.
+public typealias ConnectionID = Int
+
+/// One line of a capture file. The same values flow from the proxy, from pcap decoding and
+/// from the simulator into the analyzer: there is no second model.
+public enum CaptureRecord: Sendable, Hashable {
+    case header(CaptureHeader)
+    case open(OpenRecord)
+    case upgrade(UpgradeRecord)
+    /// Every frame, close frames included (they are written with type `close`).
+    case frame(FrameRecord)
+    case end(EndRecord)
+    case fault(FaultRecord)
+    case note(NoteRecord)
+
+    /// The record's time, or nil for the header.
+    public var time: Micros? {
+        switch self {
+        case .header: nil
+        case .open(let r): r.t
+        case .upgrade(let r): r.t
+        case .frame(let r): r.t
+        case .end(let r): r.t
+        case .fault(let r): r.t
+        case .note(let r): r.t
+        }
+    }
+
+    /// The connection the record belongs to, if any.
+    public var connection: ConnectionID? {
+        switch self {
+        case .header: nil
+        case .open(let r): r.conn
+        case .upgrade(let r): r.conn
+        case .frame(let r): r.conn
+        case .end(let r): r.conn
+        case .fault(let r): r.conn
+        case .note(let r): r.conn
+        }
+    }
+}
+
+/// First line of every capture: what wrote it, when, and with which settings.
+public struct CaptureHeader: Sendable, Hashable {
+    public static let formatName = "faultline-capture"
+    public static let currentVersion = 1
+
+    public var version: Int
+    /// "faultline 0.1.0"
+    public var tool: String
+    /// Wall-clock start, microseconds since the Unix epoch; every `t` is relative to it.
+    public var startedAt: Int64
+    /// Who produced the records: "proxy", "pcap", "sim", "replay".
+    public var source: String
+    /// Free-form settings of the producer (listen address, upstream, fault rules, input file).
+    public var settings: JSONObject
+
+    public init(version: Int = CaptureHeader.currentVersion, tool: String, startedAt: Int64,
+                source: String, settings: JSONObject = JSONObject()) {
+        self.version = version
+        self.tool = tool
+        self.startedAt = startedAt
+        self.source = source
+        self.settings = settings
+    }
+}
+
+/// A TCP connection from a client was accepted (or, from pcap, a SYN was seen).
+public struct OpenRecord: Sendable, Hashable {
+    public var conn: ConnectionID
+    public var t: Micros
+    /// The client's address, "127.0.0.1:50123" or "[::1]:50123".
+    public var client: String
+    /// The server's address as the client addressed it (the proxy's listener, or pcap's destination).
+    public var server: String
+    /// Where the proxy forwards to, when different from `server`.
+    public var upstream: String?
+
+    public init(conn: ConnectionID, t: Micros, client: String, server: String, upstream: String? = nil) {
+        self.conn = conn
+        self.t = t
+        self.client = client
+        self.server = server
+        self.upstream = upstream
+    }
+}
+
+/// One HTTP header line, name as sent (case preserved), value as sent.
+public struct HeaderField: Sendable, Hashable {
+    public var name: String
+    public var value: String
+    public init(_ name: String, _ value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// The HTTP/1.1 upgrade request (from the client) or response (from the server).
+public struct UpgradeRecord: Sendable, Hashable {
+    public var conn: ConnectionID
+    public var t: Micros
+    /// `.client` for the request, `.server` for the response.
+    public var from: Side
+    /// Request only: "GET".
+    public var method: String?
+    /// Request only: path and query as sent, "/app/key?protocol=7".
+    public var target: String?
+    /// Response only: 101 on success.
+    public var status: Int?
+    /// Response only: the reason phrase.
+    public var reason: String?
+    public var headers: [HeaderField]
+
+    public init(conn: ConnectionID, t: Micros, from: Side, method: String? = nil, target: String? = nil,
+                status: Int? = nil, reason: String? = nil, headers: [HeaderField]) {
+        self.conn = conn
+        self.t = t
+        self.from = from
+        self.method = method
+        self.target = target
+        self.status = status
+        self.reason = reason
+        self.headers = headers
+    }
+
+    /// The first value of a header, matched case-insensitively.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+}
+
+/// What the proxy did with a frame.
+public enum FrameAction: Sendable, Hashable {
+    /// Relayed to the other side as it came.
+    case forwarded
+    /// Swallowed by a fault; the other side never saw it.
+    case dropped
+    /// Relayed after a fault held it back for this long.
+    case delayed(Micros)
+    /// Not sent by either peer: made up by the proxy (a fault, or its own close).
+    case injected
+    /// Seen only (pcap input, or a replay's expectations): nobody relayed it.
+    case observed
+
+    public var name: String {
+        switch self {
+        case .forwarded: "forwarded"
+        case .dropped: "dropped"
+        case .delayed: "delayed"
+        case .injected: "injected"
+        case .observed: "observed"
+        }
+    }
+}
+
+/// One WebSocket frame (close frames included), with its exact payload.
+public struct FrameRecord: Sendable, Hashable {
+    public var conn: ConnectionID
+    public var t: Micros
+    /// Who sent it. An injected frame is "from" the side it pretends to be.
+    public var from: Side
+    public var opcode: Opcode
+    public var fin: Bool
+    public var rsv1: Bool
+    public var rsv2: Bool
+    public var rsv3: Bool
+    public var masked: Bool
+    /// Payload bytes on the wire (before inflation, when compressed).
+    public var length: Int
+    /// The payload: unmasked, and inflated when `compressed` is true.
+    public var payload: [UInt8]
+    /// The payload was a permessage-deflate message and is stored inflated.
+    public var compressed: Bool
+    public var action: FrameAction
+    /// The RFC 6455 violation the frame carried, if any (relayed anyway unless --strict).
+    public var protocolError: String?
+    /// The fault rule that touched this frame, if any.
+    public var fault: String?
+
+    public init(conn: ConnectionID, t: Micros, from: Side, opcode: Opcode, fin: Bool = true,
+                rsv1: Bool = false, rsv2: Bool = false, rsv3: Bool = false, masked: Bool,
+                length: Int? = nil, payload: [UInt8], compressed: Bool = false,
+                action: FrameAction = .forwarded, protocolError: String? = nil, fault: String? = nil) {
+        self.conn = conn
+        self.t = t
+        self.from = from
+        self.opcode = opcode
+        self.fin = fin
+        self.rsv1 = rsv1
+        self.rsv2 = rsv2
+        self.rsv3 = rsv3
+        self.masked = masked
+        self.length = length ?? payload.count
+        self.payload = payload
+        self.compressed = compressed
+        self.action = action
+        self.protocolError = protocolError
+        self.fault = fault
+    }
+
+    /// The close code of a close frame with a body of two bytes or more.
+    public var closeCode: UInt16? {
+        guard opcode == .close, payload.count >= 2 else { return nil }
+        return UInt16(payload[0]) << 8 | UInt16(payload[1])
+    }
+
+    /// The close reason of a close frame, decoded leniently.
+    public var closeReason: String? {
+        guard opcode == .close, payload.count >= 2 else { return nil }
+        return String(decoding: payload[2...], as: UTF8.self)
+    }
+
+    /// The payload as text when it is valid UTF-8.
+    public var text: String? { String(validating: payload, as: UTF8.self) }
+}
+
+/// How one side's TCP stream ended.
+public enum EndKind: String, Sendable, Hashable {
+    /// An orderly FIN (or EOF on read).
+    case fin
+    /// A reset.
+    case rst
+    /// A socket error other than a reset (timeout, unreachable).
+    case error
+    /// The capture ended while the connection was still open.
+    case captureEnd = "capture-end"
+}
+
+/// One side's TCP stream ended.
+public struct EndRecord: Sendable, Hashable {
+    public var conn: ConnectionID
+    public var t: Micros
+    /// The side whose stream ended (who sent the FIN or RST).
+    public var side: Side
+    public var kind: EndKind
+    public var detail: String?
+
+    public init(conn: ConnectionID, t: Micros, side: Side, kind: EndKind, detail: String? = nil) {
+        self.conn = conn
+        self.t = t
+        self.side = side
+        self.kind = kind
+        self.detail = detail
+    }
+}
+
+/// The proxy injected a fault.
+public struct FaultRecord: Sendable, Hashable {
+    /// Nil for a fault not tied to one connection (a rule added, a refusal before a connection id).
+    public var conn: ConnectionID?
+    public var t: Micros
+    /// The rule as written by the user: "close:4009,after=30s".
+    public var rule: String
+    /// The fault kind: "close", "stall-pongs", "drop", ...
+    public var kind: String
+    /// Which side the fault acted on, if one.
+    public var target: Side?
+    /// What it did, for a person: "sent close 4009 'terminated' to client".
+    public var detail: String
+
+    public init(conn: ConnectionID?, t: Micros, rule: String, kind: String, target: Side? = nil, detail: String) {
+        self.conn = conn
+        self.t = t
+        self.rule = rule
+        self.kind = kind
+        self.target = target
+        self.detail = detail
+    }
+}
+
+/// Something the producer wants the reader to know: a protocol error that ended a
+/// connection, a pcap gap, a reassembly limit. Never silently dropped.
+public struct NoteRecord: Sendable, Hashable {
+    public enum Level: String, Sendable, Hashable { case info, warning, error }
+
+    public var conn: ConnectionID?
+    public var t: Micros
+    public var level: Level
+    public var message: String
+
+    public init(conn: ConnectionID?, t: Micros, level: Level, message: String) {
+        self.conn = conn
+        self.t = t
+        self.level = level
+        self.message = message
+    }
+}
+
+/// Anything that yields capture records in time order: a capture file reader, pcap
+/// decoding, a live proxy. The analyzer and `faultline frames` consume this, never a file.
+public protocol RecordSource {
+    /// The header describing the records (synthesized for pcap input).
+    var header: CaptureHeader { get }
+    /// The next record, or nil at the end. Throws `CaptureError` for unusable input.
+    mutating func next() throws -> CaptureRecord?
+    /// Problems met that did not stop reading (a torn last line, a pcap gap), for the user.
+    var warnings: [String] { get }
+}

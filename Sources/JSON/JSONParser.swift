@@ -1,0 +1,235 @@
+/// Why a JSON text could not be parsed, and at which byte.
+public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var offset: Int
+    public var reason: String
+    public var description: String { "offset \(offset): \(reason)" }
+}
+
+/// A strict RFC 8259 parser working on bytes. One pass, no intermediate tokens, a depth
+/// limit so hostile input cannot exhaust the stack.
+public struct JSONParser {
+    public static let maxDepth = 256
+
+    /// Parses one complete JSON text; anything but white space after it is an error.
+    public static func parse<Bytes: Collection>(_ bytes: Bytes) throws(JSONParseError) -> JSONValue
+    where Bytes.Element == UInt8 {
+        let result: Result<JSONValue, JSONParseError>? = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(JSONParseError) -> JSONValue in try parse(buffer: buffer) }
+        }
+        if let result { return try result.get() }
+        return try parse(Array(bytes))
+    }
+
+    public static func parse(_ text: String) throws(JSONParseError) -> JSONValue {
+        var text = text
+        return try text.withUTF8 { buffer in
+            Result { () throws(JSONParseError) -> JSONValue in try parse(buffer: buffer) }
+        }.get()
+    }
+
+    static func parse(buffer: UnsafeBufferPointer<UInt8>) throws(JSONParseError) -> JSONValue {
+        var parser = JSONParser(buffer: buffer)
+        parser.skipWhitespace()
+        let value = try parser.parseValue(depth: 0)
+        parser.skipWhitespace()
+        if parser.index != buffer.count { throw parser.error("unexpected data after the JSON value") }
+        return value
+    }
+
+    private let buffer: UnsafeBufferPointer<UInt8>
+    private var index = 0
+
+    private init(buffer: UnsafeBufferPointer<UInt8>) { self.buffer = buffer }
+
+    private func error(_ reason: String) -> JSONParseError { JSONParseError(offset: index, reason: reason) }
+
+    private mutating func skipWhitespace() {
+        while index < buffer.count {
+            switch buffer[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func parseValue(depth: Int) throws(JSONParseError) -> JSONValue {
+        guard index < buffer.count else { throw error("unexpected end of input") }
+        guard depth < JSONParser.maxDepth else { throw error("nesting deeper than \(JSONParser.maxDepth)") }
+        switch buffer[index] {
+        case UInt8(ascii: "{"): return try parseObject(depth: depth)
+        case UInt8(ascii: "["): return try parseArray(depth: depth)
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw error("unexpected character '\(Character(Unicode.Scalar(buffer[index])))'")
+        }
+    }
+
+    private mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
+        let count = literal.utf8CodeUnitCount
+        guard index + count <= buffer.count else { throw error("unexpected end of input") }
+        for i in 0..<count where buffer[index + i] != literal.utf8Start[i] {
+            throw error("invalid literal, expected \(literal)")
+        }
+        index += count
+    }
+
+    private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
+        index += 1
+        var members: [(key: String, value: JSONValue)] = []
+        skipWhitespace()
+        if index < buffer.count, buffer[index] == UInt8(ascii: "}") { index += 1; return .object(JSONObject(members)) }
+        while true {
+            skipWhitespace()
+            guard index < buffer.count, buffer[index] == UInt8(ascii: "\"") else { throw error("expected a string key") }
+            let key = try parseString()
+            skipWhitespace()
+            guard index < buffer.count, buffer[index] == UInt8(ascii: ":") else { throw error("expected ':' after key") }
+            index += 1
+            skipWhitespace()
+            members.append((key: key, value: try parseValue(depth: depth + 1)))
+            skipWhitespace()
+            guard index < buffer.count else { throw error("unexpected end of input in object") }
+            if buffer[index] == UInt8(ascii: ",") { index += 1; continue }
+            if buffer[index] == UInt8(ascii: "}") { index += 1; return .object(JSONObject(members)) }
+            throw error("expected ',' or '}' in object")
+        }
+    }
+
+    private mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {
+        index += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if index < buffer.count, buffer[index] == UInt8(ascii: "]") { index += 1; return .array(elements) }
+        while true {
+            skipWhitespace()
+            elements.append(try parseValue(depth: depth + 1))
+            skipWhitespace()
+            guard index < buffer.count else { throw error("unexpected end of input in array") }
+            if buffer[index] == UInt8(ascii: ",") { index += 1; continue }
+            if buffer[index] == UInt8(ascii: "]") { index += 1; return .array(elements) }
+            throw error("expected ',' or ']' in array")
+        }
+    }
+
+    private mutating func parseString() throws(JSONParseError) -> String {
+        index += 1
+        let start = index
+        // Fast path: no escapes, the common case for keys and most values.
+        while index < buffer.count {
+            let byte = buffer[index]
+            if byte == UInt8(ascii: "\"") {
+                let slice = UnsafeBufferPointer(rebasing: buffer[start..<index])
+                index += 1
+                guard let string = String(validating: slice, as: UTF8.self) else {
+                    throw JSONParseError(offset: start, reason: "string is not valid UTF-8")
+                }
+                return string
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            index += 1
+        }
+        var bytes = Array(buffer[start..<index])
+        while index < buffer.count {
+            let byte = buffer[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                guard let string = String(validating: bytes, as: UTF8.self) else {
+                    throw JSONParseError(offset: start, reason: "string is not valid UTF-8")
+                }
+                return string
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard index < buffer.count else { throw error("unexpected end of input in string escape") }
+                let escape = buffer[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""): bytes.append(0x22)
+                case UInt8(ascii: "\\"): bytes.append(0x5C)
+                case UInt8(ascii: "/"): bytes.append(0x2F)
+                case UInt8(ascii: "b"): bytes.append(0x08)
+                case UInt8(ascii: "f"): bytes.append(0x0C)
+                case UInt8(ascii: "n"): bytes.append(0x0A)
+                case UInt8(ascii: "r"): bytes.append(0x0D)
+                case UInt8(ascii: "t"): bytes.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try parseHex4()
+                    if (0xD800..<0xDC00).contains(scalar) {
+                        guard index + 1 < buffer.count, buffer[index] == UInt8(ascii: "\\"),
+                              buffer[index + 1] == UInt8(ascii: "u") else { throw error("unpaired surrogate in \\u escape") }
+                        index += 2
+                        let low = try parseHex4()
+                        guard (0xDC00..<0xE000).contains(low) else { throw error("invalid low surrogate in \\u escape") }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00..<0xE000).contains(scalar) {
+                        throw error("unpaired surrogate in \\u escape")
+                    }
+                    guard let unicode = Unicode.Scalar(scalar) else { throw error("invalid \\u escape") }
+                    bytes.append(contentsOf: String(Character(unicode)).utf8)
+                default:
+                    throw error("invalid escape '\\\(Character(Unicode.Scalar(escape)))'")
+                }
+            case 0..<0x20:
+                throw error("control character in string")
+            default:
+                bytes.append(byte)
+                index += 1
+            }
+        }
+        throw error("unterminated string")
+    }
+
+    private mutating func parseHex4() throws(JSONParseError) -> UInt32 {
+        guard index + 4 <= buffer.count else { throw error("unexpected end of input in \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = buffer[index]
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default: throw error("invalid hex digit in \\u escape")
+            }
+            value = value << 4 | digit
+            index += 1
+        }
+        return value
+    }
+
+    private mutating func parseNumber() throws(JSONParseError) -> JSONValue {
+        let start = index
+        var isInteger = true
+        if buffer[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < buffer.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(buffer[index]) else {
+            throw error("expected a digit")
+        }
+        if buffer[index] == UInt8(ascii: "0") {
+            index += 1
+        } else {
+            while index < buffer.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(buffer[index]) { index += 1 }
+        }
+        if index < buffer.count, buffer[index] == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            let digits = index
+            while index < buffer.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(buffer[index]) { index += 1 }
+            guard index > digits else { throw error("expected a digit after '.'") }
+        }
+        if index < buffer.count, buffer[index] == UInt8(ascii: "e") || buffer[index] == UInt8(ascii: "E") {
+            isInteger = false
+            index += 1
+            if index < buffer.count, buffer[index] == UInt8(ascii: "+") || buffer[index] == UInt8(ascii: "-") { index += 1 }
+            let digits = index
+            while index < buffer.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(buffer[index]) { index += 1 }
+            guard index > digits else { throw error("expected a digit in exponent") }
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: buffer[start..<index]), as: UTF8.self)
+        if isInteger, let value = Int64(text) { return .int(value) }
+        guard let value = Double(text) else { throw JSONParseError(offset: start, reason: "invalid number") }
+        return .double(value)
+    }
+}
