@@ -14,7 +14,7 @@ let libraries: [(name: String, dependencies: [Target.Dependency])] = [
     ("Lifecycle", ["Capture", "Realtime", "JSON", "WebSocket"]),
     ("Reports", ["Lifecycle", "JSON"]),
     ("Faults", ["WebSocket", "Realtime", "JSON", "Capture"]),
-    ("ProxyCore", ["WebSocket", "Capture", "Faults", "Realtime"]),
+    ("ProxyCore", ["WebSocket", "Capture", "Faults", "Realtime", "JSON"]),
     ("Transport", ["CUV", "COpenSSL"]),
     ("Replay", ["Transport", "Capture", "WebSocket", "JSON", "Realtime"]),
     ("Sim", ["Transport", "WebSocket", "Realtime", "JSON"]),

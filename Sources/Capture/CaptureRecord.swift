@@ -100,16 +100,6 @@ public struct OpenRecord: Sendable, Hashable {
     }
 }
 
-/// One HTTP header line, name as sent (case preserved), value as sent.
-public struct HeaderField: Sendable, Hashable {
-    public var name: String
-    public var value: String
-    public init(_ name: String, _ value: String) {
-        self.name = name
-        self.value = value
-    }
-}
-
 /// The HTTP/1.1 upgrade request (from the client) or response (from the server).
 public struct UpgradeRecord: Sendable, Hashable {
     public var conn: ConnectionID

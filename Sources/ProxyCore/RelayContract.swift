@@ -1,0 +1,62 @@
+// PUBLIC CONTRACT between the sans-IO relay session (ProxyCore) and the I/O shell
+// (Transport + the `proxy` command). The shell turns socket happenings into `RelayEvent`s,
+// hands them to `RelaySession.handle`, and carries out the returned `RelayCommand`s in order.
+// Both sides may add cases, keeping these.
+import Capture
+import WebSocket
+
+/// Something that happened to one proxied connection pair.
+public enum RelayEvent: Sendable, Hashable {
+    /// The upstream TCP (and TLS, later) connection is up.
+    case upstreamConnected
+    /// The upstream could not be reached: DNS, refused, timeout. Carries the reason.
+    case upstreamFailed(String)
+    /// Bytes read from one side's socket.
+    case received(from: Side, bytes: [UInt8])
+    /// One side's stream ended: EOF (FIN), reset, or an error.
+    case ended(side: Side, kind: EndKind, detail: String?)
+    /// A wake-up the session asked for with `.schedule` fired.
+    case timer(id: Int)
+}
+
+/// What the shell must do next, in order.
+public enum RelayCommand: Sendable, Hashable {
+    /// Open the TCP connection to the configured upstream.
+    case connectUpstream
+    /// Write bytes to one side.
+    case send(to: Side, bytes: [UInt8])
+    /// Half-close our writing direction towards a side (send FIN), keep reading.
+    case shutdown(Side)
+    /// Abort a side's connection with RST.
+    case reset(Side)
+    /// Close a side's socket (after pending writes drain).
+    case close(Side)
+    /// Append to the capture (and the live view, which filters what matters).
+    case record(CaptureRecord)
+    /// Deliver `.timer(id)` at `at` (capture-relative microseconds).
+    case schedule(id: Int, at: Micros)
+    /// Stop or restart reading a side (faults such as blackhole; backpressure is the shell's own).
+    case pauseReading(Side)
+    case resumeReading(Side)
+}
+
+/// Settings of one relay, fixed at proxy start.
+public struct RelayConfig: Sendable {
+    /// "host:port" to put in the Host header sent upstream.
+    public var upstreamHost: String
+    /// Path prefix of the upstream URL (the client's target is appended to it), usually "".
+    public var upstreamPathPrefix: String
+    public var maxPayload: Int
+    public var maxHeadBytes: Int
+    /// Fail a connection on an RFC 6455 violation instead of relaying it (`--strict`).
+    public var strict: Bool
+
+    public init(upstreamHost: String, upstreamPathPrefix: String = "", maxPayload: Int = FrameDecoder.defaultMaxPayload,
+                maxHeadBytes: Int = HTTPHeadParser.defaultMaxHeadBytes, strict: Bool = false) {
+        self.upstreamHost = upstreamHost
+        self.upstreamPathPrefix = upstreamPathPrefix
+        self.maxPayload = maxPayload
+        self.maxHeadBytes = maxHeadBytes
+        self.strict = strict
+    }
+}
