@@ -47,15 +47,17 @@ let package = Package(
         + libraries.map { .target(name: $0.name, dependencies: $0.dependencies) }
         + libraries.filter { hasTests("\($0.name)Tests") }.map {
             .testTarget(name: "\($0.name)Tests",
-                        dependencies: [.byName(name: $0.name)] + $0.dependencies)
+                        dependencies: [.byName(name: $0.name), "TestSupport"] + $0.dependencies)
         }
         + [
+            // Helpers for tests only: locating the binary and Python, child processes, ports.
+            .target(name: "TestSupport"),
             .executableTarget(
                 name: "faultline",
                 dependencies: libraries.map { .byName(name: $0.name) }),
             // Tests that run the built `faultline` binary against real peers.
         ]
         + (hasTests("EndToEndTests")
-            ? [.testTarget(name: "EndToEndTests", dependencies: ["Capture", "JSON", "WebSocket", "Pcap"])] : []),
+            ? [.testTarget(name: "EndToEndTests", dependencies: ["Capture", "JSON", "WebSocket", "Pcap", "TestSupport"])] : []),
     swiftLanguageModes: [.v6]
 )
