@@ -237,7 +237,7 @@ struct SynthClient {
             _ = advance(&rng, 1_000...15_000)
             event(.server, ["event": "bird_internal:subscription_succeeded", "channel": .string(channel), "data": "{}"])
         }
-        let lifetime = Micros.random(in: 5_000_000...180_000_000, using: &rng)
+        let lifetime = Micros.random(in: 3_000_000...90_000_000, using: &rng)
         phase = .connected(socketID: socketID, until: clock + lifetime)
     }
 
