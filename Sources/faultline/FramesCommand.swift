@@ -7,7 +7,7 @@ import WebSocket
 enum FramesCommand: Command {
     static let spec = CommandSpec(
         name: "frames",
-        abstract: "Print every WebSocket frame of a capture, one a line.",
+        abstract: "Print the WebSocket frames of a capture, one a line.",
         discussion: """
             INPUT is a faultline capture (or '-' for standard input); its kind is detected
             from its first bytes. Records are read and printed as they come, in constant
