@@ -11,7 +11,7 @@ import WebSocket
 enum SynthCommand: Command {
     static let spec = CommandSpec(
         name: "synth",
-        abstract: "Write a synthetic Bird Realtime capture (samples, benchmarks).",
+        abstract: "Write a synthetic Bird Realtime capture.",
         discussion: """
             Simulates N clients of a Bird Realtime server: upgrades, connection_established,
             public and private subscriptions (signed with the app secret recorded in the
