@@ -58,6 +58,10 @@ import TestSupport
         #expect(piped.stdout == direct.stdout)
         let redirected = try runCommand("/bin/sh", ["-c", "'\(TestEnvironment.faultlineBinary)' frames - --format json < '\(Self.sample)'"])
         #expect(redirected.stdout == direct.stdout)
+        // A pipe given by path (process substitution) is peeked without losing bytes too.
+        let substituted = try runCommand("/bin/bash", ["-c", "'\(TestEnvironment.faultlineBinary)' frames <(cat '\(Self.sample)') --format json"])
+        #expect(substituted.status == 0)
+        #expect(substituted.stdout == direct.stdout)
     }
 
     @Test func notACaptureExitsTwoNamingTheFile() throws {
