@@ -8,8 +8,23 @@ import TestSupport
 @Suite struct FramesCommandTests {
     static let sample = TestEnvironment.path("Captures/sample-session.jsonl")
 
+    /// Runs a shell command line with `faultline` as `$F`, its output captured through files:
+    /// every byte is there once the shell exits (pipes read by handlers may lag behind).
+    static func shell(_ script: String) throws -> (status: Int32?, stdout: String, stderr: String) {
+        let out = Fixtures.temporaryFile("stdout"), err = Fixtures.temporaryFile("stderr")
+        let run = try runCommand("/bin/bash", ["-c", "F='\(TestEnvironment.faultlineBinary)'; { \(script); } > '\(out)' 2> '\(err)'"])
+        let stdout = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+        let stderr = (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""
+        return (run.status, stdout.hasSuffix("\n") ? String(stdout.dropLast()) : stdout,
+                stderr.hasSuffix("\n") ? String(stderr.dropLast()) : stderr)
+    }
+
+    static func frames(_ arguments: String) throws -> (status: Int32?, stdout: String, stderr: String) {
+        try shell("\"$F\" frames \(arguments)")
+    }
+
     @Test func jsonOutputHasTheContractFields() throws {
-        let run = try runFaultline(["frames", Self.sample, "--format", "json"])
+        let run = try Self.frames("'\(Self.sample)' --format json")
         #expect(run.status == 0)
         #expect(run.stderr.isEmpty)
         var reader = try CaptureReader(path: Self.sample)
@@ -44,7 +59,7 @@ import TestSupport
     }
 
     @Test func textOutputIsOneLinePerFrame() throws {
-        let run = try runFaultline(["frames", Self.sample])
+        let run = try Self.frames("'\(Self.sample)'")
         #expect(run.status == 0)
         let lines = run.stdout.split(separator: "\n")
         #expect(lines.contains { $0.contains("bird:connection_established") && $0.contains("server->client") })
@@ -52,34 +67,36 @@ import TestSupport
     }
 
     @Test func standardInputWorks() throws {
-        let piped = try runCommand("/bin/sh", ["-c", "cat '\(Self.sample)' | '\(TestEnvironment.faultlineBinary)' frames - --format json"])
-        let direct = try runFaultline(["frames", Self.sample, "--format", "json"])
+        let piped = try Self.shell("cat '\(Self.sample)' | \"$F\" frames - --format json")
+        let direct = try Self.frames("'\(Self.sample)' --format json")
         #expect(piped.status == 0)
+        let frameCount = try Fixtures.readAll(Self.sample).records.filter { if case .frame = $0 { true } else { false } }.count
+        #expect(direct.stdout.split(separator: "\n").count == frameCount)
         #expect(piped.stdout == direct.stdout)
-        let redirected = try runCommand("/bin/sh", ["-c", "'\(TestEnvironment.faultlineBinary)' frames - --format json < '\(Self.sample)'"])
+        let redirected = try Self.frames("- --format json < '\(Self.sample)'")
         #expect(redirected.stdout == direct.stdout)
         // A pipe given by path (process substitution) is peeked without losing bytes too.
-        let substituted = try runCommand("/bin/bash", ["-c", "'\(TestEnvironment.faultlineBinary)' frames <(cat '\(Self.sample)') --format json"])
+        let substituted = try Self.frames("<(cat '\(Self.sample)') --format json")
         #expect(substituted.status == 0)
         #expect(substituted.stdout == direct.stdout)
     }
 
     @Test func notACaptureExitsTwoNamingTheFile() throws {
-        let run = try runFaultline(["frames", "/etc/hostname"])
+        let run = try Self.frames("/etc/hostname")
         #expect(run.status == 2)
         #expect(run.stderr.hasPrefix("faultline: /etc/hostname: is not a recognized input (expected one of: faultline capture"))
         #expect(run.stderr.split(separator: "\n").count == 1)
     }
 
     @Test func missingFileExitsTwo() throws {
-        let run = try runFaultline(["frames", "/nonexistent.jsonl"])
+        let run = try Self.frames("/nonexistent.jsonl")
         #expect(run.status == 2)
         #expect(run.stderr.contains("/nonexistent.jsonl: cannot open: No such file or directory"))
     }
 
     @Test func badLineExitsTwoNamingFileAndLine() throws {
         let path = Fixtures.file(Fixtures.headerLine + Fixtures.line(Fixtures.records[5]) + #"{"type":"frmae"}"# + "\n")
-        let run = try runFaultline(["frames", path, "--format", "json"])
+        let run = try Self.frames("'\(path)' --format json")
         #expect(run.status == 2)
         #expect(run.stdout.split(separator: "\n").count == 1, "frames before the bad line are printed")
         #expect(run.stderr == #"faultline frames: \#(path):3: unknown record type "frmae" (expected one of: open, upgrade, frame, close, end, fault, note)"#)
@@ -87,7 +104,7 @@ import TestSupport
 
     @Test func tornTailIsAWarningOnStandardError() throws {
         let path = Fixtures.file(Fixtures.headerLine + Fixtures.line(Fixtures.records[5]) + #"{"type":"frame","co"#)
-        let run = try runFaultline(["frames", path])
+        let run = try Self.frames("'\(path)'")
         #expect(run.status == 0)
         #expect(run.stdout.split(separator: "\n").count == 1)
         #expect(run.stderr.hasPrefix("faultline: warning: \(path):3: torn last line"))
