@@ -108,18 +108,18 @@ enum FrameLine {
         out.append(contentsOf: "}\n".utf8)
     }
 
-    /// `    12.000345  #3  server->client  text     fin      57  bird:pong`
+    /// `   12.000345  #3    server->client  text   fin          31  bird:pong`
     static func text(_ frame: FrameRecord, into out: inout [UInt8]) {
         var line = pad(seconds(frame.t), 12, left: true)
         line += "  " + pad("#\(frame.conn)", 5)
         line += frame.from == .client ? " client->server" : " server->client"
-        line += "  " + pad(frame.opcode.name, 12)
+        line += "  " + pad(shortName(frame.opcode), 6)
         var flags = frame.fin ? "fin" : "---"
         if frame.rsv1 { flags += ",rsv1" }
         if frame.rsv2 { flags += ",rsv2" }
         if frame.rsv3 { flags += ",rsv3" }
         line += " " + pad(flags, 8)
-        line += pad(String(frame.length), 8, left: true)
+        line += pad(String(frame.length), 7, left: true)
         var details: [String] = []
         if let code = frame.closeCode {
             details.append("code=\(code)" + ((frame.closeReason ?? "").isEmpty ? "" : " reason=\"\(frame.closeReason!)\""))
@@ -138,6 +138,13 @@ enum FrameLine {
         if !details.isEmpty { line += "  " + details.joined(separator: " ") }
         out.append(contentsOf: line.utf8)
         out.append(0x0A)
+    }
+
+    /// Opcode names fitting six columns: "cont" for continuation, "op0xb" for reserved ones.
+    static func shortName(_ opcode: Opcode) -> String {
+        if opcode == .continuation { return "cont" }
+        if opcode.isReserved { return "op0x" + String(opcode.rawValue, radix: 16) }
+        return opcode.name
     }
 
     private static func pad(_ text: String, _ width: Int, left: Bool = false) -> String {
