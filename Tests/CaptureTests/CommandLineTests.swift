@@ -1,8 +1,10 @@
+import COpenSSL
 import Capture
 import Foundation
 import JSON
 import Testing
 import TestSupport
+import WebSocket
 
 /// `faultline frames` and `faultline synth`, run as the built binary.
 @Suite struct FramesCommandTests {
@@ -142,5 +144,59 @@ import TestSupport
         let unwritable = try runFaultline(["synth", "--out", "/nonexistent-dir/x.jsonl"])
         #expect(unwritable.status == 2)
         #expect(unwritable.stderr.contains("/nonexistent-dir/x.jsonl: cannot create capture file"))
+    }
+}
+
+/// What makes a synthetic capture realistic enough for the analyzer: real accept keys and
+/// private-channel signatures made with the secret the header records.
+@Suite struct SynthRealismTests {
+    @Test func handshakesAndSignaturesAreGenuine() throws {
+        let path = Fixtures.temporaryFile("realism.jsonl")
+        #expect(try runFaultline(["synth", "--out", path, "--records", "400", "--clients", "3", "--seed", "4"]).status == 0)
+        var reader = try CaptureReader(path: path)
+        let secret = try #require(reader.header.settings["app_secret"]?.stringValue)
+        let appKey = try #require(reader.header.settings["app_key"]?.stringValue)
+        var requestKeys: [ConnectionID: String] = [:], socketIDs: [ConnectionID: String] = [:]
+        var accepts = 0, signatures = 0, closeCodes = Set<UInt16>()
+        while let record = try reader.nextRecord() {
+            switch record {
+            case .upgrade(let u) where u.from == .client:
+                #expect(u.target?.hasPrefix("/app/\(appKey)?protocol=7") == true)
+                requestKeys[u.conn] = u.header("Sec-WebSocket-Key")
+            case .upgrade(let u):
+                #expect(u.status == 101)
+                let key = try #require(requestKeys[u.conn])
+                #expect(u.header("Sec-WebSocket-Accept") == WebSocketHandshake.acceptKey(for: key))
+                accepts += 1
+            case .frame(let f) where f.opcode == .text:
+                let message = try JSONParser.parse(f.payload)
+                if message["event"] == "bird:connection_established" {
+                    let data = try JSONParser.parse(try #require(message["data"]?.stringValue))
+                    socketIDs[f.conn] = data["socket_id"]?.stringValue
+                    #expect(data["activity_timeout"] == 120)
+                }
+                if message["event"] == "bird:subscribe", let auth = message["data"]?["auth"]?.stringValue {
+                    let channel = try #require(message["data"]?["channel"]?.stringValue)
+                    let socketID = try #require(socketIDs[f.conn])
+                    #expect(auth == appKey + ":" + hmacSHA256Hex(key: secret, "\(socketID):\(channel)"))
+                    signatures += 1
+                }
+            case .frame(let f) where f.opcode == .close:
+                if let code = f.closeCode { closeCodes.insert(code) }
+            default:
+                break
+            }
+        }
+        #expect(accepts > 0)
+        #expect(signatures > 0)
+        #expect(!closeCodes.isEmpty)
+    }
+
+    func hmacSHA256Hex(key: String, _ message: String) -> String {
+        let keyBytes = Array(key.utf8), data = Array(message.utf8)
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        _ = HMAC(EVP_sha256(), keyBytes, Int32(keyBytes.count), data, data.count, &digest, &length)
+        return digest[0..<Int(length)].map { String(format: "%02x", $0) }.joined()
     }
 }
