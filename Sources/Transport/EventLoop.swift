@@ -82,6 +82,12 @@ public final class EventLoop {
     /// Whether the caller is on the loop's thread (the creating thread until `run()`).
     public var isOnLoopThread: Bool { thread.isCurrent }
 
+    /// Debug builds trap when a loop object is used off the loop's thread: such a bug would
+    /// otherwise corrupt libuv's state silently and far from its cause.
+    func assertOnLoopThread(_ what: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) {
+        assert(thread.isCurrent, "\(what()) called off the event loop's thread", file: file, line: line)
+    }
+
     /// Runs one iteration without blocking; for tests and embedding.
     @discardableResult
     public func runOnce() -> Bool {
@@ -92,6 +98,7 @@ public final class EventLoop {
     /// Makes `run()` return after the current iteration. Call on the loop thread
     /// (from another thread, use `remote.stop()`).
     public func stop() {
+        assertOnLoopThread("EventLoop.stop()")
         uv_stop(uvLoop)
     }
 

@@ -15,6 +15,7 @@ public enum TCPConnector {
     @discardableResult
     public static func connect(loop: EventLoop, host: String, port: Int, timeout: Int64 = 10_000_000,
                                completion: @escaping (Result<TCPConnection, TransportError>) -> Void) -> ConnectAttempt {
+        loop.assertOnLoopThread("TCPConnector.connect")
         let attempt = ConnectAttempt(loop: loop, host: host, port: port, completion: completion)
         attempt.begin(timeout: timeout)
         return attempt
