@@ -114,3 +114,47 @@ struct LoopTests {
         remote.stop()
     }
 }
+
+extension LoopTests {
+    @Test func twoLoopsOnTwoThreadsTalk() throws {
+        // An echo server on its own loop and thread, a client on the test's loop: nothing in
+        // the transport is global, so loops can run side by side (one per core later).
+        struct ServerLoop: Sendable {
+            let port: Int
+            let remote: LoopRemote
+        }
+        let started = Shared<ServerLoop?>(nil)
+        let finished = Shared(false)
+        onThread {
+            guard let loop = try? EventLoop(),
+                  let listener = try? TCPListener(loop: loop, port: 0, onAccept: { connection in
+                      connection.onRead = { connection.write($0) }
+                      connection.onEnd = { _ in connection.closeAfterFlush() }
+                  }) else { return }
+            started.set(ServerLoop(port: listener.port, remote: loop.remote))
+            loop.schedule(after: 10_000_000) { loop.stop() }  // bound, like runBounded
+            loop.run()
+            loop.close()
+            finished.set(true)
+        }
+        waitUntil { started.get != nil }
+        let serverLoop = try #require(started.get, "the server loop thread did not start")
+        defer { serverLoop.remote.stop() }
+
+        let loop = try EventLoop()
+        let sink = ByteSink()
+        TCPConnector.connect(loop: loop, host: "127.0.0.1", port: serverLoop.port) { result in
+            guard case .success(let connection) = result else { loop.stop(); return }
+            connection.onRead = { sink.bytes += $0 }
+            connection.onEnd = { end in sink.ends.append(end); connection.close(); loop.stop() }
+            connection.write(Array("across loops".utf8))
+            connection.shutdown()
+        }
+        runBounded(loop)
+        #expect(sink.bytes == Array("across loops".utf8))
+        #expect(sink.ends == [.fin])
+        serverLoop.remote.stop()
+        waitUntil { finished.get }
+        #expect(finished.get, "the server loop stopped through its remote and closed")
+    }
+}
