@@ -164,8 +164,9 @@ public final class TCPConnection: HandleOwner {
     /// `write` for bytes not in an array; they are copied if they cannot be sent at once.
     public func write(raw bytes: UnsafeRawBufferPointer, completion: ((TransportError?) -> Void)? = nil) {
         loop.assertOnLoopThread("TCPConnection.write")
-        guard let tcp, !shutdownRequested else {
-            let reason = tcp == nil ? "connection closed" : "already shut down for writing"
+        guard let tcp, !shutdownRequested, !closeWhenFlushed else {
+            let reason = tcp == nil ? "connection closed"
+                : closeWhenFlushed ? "connection closing" : "already shut down for writing"
             report(completion, TransportError("write to \(remoteAddress): \(reason)"))
             return
         }
@@ -283,7 +284,8 @@ public final class TCPConnection: HandleOwner {
         uv_close(CUV_handle(tcp), TCPConnection.closed)
     }
 
-    /// Closes once every queued write has reached the kernel. If the peer never reads this
+    /// Closes once every queued write has reached the kernel; later writes are refused
+    /// ("connection closing"). If the peer never reads this
     /// never happens: bound it with a timer that calls `close()` or `reset()`.
     public func closeAfterFlush() {
         guard tcp != nil else { return }
