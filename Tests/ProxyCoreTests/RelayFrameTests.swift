@@ -174,3 +174,20 @@ import WebSocket
         #expect(commands.notes.first?.message.contains("could not inflate") == true)
     }
 }
+
+@Suite struct RelayHelperTests {
+    @Test func closeReasonsAreCutOnCharacterBoundaries() {
+        let text = String(repeating: "é", count: 100)   // 200 bytes
+        let cut = RelaySession.truncated(text, toUTF8Bytes: 123)
+        #expect(cut.utf8.count == 122)
+        #expect(cut == String(repeating: "é", count: 61))
+        #expect(RelaySession.truncated("short", toUTF8Bytes: 123) == "short")
+    }
+
+    @Test func clientKeyIsUserAgentAndTarget() {
+        let request = HTTPRequestHead(method: "GET", target: "/app/k?client=js",
+                                      headers: [HeaderField("user-agent", "pusher-js/8")])
+        #expect(ClientKey.derive(from: request) == "pusher-js/8 /app/k?client=js")
+        #expect(ClientKey.derive(from: HTTPRequestHead(method: "GET", target: "/", headers: [])) == "- /")
+    }
+}
