@@ -25,7 +25,12 @@ extension RelaySession {
     }
 
     mutating func relay(_ frame: Frame, from side: Side, now: Micros, into out: inout [RelayCommand]) {
-        let violation = self[direction: side].validator.validate(frame)
+        var violation = self[direction: side].validator.validate(frame)
+        if violation == nil, self[direction: side].decoder.lastFrameHadNonMinimalLength {
+            // Frames are re-encoded on the way out, so this one leaves with the minimal encoding.
+            violation = WebSocketError(.nonMinimalLength, "payload length not in its minimal encoding (relayed re-encoded)",
+                                       closeCode: .protocolError)
+        }
         var record = FrameRecord(conn: conn, t: now, from: side, opcode: frame.opcode, fin: frame.fin,
                                  rsv1: frame.rsv1, rsv2: frame.rsv2, rsv3: frame.rsv3, masked: frame.isMasked,
                                  length: frame.payload.count, payload: frame.payload,
