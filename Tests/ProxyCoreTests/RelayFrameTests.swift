@@ -1,4 +1,5 @@
 import Capture
+import Faults
 import Testing
 import WebSocket
 @testable import ProxyCore
@@ -256,5 +257,31 @@ struct SplitMix {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+@Suite struct RelayUnrelayableTests {
+    @Test func anUnparseableHeaderEndsThePairWith1002ToTheOffender() throws {
+        var harness = Harness()
+        harness.open()
+        // A 64-bit length with its top bit set: no frame can follow.
+        let commands = harness.server([0x82, 127, 0x80, 0, 0, 0, 0, 0, 0, 0])
+        #expect(commands.sent(to: .client).isEmpty)
+        let close = try #require(try Wire.frames(commands.sent(to: .server)).first)
+        #expect(close.isMasked)   // it goes upstream, so the proxy masks it like a client
+        #expect(try ClosePayload.parse(close.payload).code == 1002)
+        #expect(commands.notes.first?.level == .error)
+        #expect(commands.frameRecords.map(\.action) == [.injected])
+        #expect(commands.socketCommands == [.close(.client), .close(.server)])
+    }
+
+    @Test func injectedFramesOnCompressedConnectionsAreSentUncompressed() throws {
+        var harness = Harness(faults: FaultEngine(rules: [try FaultRule.parse(#"inject:{"event":"x"}"#)]))
+        harness.open(responseExtra: "Sec-WebSocket-Extensions: permessage-deflate\r\n")
+        var parser = HTTPHeadParser()
+        parser.append(harness.log.sent(to: .client))
+        _ = try parser.parseResponse()
+        let injected = try #require(try Wire.frames(parser.remainder).first)
+        #expect(!injected.rsv1 && injected.payload == Array(#"{"event":"x"}"#.utf8))
     }
 }
