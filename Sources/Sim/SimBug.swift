@@ -52,7 +52,7 @@ public enum SimBug: String, CaseIterable, Sendable, Hashable {
         case .noPing: "never pings after the activity timeout (needs a silent connection)"
         case .noStaleClose: "pings, but keeps an unanswered connection open (needs stalled pongs)"
         case .wrongStaleCode: "closes a stale connection with 1000 instead of 4201 (needs stalled pongs)"
-        case .prematureStaleClose: "closes with 4201 a quarter of the pong timeout after its ping, even if the pong came"
+        case .prematureStaleClose: "never stops its pong timer: closes with 4201 a pong timeout after its ping although the pong came"
         case .ignoreMissingID: "keeps a handshake without socket_id open and acts connected (needs --omit-socket-id)"
         case .earlySubscribe: "subscribes public channels as the socket opens, before the handshake (needs a public channel)"
         case .skipResubscribe: "subscribes only on its first connection, never again after a reconnect"

@@ -391,8 +391,10 @@ public struct SimClient: Sendable {
         }
         emit(.send(socket, SimMessage(event: settings.event("ping")).frame))
         pingSentAt = now
-        let wait = has(.prematureStaleClose) ? settings.pongTimeout / 4 : settings.pongTimeout
-        schedule(.pong, at: now + wait)
+        // `premature-stale-close` never stops a running pong timer, nor restarts it.
+        if !(has(.prematureStaleClose) && deadlines[.pong] != nil) {
+            schedule(.pong, at: now + settings.pongTimeout)
+        }
     }
 
     /// The pong timeout passed after our ping: the connection is stale.
