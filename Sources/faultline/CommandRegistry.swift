@@ -3,5 +3,7 @@ import CLI
 /// Every subcommand, in the order `--help` lists them. Adding a command is one line here.
 enum CommandRegistry {
     static let commands: [any Command.Type] = []
-    static let groups: [CommandGroup] = []
+    static let groups: [CommandGroup] = [
+        SimCommands.group,
+    ]
 }
