@@ -35,6 +35,12 @@ enum SimCommands {
     /// gets a moment for close frames to go out before the loop stops.
     static func run(_ loop: EventLoop, duration: SimMicros?, grace: Int64, finish: @escaping () -> Void) throws {
         let stopper = Stopper(loop: loop, grace: grace, finish: finish)
+        // A parent (a test runner, a shell script) may start us with these blocked.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
         try loop.onSignal(SIGINT) { _ in stopper.stop() }
         try loop.onSignal(SIGTERM) { _ in stopper.stop() }
         if let duration { loop.schedule(after: duration) { stopper.stop() } }
