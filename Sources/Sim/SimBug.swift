@@ -45,7 +45,7 @@ public enum SimBug: String, CaseIterable, Sendable, Hashable {
     public var summary: String {
         switch self {
         case .noJitter: "waits exactly the bound min(cap, base*2^(n-1)) every time (8+ reconnects to show)"
-        case .exceedBackoff: "waits the cap plus a jittered bound, beyond every attempt's bound"
+        case .exceedBackoff: "waits cap + 1 s + a jittered bound, beyond every attempt's bound"
         case .noBackoffReset: "never resets the attempt counter on a handshake, so delays grow across connections"
         case .slowImmediateRetry: "after a 4200-4299 close waits 1 s (the slow-retry delay) instead of reconnecting at once"
         case .retryAfterRefused: "treats a 4000-4099 refusal like a network failure: unavailable, then backoff"
@@ -54,7 +54,7 @@ public enum SimBug: String, CaseIterable, Sendable, Hashable {
         case .wrongStaleCode: "closes a stale connection with 1000 instead of 4201 (needs stalled pongs)"
         case .prematureStaleClose: "never stops its pong timer: closes with 4201 a pong timeout after its ping although the pong came"
         case .ignoreMissingID: "keeps a handshake without socket_id open and acts connected (needs --omit-socket-id)"
-        case .earlySubscribe: "subscribes public channels as the socket opens, before the handshake (needs a public channel)"
+        case .earlySubscribe: "pipelines subscribes to public channels behind the upgrade request, before the handshake (needs a public channel)"
         case .skipResubscribe: "subscribes only on its first connection, never again after a reconnect"
         case .reuseAuth: "re-sends the first connection's signature for private and presence channels (the server refuses it)"
         case .badSignature: "signs channel subscriptions with a wrong secret (the server refuses them)"

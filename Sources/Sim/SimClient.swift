@@ -154,18 +154,19 @@ public struct SimClient: Sendable {
         transition(to: .connecting, "attempt \(attempt), \(why)")
         emit(.openSocket(id))
         schedule(.handshake, at: now + settings.handshakeTimeout)
+        if has(.earlySubscribe) {
+            // Pipelined behind the upgrade request: on the wire before any handshake can be.
+            for channel in channels where SimChannelKind(channel: channel) == .public {
+                emit(.send(id, SimMessage(event: settings.event("subscribe"), data: ["channel": .string(channel)]).frame))
+                earlySubscribed.insert(channel)
+            }
+        }
     }
 
     private mutating func opened(_ id: SimSocketID, _ now: SimMicros) {
         guard id == socket, !socketOpen else { return }
         socketOpen = true
         lastActivity = now
-        if has(.earlySubscribe) {
-            for channel in channels where SimChannelKind(channel: channel) == .public {
-                emit(.send(id, SimMessage(event: settings.event("subscribe"), data: ["channel": .string(channel)]).frame))
-                earlySubscribed.insert(channel)
-            }
-        }
     }
 
     private mutating func received(_ frame: Frame, on id: SimSocketID, _ now: SimMicros) {
@@ -334,7 +335,7 @@ public struct SimClient: Sendable {
         let bound = settings.backoff.bound(attempt: n)
         var delay = settings.backoff.delay(attempt: n, using: &random)
         if has(.noJitter) { delay = bound }
-        if has(.exceedBackoff) { delay += settings.backoff.cap }
+        if has(.exceedBackoff) { delay += settings.backoff.cap + SimDuration.second }
         lastBackoff = BackoffDecision(attempt: n, bound: bound, delay: delay)
         schedule(.reconnect, at: now + delay)
         transition(to: .unavailable, "\(why); retry in \(SimDuration.format(delay)) (attempt \(n), bound \(SimDuration.format(bound)))")

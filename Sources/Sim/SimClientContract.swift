@@ -58,6 +58,7 @@ public enum SimClientCommand: Sendable, Hashable {
     /// Connect to the URL and upgrade; report `.socketOpened` or `.socketClosed(.failed)`.
     case openSocket(SimSocketID)
     /// Send a frame (unmasked here; the runner masks it, as RFC 6455 requires of clients).
+    /// A frame for a socket still connecting goes out right behind the upgrade request.
     case send(SimSocketID, Frame)
     /// Send a close frame with this code (if the WebSocket is open) and end the socket. The
     /// client has already moved on: nothing more about this socket matters to it.

@@ -3,6 +3,7 @@ import Sim
 import TestSupport
 import Testing
 import Transport
+import WebSocket
 
 /// The runners on real loopback sockets, server and clients on one loop in this process.
 @Suite(.serialized) struct SimRunnerTests {
@@ -109,5 +110,48 @@ import Transport
         #expect(runner.clients[0].attempt == 1)
         runner.stop()
         server.stop()
+    }
+
+    /// `early-subscribe` puts its subscribe on the wire right behind the upgrade request,
+    /// before any response: a server that never answers still receives it.
+    @Test func earlySubscribeIsPipelinedBehindTheUpgradeRequest() throws {
+        let loop = try EventLoop()
+        defer { loop.close() }
+        var received: [UInt8] = []
+        var peers: [TCPConnection] = []
+        let silent = try TCPListener(loop: loop, host: "127.0.0.1", port: 0) { tcp in
+            peers.append(tcp)
+            tcp.onRead = { received += $0 }
+        }
+        var settings = SimClientSettings()
+        settings.channels = ["news", "private-chat"]
+        settings.bugs = [.earlySubscribe]
+        let runner = SimClientRunner(loop: loop, url: try SimURL.parse("ws://\(silent.localAddress)/app/sim-key"), clients: [settings], seed: 3)
+        runner.start()
+        var parser = HTTPHeadParser()
+        var request: HTTPRequestHead?
+        var frames: [Frame] = []
+        let got = Self.run(loop, limit: 5_000_000) {
+            parser = HTTPHeadParser()
+            parser.append(received)
+            request = try? parser.parseRequest()
+            guard request != nil else { return false }
+            var decoder = FrameDecoder()
+            decoder.append(parser.remainder)
+            frames = []
+            while let frame = try? decoder.next() { frames.append(frame) }
+            return !frames.isEmpty
+        }
+        #expect(got)
+        #expect(request?.isWebSocketUpgrade == true)
+        #expect(request?.headers.first(named: "User-Agent")?.hasSuffix("(client 1)") == true)
+        #expect(frames.count == 1, "only the public channel; private ones need the socket id")
+        #expect(frames.first?.isMasked == true)
+        let message = frames.first.flatMap(SimMessage.parse)
+        #expect(message?.event == "bird:subscribe" && message?.decodedData["channel"] == "news")
+        #expect(runner.clients[0].state == .connecting)
+        runner.stop()
+        silent.close()
+        for peer in peers { peer.close() }
     }
 }

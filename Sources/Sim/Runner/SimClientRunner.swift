@@ -62,10 +62,13 @@ public final class SimClientRunner {
         switch command {
         case .openSocket(let id):
             open(index, id)
-        case .send(let id, var frame):
-            guard let socket = sockets[index][id], socket.phase == .open, let tcp = socket.tcp else { return }
-            frame.maskingKey = MaskingKey.random(using: &random)
-            tcp.write(FrameEncoder.encode(frame))
+        case .send(let id, let frame):
+            guard let socket = sockets[index][id] else { return }
+            switch socket.phase {
+            case .connecting: socket.pipelined.append(frame)
+            case .upgrading, .open: socket.tcp?.write(masked(frame))
+            case .closing, .done: break
+            }
         case .close(let id, let code, let reason):
             guard let socket = sockets[index][id] else { return }
             close(socket, code: code, reason: reason)
@@ -124,6 +127,8 @@ public final class SimClientRunner {
             HeaderField("X-Faultline-Client", String(socket.client + 1)),
         ])
         tcp.write(request.serialized)
+        for frame in socket.pipelined { tcp.write(masked(frame)) }
+        socket.pipelined = []
     }
 
     private func read(_ bytes: [UInt8], on socket: ClientSocket) {
@@ -228,6 +233,8 @@ private final class ClientSocket {
     var attempt: ConnectAttempt?
     var tcp: TCPConnection?
     var key = ""
+    /// Frames the machine sent before the TCP connection was up: they follow the upgrade request.
+    var pipelined: [Frame] = []
     var parser = HTTPHeadParser()
     var decoder = FrameDecoder()
     var peerSentClose = false
