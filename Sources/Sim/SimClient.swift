@@ -355,7 +355,13 @@ public struct SimClient: Sendable {
     // MARK: - Timers
 
     private mutating func fired(_ timer: SimClientTimer, _ now: SimMicros) {
-        guard deadlines.removeValue(forKey: timer) != nil else { return }
+        guard let deadline = deadlines[timer] else { return }
+        if now < deadline {
+            // Early (a loop clock that lags the one `now` comes from): wait the rest.
+            emit(.schedule(timer, at: deadline))
+            return
+        }
+        deadlines[timer] = nil
         switch timer {
         case .reconnect:
             guard state == .unavailable, socket == nil else { return }

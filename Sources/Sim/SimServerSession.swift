@@ -65,7 +65,7 @@ public struct SimServerSession: Sendable {
         guard !isClosing else { return [] }
         switch frame.opcode {
         case .ping:
-            return [.sendFrame(Frame(opcode: .pong, payload: frame.payload))]
+            return settings.stallPongs ? [] : [.sendFrame(Frame(opcode: .pong, payload: frame.payload))]
         case .close:
             // Echo the client's code (RFC 6455 5.5.1); the hub forgets this connection.
             isClosing = true
@@ -86,7 +86,7 @@ public struct SimServerSession: Sendable {
     private mutating func handle(_ message: SimMessage) -> [Action] {
         switch message.event {
         case settings.event("ping"):
-            return [.send(SimMessage(event: settings.event("pong")))]
+            return settings.stallPongs ? [] : [.send(SimMessage(event: settings.event("pong")))]
         case settings.event("pong"):
             return []
         case settings.event("subscribe"):

@@ -18,6 +18,9 @@ public struct SimServerSettings: Sendable {
     public var refuseCode: UInt16?
     /// Send the handshake without `socket_id` (a broken server, for `handshake.missing-id`).
     public var omitSocketID = false
+    /// Answer no ping (neither `P:ping` nor ping frames), so clients' stale checks fire
+    /// without a proxy in between.
+    public var stallPongs = false
 
     public init() {}
 

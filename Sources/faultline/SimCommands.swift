@@ -91,6 +91,7 @@ enum SimServerCLI: Command {
             OptionSpec("close-code", value: "code", help: "Close code for --close-after.", default: "4200"),
             OptionSpec("refuse-code", value: "code", help: "Refuse every connection with this close code (P:error, then close), no handshake."),
             OptionSpec("omit-socket-id", help: "Send the handshake without socket_id (a broken server)."),
+            OptionSpec("stall-pongs", help: "Answer no ping, so clients' stale checks fire."),
             OptionSpec("duration", value: "duration", help: "Stop after this long (default: run until SIGINT or SIGTERM)."),
             OptionSpec("seed", value: "n", help: "Seed for socket ids, so runs repeat (default: random)."),
             OptionSpec("verbose", short: "v", help: "Log connections, subscriptions and refusals on standard error."),
@@ -112,6 +113,7 @@ enum SimServerCLI: Command {
         settings.closeCode = try SimCommands.closeCode(arguments, "close-code") ?? 4200
         settings.refuseCode = try SimCommands.closeCode(arguments, "refuse-code")
         settings.omitSocketID = arguments.flag("omit-socket-id")
+        settings.stallPongs = arguments.flag("stall-pongs")
         let duration = try SimCommands.duration(arguments, "duration")
         let seed = try SimCommands.seed(arguments)
 

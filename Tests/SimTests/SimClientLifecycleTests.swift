@@ -196,3 +196,15 @@ import WebSocket
         #expect(client.state == .connected)
     }
 }
+
+extension SimClientLifecycleTests {
+    @Test func aTimerThatFiresEarlyWaitsTheRest() {
+        var client = Self.connected(activityTimeout: 5)
+        _ = client.handle(.timer(.activity), now: .s(5))  // ping; pong due at 35 s
+        let early = client.handle(.timer(.pong), now: .s(35) - 3_000)
+        #expect(early == [.schedule(.pong, at: .s(35))], "no close before the pong timeout passed")
+        #expect(client.state == .connected)
+        let due = client.handle(.timer(.pong), now: .s(35))
+        #expect(due.first == .close(1, code: 4201, reason: "pong not received"))
+    }
+}

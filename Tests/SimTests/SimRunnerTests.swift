@@ -91,6 +91,32 @@ import WebSocket
         server.stop()
     }
 
+    @Test func staleConnectionClosesWith4201AndReconnectsAtOnce() throws {
+        let loop = try EventLoop()
+        defer { loop.close() }
+        var serverSettings = SimServerSettings()
+        serverSettings.eventInterval = nil
+        serverSettings.activityTimeout = 1
+        serverSettings.stallPongs = true
+        let server = SimServerRunner(loop: loop, settings: serverSettings, seed: 1)
+        let bound = try server.listen(SimListenAddress(host: "127.0.0.1", port: 0))
+        var settings = SimClientSettings()
+        settings.channels = []
+        settings.triggerInterval = nil
+        settings.pongTimeout = 200_000
+        let runner = SimClientRunner(loop: loop, url: try SimURL.parse("ws://\(bound)/app/sim-key"), clients: [settings], seed: 2)
+        var states: [(SimConnectionState, SimConnectionState, String)] = []
+        runner.onStateChange = { _, from, to, detail in states.append((from, to, detail)) }
+        runner.start()
+        let twice = Self.run(loop) { states.filter { $0.1 == .connected }.count >= 2 }
+        #expect(twice)
+        let stale = try #require(states.first { $0.0 == .connected })
+        #expect(stale.1 == .connecting)
+        #expect(stale.2.contains("closed 4201: no pong within 0.200 s: reconnecting at once"), "\(stale.2)")
+        runner.stop()
+        server.stop()
+    }
+
     @Test func refusedClientFailsAndStaysFailed() throws {
         let loop = try EventLoop()
         defer { loop.close() }

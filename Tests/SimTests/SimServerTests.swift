@@ -75,6 +75,13 @@ import WebSocket
         #expect(Self.messages(server.handle(.received(1, SimMessage(event: "bird:ping").frame), now: 1), to: 1).map(\.event) == ["bird:pong"])
     }
 
+    @Test func stallPongsAnswersNoPing() throws {
+        var server = Self.server { $0.stallPongs = true }
+        _ = try Self.open(&server, 1)
+        #expect(server.handle(.received(1, Frame(opcode: .ping, payload: [7])), now: 1).isEmpty)
+        #expect(server.handle(.received(1, SimMessage(event: "bird:ping").frame), now: 1).isEmpty)
+    }
+
     @Test func publicChannelNeedsNoAuth() throws {
         var server = Self.server()
         _ = try Self.open(&server, 1)
