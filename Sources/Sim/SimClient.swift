@@ -26,36 +26,36 @@ public struct SimClient: Sendable {
     }
 
     public let settings: SimClientSettings
-    public private(set) var state: SimConnectionState = .initialized
+    public internal(set) var state: SimConnectionState = .initialized
     /// The connection ID from the current connection's handshake.
-    public private(set) var socketID: String?
+    public internal(set) var socketID: String?
     /// Sockets opened since the last successful handshake.
-    public private(set) var attempt = 0
+    public internal(set) var attempt = 0
     /// Channels the app wants, in the order it asked for them; kept across connections.
-    public private(set) var channels: [String]
+    public internal(set) var channels: [String]
     /// Channels whose subscription succeeded on the current connection.
-    public private(set) var subscribed: Set<String> = []
-    public private(set) var lastBackoff: BackoffDecision?
+    public internal(set) var subscribed: Set<String> = []
+    public internal(set) var lastBackoff: BackoffDecision?
     /// The activity timeout in force (the handshake's, once one arrived).
-    public private(set) var activityTimeout: SimMicros
-    public private(set) var signinUser: String?
+    public internal(set) var activityTimeout: SimMicros
+    public internal(set) var signinUser: String?
 
-    private var random: SimRandom
-    private var socket: SimSocketID?
-    private var nextSocket: SimSocketID = 1
-    private var socketOpen = false
+    var random: SimRandom
+    var socket: SimSocketID?
+    var nextSocket: SimSocketID = 1
+    var socketOpen = false
     /// A handshake was accepted on the current socket (with `ignore-missing-id`, one without an ID too).
-    private var handshakeDone = false
-    private var lastActivity: SimMicros = 0
-    private var pingSentAt: SimMicros?
-    private var deadlines: [SimClientTimer: SimMicros] = [:]
-    private var connectedCount = 0
-    private var signinSent = false
+    var handshakeDone = false
+    var lastActivity: SimMicros = 0
+    var pingSentAt: SimMicros?
+    var deadlines: [SimClientTimer: SimMicros] = [:]
+    var connectedCount = 0
+    var signinSent = false
     /// The first signature sent for each channel (what `reuse-auth` re-sends).
-    private var firstAuth: [String: String] = [:]
-    private var earlySubscribed: Set<String> = []
-    private var triggersSent = 0
-    private var output: [SimClientCommand] = []
+    var firstAuth: [String: String] = [:]
+    var earlySubscribed: Set<String> = []
+    var triggersSent = 0
+    var output: [SimClientCommand] = []
 
     public init(settings: SimClientSettings, random: SimRandom) {
         self.settings = settings
@@ -69,7 +69,7 @@ public struct SimClient: Sendable {
         self.init(settings: settings, random: SimRandom(seed: seed))
     }
 
-    private func has(_ bug: SimBug) -> Bool { settings.bugs.contains(bug) }
+    func has(_ bug: SimBug) -> Bool { settings.bugs.contains(bug) }
 
     /// Handles one event at time `now` and returns what the runner must do, in order.
     public mutating func handle(_ event: SimClientEvent, now: SimMicros) -> [SimClientCommand] {
@@ -91,13 +91,13 @@ public struct SimClient: Sendable {
 
     // MARK: - App commands
 
-    private mutating func connect(_ now: SimMicros) {
+    mutating func connect(_ now: SimMicros) {
         guard [.initialized, .disconnected, .failed].contains(state) else { return }
         attempt = 0  // a new story: `connect()` after `disconnect()` or a refusal
         openSocket(now, why: state == .initialized ? "connect()" : "connect() after \(state.rawValue)")
     }
 
-    private mutating func disconnect() {
+    mutating func disconnect() {
         cancel(.reconnect)
         if let old = socket {
             emit(.close(old, code: 1000, reason: "disconnect()"))
@@ -106,47 +106,9 @@ public struct SimClient: Sendable {
         transition(to: .disconnected, "disconnect()")
     }
 
-    private mutating func subscribe(_ channel: String) {
-        if !channels.contains(channel) { channels.append(channel) }
-        if handshakeDone, !subscribed.contains(channel) { sendSubscribe(channel) }
-    }
-
-    private mutating func unsubscribe(_ channel: String) {
-        channels.removeAll { $0 == channel }
-        subscribed.remove(channel)
-        if handshakeDone, let socket {
-            emit(.send(socket, SimMessage(event: settings.event("unsubscribe"), data: ["channel": .string(channel)]).frame))
-        }
-    }
-
-    private mutating func signin(_ user: String) {
-        signinUser = user
-        if handshakeDone, socketID != nil { sendSignin() }
-    }
-
-    /// `channel.trigger`: sent only on a private or presence channel whose subscription
-    /// succeeded on this connection (the guide: it returns false while reconnecting).
-    private mutating func trigger(_ channel: String, event name: String) {
-        guard handshakeDone, let socket else {
-            emit(.log("trigger \(name) on \(channel) refused: not connected"))
-            return
-        }
-        guard SimChannelKind(channel: channel).needsAuth else {
-            emit(.log("trigger \(name) on \(channel) refused: client events need a private or presence channel"))
-            return
-        }
-        guard subscribed.contains(channel) || has(.triggerUnsubscribed) else {
-            emit(.log("trigger \(name) on \(channel) refused: not subscribed"))
-            return
-        }
-        triggersSent += 1
-        let data: JSONValue = ["n": .int(Int64(triggersSent)), "from": .string(signinUser ?? "anonymous")]
-        emit(.send(socket, SimMessage(event: name, channel: channel, data: data).frame))
-    }
-
     // MARK: - Socket
 
-    private mutating func openSocket(_ now: SimMicros, why: String) {
+    mutating func openSocket(_ now: SimMicros, why: String) {
         attempt += 1
         let id = nextSocket
         nextSocket += 1
@@ -163,13 +125,13 @@ public struct SimClient: Sendable {
         }
     }
 
-    private mutating func opened(_ id: SimSocketID, _ now: SimMicros) {
+    mutating func opened(_ id: SimSocketID, _ now: SimMicros) {
         guard id == socket, !socketOpen else { return }
         socketOpen = true
         lastActivity = now
     }
 
-    private mutating func received(_ frame: Frame, on id: SimSocketID, _ now: SimMicros) {
+    mutating func received(_ frame: Frame, on id: SimSocketID, _ now: SimMicros) {
         guard id == socket else { return }
         lastActivity = now
         if pingSentAt != nil {
@@ -191,7 +153,7 @@ public struct SimClient: Sendable {
         }
     }
 
-    private mutating func handle(_ message: SimMessage, on id: SimSocketID, _ now: SimMicros) {
+    mutating func handle(_ message: SimMessage, on id: SimSocketID, _ now: SimMicros) {
         switch message.event {
         case settings.event("connection_established"):
             handshake(message.decodedData, now)
@@ -218,7 +180,7 @@ public struct SimClient: Sendable {
         }
     }
 
-    private mutating func handshake(_ data: JSONValue, _ now: SimMicros) {
+    mutating func handshake(_ data: JSONValue, _ now: SimMicros) {
         guard state == .connecting, !handshakeDone, let socket else { return }
         cancel(.handshake)
         activityTimeout = settings.activityTimeout
@@ -246,57 +208,8 @@ public struct SimClient: Sendable {
         startConnection(now)
     }
 
-    /// After a handshake: arm the stale check, re-subscribe every channel with fresh auth,
-    /// sign in again, and let the app greet its rooms (refused until they are subscribed).
-    private mutating func startConnection(_ now: SimMicros) {
-        lastActivity = now
-        schedule(.activity, at: now + activityTimeout)
-        if let interval = settings.triggerInterval, interval > 0 { schedule(.trigger, at: now + interval) }
-        let resubscribe = connectedCount <= 1 || !has(.skipResubscribe)
-        for channel in channels where !earlySubscribed.contains(channel) && resubscribe {
-            sendSubscribe(channel)
-        }
-        earlySubscribed = []
-        if signinUser != nil, socketID != nil, !(has(.skipSignin) && signinSent) { sendSignin() }
-        for channel in channels where SimChannelKind(channel: channel).needsAuth {
-            trigger(channel, event: "client-hello")
-        }
-    }
-
-    private mutating func sendSubscribe(_ channel: String) {
-        guard let socket else { return }
-        let kind = SimChannelKind(channel: channel)
-        var data: JSONObject = ["channel": .string(channel)]
-        if kind.needsAuth {
-            guard let socketID else {
-                emit(.log("cannot subscribe \(channel): no socket id to sign"))
-                return
-            }
-            let user = signinUser ?? "anonymous"
-            let channelData = kind == .presence
-                ? JSONWriter.serialize(["user_id": .string(user), "user_info": ["name": .string(user)]]) : nil
-            let secret = has(.badSignature) ? settings.appSecret + "-wrong" : settings.appSecret
-            var auth = SimAuth.channelAuth(appKey: settings.appKey, secret: secret, socketID: socketID,
-                                           channel: channel, channelData: channelData)
-            if has(.reuseAuth), let old = firstAuth[channel] { auth = old }
-            if firstAuth[channel] == nil { firstAuth[channel] = auth }
-            data["auth"] = .string(auth)
-            if let channelData { data["channel_data"] = .string(channelData) }
-        }
-        emit(.send(socket, SimMessage(event: settings.event("subscribe"), data: .object(data)).frame))
-    }
-
-    private mutating func sendSignin() {
-        guard let socket, let socketID, let user = signinUser else { return }
-        let userData = JSONWriter.serialize(["id": .string(user)])
-        let auth = SimAuth.signinAuth(appKey: settings.appKey, secret: settings.appSecret, socketID: socketID, userData: userData)
-        emit(.send(socket, SimMessage(event: settings.event("signin"),
-                                      data: ["auth": .string(auth), "user_data": .string(userData)]).frame))
-        signinSent = true
-    }
-
     /// The current socket ended; the close code (or its absence) decides what comes next.
-    private mutating func ended(_ end: SimSocketEnd, _ now: SimMicros) {
+    mutating func ended(_ end: SimSocketEnd, _ now: SimMicros) {
         guard let old = socket else { return }
         clearConnection()
         switch end {
@@ -320,7 +233,7 @@ public struct SimClient: Sendable {
         }
     }
 
-    private mutating func reconnectNow(_ now: SimMicros, why: String) {
+    mutating func reconnectNow(_ now: SimMicros, why: String) {
         if has(.slowImmediateRetry) {
             let delay = settings.slowRetryDelay
             schedule(.reconnect, at: now + delay)
@@ -330,7 +243,7 @@ public struct SimClient: Sendable {
         }
     }
 
-    private mutating func backOff(_ now: SimMicros, why: String) {
+    mutating func backOff(_ now: SimMicros, why: String) {
         let n = attempt + 1
         let bound = settings.backoff.bound(attempt: n)
         var delay = settings.backoff.delay(attempt: n, using: &random)
@@ -341,7 +254,7 @@ public struct SimClient: Sendable {
         transition(to: .unavailable, "\(why); retry in \(SimDuration.format(delay)) (attempt \(n), bound \(SimDuration.format(bound)))")
     }
 
-    private mutating func clearConnection() {
+    mutating func clearConnection() {
         socket = nil
         socketOpen = false
         handshakeDone = false
@@ -352,92 +265,23 @@ public struct SimClient: Sendable {
         for timer in [SimClientTimer.handshake, .activity, .pong, .trigger] { cancel(timer) }
     }
 
-    // MARK: - Timers
-
-    private mutating func fired(_ timer: SimClientTimer, _ now: SimMicros) {
-        guard let deadline = deadlines[timer] else { return }
-        if now < deadline {
-            // Early (a loop clock that lags the one `now` comes from): wait the rest.
-            emit(.schedule(timer, at: deadline))
-            return
-        }
-        deadlines[timer] = nil
-        switch timer {
-        case .reconnect:
-            guard state == .unavailable, socket == nil else { return }
-            openSocket(now, why: "retry")
-        case .handshake:
-            guard let old = socket, !handshakeDone else { return }
-            emit(.close(old, code: 3008, reason: "no handshake"))
-            clearConnection()
-            backOff(now, why: "no handshake within \(SimDuration.format(settings.handshakeTimeout))")
-        case .activity:
-            activityDue(now)
-        case .pong:
-            pongDue(now)
-        case .trigger:
-            guard handshakeDone else { return }
-            for channel in channels where SimChannelKind(channel: channel).needsAuth {
-                trigger(channel, event: "client-chat")
-            }
-            if let interval = settings.triggerInterval, interval > 0 { schedule(.trigger, at: now + interval) }
-        }
-    }
-
-    /// Silence for the activity timeout: ping, and wait the pong timeout for any frame.
-    private mutating func activityDue(_ now: SimMicros) {
-        guard handshakeDone, let socket, pingSentAt == nil else { return }
-        let due = lastActivity + activityTimeout
-        if now < due {
-            schedule(.activity, at: due)
-            return
-        }
-        if has(.noPing) {
-            schedule(.activity, at: now + activityTimeout)
-            return
-        }
-        emit(.send(socket, SimMessage(event: settings.event("ping")).frame))
-        pingSentAt = now
-        // `premature-stale-close` never stops a running pong timer, nor restarts it.
-        if !(has(.prematureStaleClose) && deadlines[.pong] != nil) {
-            schedule(.pong, at: now + settings.pongTimeout)
-        }
-    }
-
-    /// The pong timeout passed after our ping: the connection is stale.
-    private mutating func pongDue(_ now: SimMicros) {
-        guard handshakeDone, let socket else { return }
-        guard pingSentAt != nil || has(.prematureStaleClose) else { return }
-        if has(.noStaleClose) {
-            emit(.log("no pong within \(SimDuration.format(settings.pongTimeout)); keeping the connection"))
-            pingSentAt = nil
-            lastActivity = now
-            schedule(.activity, at: now + activityTimeout)
-            return
-        }
-        let code: UInt16 = has(.wrongStaleCode) ? 1000 : 4201
-        emit(.close(socket, code: code, reason: "pong not received"))
-        clearConnection()
-        reconnectNow(now, why: "closed \(code): no pong within \(SimDuration.format(settings.pongTimeout))")
-    }
-
     // MARK: - Output
 
-    private mutating func schedule(_ timer: SimClientTimer, at time: SimMicros) {
+    mutating func schedule(_ timer: SimClientTimer, at time: SimMicros) {
         deadlines[timer] = time
         emit(.schedule(timer, at: time))
     }
 
-    private mutating func cancel(_ timer: SimClientTimer) {
+    mutating func cancel(_ timer: SimClientTimer) {
         guard deadlines.removeValue(forKey: timer) != nil else { return }
         emit(.cancel(timer))
     }
 
-    private mutating func transition(to next: SimConnectionState, _ detail: String) {
+    mutating func transition(to next: SimConnectionState, _ detail: String) {
         let previous = state
         state = next
         emit(.stateChanged(from: previous, to: next, detail: detail))
     }
 
-    private mutating func emit(_ command: SimClientCommand) { output.append(command) }
+    mutating func emit(_ command: SimClientCommand) { output.append(command) }
 }
