@@ -32,8 +32,10 @@ enum SimCommands {
     }
 
     /// Runs the loop until SIGINT, SIGTERM or `duration`; `finish` runs once, first, and
-    /// gets a moment for close frames to go out before the loop stops.
-    static func run(_ loop: EventLoop, duration: SimMicros?, grace: Int64, finish: @escaping () -> Void) throws {
+    /// gets `grace` for close frames to go out before the loop stops; then `cleanup` runs
+    /// on the stopped loop, before it is closed.
+    static func run(_ loop: EventLoop, duration: SimMicros?, grace: Int64, finish: @escaping () -> Void,
+                    cleanup: () -> Void) throws {
         let stopper = Stopper(loop: loop, grace: grace, finish: finish)
         // A parent (a test runner, a shell script) may start us with these blocked.
         var signals = sigset_t()
@@ -45,6 +47,7 @@ enum SimCommands {
         try loop.onSignal(SIGTERM) { _ in stopper.stop() }
         if let duration { loop.schedule(after: duration) { stopper.stop() } }
         loop.run()
+        cleanup()
         loop.close()
     }
 }
@@ -128,7 +131,7 @@ enum SimServerCLI: Command {
             return ExitStatus.failure
         }
         Console.out("listening on \(bound)\n")
-        try SimCommands.run(loop, duration: duration, grace: 0) { runner.stop() }
+        try SimCommands.run(loop, duration: duration, grace: 200_000, finish: { runner.goAway() }, cleanup: { runner.stop() })
         return ExitStatus.success
     }
 }
@@ -226,10 +229,7 @@ enum SimClientCLI: Command {
             }
         }
         runner.start()
-        try SimCommands.run(loop, duration: duration, grace: 300_000) {
-            runner.disconnectAll()
-        }
-        runner.stop()
+        try SimCommands.run(loop, duration: duration, grace: 300_000, finish: { runner.disconnectAll() }, cleanup: { runner.stop() })
         return ExitStatus.success
     }
 

@@ -55,6 +55,31 @@ import Testing
         #expect(client.output.last?.hasSuffix("-> disconnected (disconnect())") == true, "\(client.output)")
     }
 
+    @Test func gracefulServerStopReachesEveryClient() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: TestEnvironment.faultlineBinary))
+        let port = TestEnvironment.freePort()
+        let server = try Self.startServer(port: port)
+        let client = try ChildProcess.faultline([
+            "sim", "client", "--url", "ws://127.0.0.1:\(port)/app/sim-key", "--clients", "3", "--seed", "5",
+            "--backoff-base", "200ms", "--backoff-cap", "1s", "--duration", "30s",
+        ])
+        defer { client.stop(); server.stop() }
+        for number in 1...3 {
+            #expect(client.waitForLine(timeout: 10) { $0.hasPrefix("client \(number): connecting -> connected (socket ") } != nil,
+                    "client \(number): \(client.output)")
+        }
+        server.signal(SIGINT)
+        #expect(server.waitForExit(timeout: 10) == 0)
+        for number in 1...3 {
+            let line = client.waitForLine(timeout: 10) {
+                $0.hasPrefix("client \(number): connected -> unavailable (closed 1001 \"server shutting down\"; retry in ")
+            }
+            #expect(line != nil, "client \(number): \(client.output)")
+        }
+        client.signal(SIGTERM)
+        #expect(client.waitForExit(timeout: 10) == 0)
+    }
+
     @Test func refusedClientPrintsFailedAndExitsCleanly() throws {
         try #require(FileManager.default.isExecutableFile(atPath: TestEnvironment.faultlineBinary))
         let port = TestEnvironment.freePort()

@@ -32,6 +32,16 @@ public final class SimServerRunner {
         return listener.localAddress
     }
 
+    /// A graceful end: stop accepting, and close every open connection with 1001 (going
+    /// away), as a server restarting for a deploy would. `stop()` finishes the job.
+    public func goAway() {
+        listener?.close()
+        listener = nil
+        for id in connections.keys.sorted() {
+            perform([.close(id, code: 1001, reason: "server shutting down")])
+        }
+    }
+
     /// Stops listening and closes every connection at once (no close handshake).
     public func stop() {
         listener?.close()
