@@ -52,6 +52,7 @@ public struct SimServer: Sendable {
             return tick(now: now)
         case .timer(.closeAfter(let id)):
             guard let session = sessions[id], !session.isClosing else { return [] }
+            sessions[id]?.beginClose()
             return [.close(id, code: settings.closeCode, reason: "closed by the simulator (--close-after)"),
                     .log("connection \(id): closing with \(settings.closeCode) (--close-after)")]
         }

@@ -61,6 +61,9 @@ public struct SimServerSession: Sendable {
         return String(parts[1])
     }
 
+    /// The server is closing this connection on its own (`closeAfter`): send it nothing more.
+    public mutating func beginClose() { isClosing = true }
+
     public mutating func received(_ frame: Frame) -> [Action] {
         guard !isClosing else { return [] }
         switch frame.opcode {

@@ -85,6 +85,22 @@ import WebSocket
         #expect(net.clients[0].subscribed == ["news", "private-chat", "presence-lobby"])
     }
 
+    @Test func unsubscribedChannelsStayGoneAfterReconnect() {
+        var net = Loopback(server: Self.server(), clients: [Self.client()])
+        net.client(0, .connect)
+        net.client(0, .unsubscribe("news"))
+        #expect(net.server.subscribers(of: "news").isEmpty)
+        #expect(!net.clients[0].subscribed.contains("news"))
+        net.killServer()
+        net.startServer()
+        net.run(for: .s(40))
+        #expect(net.clients[0].state == .connected)
+        #expect(net.clients[0].subscribed == ["private-chat", "presence-lobby"])
+        #expect(!net.sent(0, event: "bird:subscribe").contains { $0.socket == 2 && $0.message?.decodedData["channel"] == "news" })
+        net.client(0, .subscribe("private-extra"))
+        #expect(net.clients[0].subscribed.contains("private-extra"), "a new channel is subscribed at once while connected")
+    }
+
     @Test func clientEventsOnlyWhileSubscribed() {
         var net = Loopback(server: Self.server(), clients: [Self.client(), Self.client { $0.userID = "bob" }])
         net.client(0, .connect)
