@@ -35,9 +35,12 @@ public final class SimClientRunner {
         for index in clients.indices { feed(index, .connect) }
     }
 
-    /// Every client calls `disconnect()` (close 1000).
+    /// Every client with a socket or a retry pending calls `disconnect()` (close 1000); a
+    /// `failed` client has neither and stays `failed`, so the last line says how it ended.
     public func disconnectAll() {
-        for index in clients.indices where clients[index].state != .disconnected { feed(index, .disconnect) }
+        for index in clients.indices where ![.disconnected, .failed].contains(clients[index].state) {
+            feed(index, .disconnect)
+        }
     }
 
     /// Cancels every timer and closes every socket at once.
