@@ -12,6 +12,8 @@ public struct FrameMatcher: Sendable {
     public let rules: MatchRules
     /// Recorded value -> live value of mapped fields, learnt on first comparison.
     public private(set) var mapping: [String: String] = [:]
+    /// The live value last seen for each mapped field name ("socket_id" -> "999.1").
+    public private(set) var liveFields: [String: String] = [:]
 
     public init(rules: MatchRules = .birdDefaults) { self.rules = rules }
 
@@ -28,6 +30,8 @@ public struct FrameMatcher: Sendable {
     public struct Comparison: Sendable, Hashable {
         public var verdict: Verdict
         public var learned: [String: String]
+        /// Live values of mapped fields by field name.
+        public var fields: [String: String] = [:]
     }
 
     /// Compares without changing the matcher.
@@ -46,7 +50,8 @@ public struct FrameMatcher: Sendable {
             guard want["event"] == got["event"] else { return Comparison(verdict: .unrelated, learned: [:]) }
             var walk = Walk(rules: rules, mapping: mapping)
             walk.compare(want, got, path: "")
-            return Comparison(verdict: walk.differences.isEmpty ? .same : .different(walk.differences), learned: walk.learned)
+            return Comparison(verdict: walk.differences.isEmpty ? .same : .different(walk.differences), learned: walk.learned,
+                              fields: walk.fields)
         }
         if recorded == observed { return Comparison(verdict: .same, learned: [:]) }
         return Comparison(verdict: .different(["payload: \(Self.preview(observed)) (recorded \(Self.preview(recorded)))"]), learned: [:])
@@ -55,6 +60,7 @@ public struct FrameMatcher: Sendable {
     /// Keeps what a chosen comparison learnt.
     public mutating func commit(_ comparison: Comparison) {
         for (recorded, live) in comparison.learned where mapping[recorded] == nil { mapping[recorded] = live }
+        liveFields.merge(comparison.fields) { $1 }
     }
 
     /// A recorded payload with the learnt live values of mapped fields written in, for a
@@ -125,6 +131,7 @@ private struct Walk {
     let rules: MatchRules
     let mapping: [String: String]
     var learned: [String: String] = [:]
+    var fields: [String: String] = [:]
     var differences: [String] = []
 
     init(rules: MatchRules, mapping: [String: String]) {
@@ -134,6 +141,7 @@ private struct Walk {
 
     mutating func compare(_ want: JSONValue, _ got: JSONValue, path: String, key: String? = nil) {
         if let key, rules.mapped.contains(key), case .string(let recorded) = want, case .string(let live) = got {
+            fields[key] = live
             if let known = mapping[recorded] ?? learned[recorded] {
                 if known != live { note(path, got, "\(show(want)) -> \(known)") }
             } else {

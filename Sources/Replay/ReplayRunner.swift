@@ -22,9 +22,12 @@ public final class ReplayRunner {
         /// Stop everything at the first deviation.
         public var strict: Bool
         public var seed: UInt64
+        /// Client mode: re-sign auth for the live socket id (`--app-secret`).
+        public var signer: AuthSigner?
 
         public init(mode: Mode, timing: ReplayTiming = ReplayTiming(), rules: MatchRules = .birdDefaults,
-                    strict: Bool = false, seed: UInt64 = 1) {
+                    strict: Bool = false, signer: AuthSigner? = nil, seed: UInt64 = 1) {
+            self.signer = signer
             self.mode = mode
             self.timing = timing
             self.rules = rules
@@ -149,7 +152,7 @@ public final class ReplayRunner {
         let hostHeader = (host.contains(":") ? "[\(host)]" : host) + (port == 80 ? "" : ":\(port)")
         let script = ReplayScript(recording, config: ReplayScript.Config(
             role: .client, timing: options.timing, rules: options.rules, copy: copy, host: hostHeader,
-            target: target, seed: options.seed &+ UInt64(copy * 1_000_003 + index)))
+            target: target, signer: options.signer, seed: options.seed &+ UInt64(copy * 1_000_003 + index)))
         let liveConnection = LiveConnection(runner: self, script: script)
         live[ObjectIdentifier(liveConnection)] = liveConnection
         TCPConnector.connect(loop: loop, host: host, port: port) { [weak self] result in

@@ -57,11 +57,14 @@ public struct ReplayScript: Sendable {
         /// Client role: the Host header and request target to use (nil: as recorded).
         public var host: String?
         public var target: String?
+        /// Client role: re-signs subscription and sign-in auth for the live socket id.
+        public var signer: AuthSigner?
         /// Seed of the masking keys and the Sec-WebSocket-Key (client role).
         public var seed: UInt64
 
         public init(role: Side, timing: ReplayTiming = ReplayTiming(), rules: MatchRules = .birdDefaults,
-                    copy: Int = 1, host: String? = nil, target: String? = nil, seed: UInt64 = 1) {
+                    copy: Int = 1, host: String? = nil, target: String? = nil, signer: AuthSigner? = nil, seed: UInt64 = 1) {
+            self.signer = signer
             self.role = role
             self.timing = timing
             self.rules = rules
@@ -282,7 +285,12 @@ public struct ReplayScript: Sendable {
         switch step.action {
         case .send(let record):
             var payload = record.payload
-            if config.role == .client { payload = aligner.matcher.rewrite(payload) }
+            if config.role == .client {
+                payload = aligner.matcher.rewrite(payload)
+                if let signer = config.signer, let socketID = aligner.matcher.liveFields["socket_id"] {
+                    payload = signer.resign(payload, socketID: socketID)
+                }
+            }
             out.append(.send(Frame(fin: record.fin, opcode: record.opcode, maskingKey: maskIfClient(), payload: payload)))
         case .end(.reset):
             finish(.reset, into: &out)

@@ -35,6 +35,7 @@ enum ReplayCommand: Command {
             OptionSpec("max-gap", value: "duration", help: "Cap every recorded idle gap at this (500ms, 1s); default: none."),
             OptionSpec("patience", value: "duration", help: "How long past its recorded time a peer frame may come before it is missing.", default: "5s"),
             OptionSpec("ignore-field", value: "name", help: "Also ignore this JSON field when comparing (repeatable).", repeatable: true),
+            OptionSpec("app-secret", value: "secret", help: "As the client: re-sign private/presence subscriptions and sign-ins for the live socket_id with this app secret (default: send the recorded signatures)."),
             OptionSpec("strict", help: "Stop at the first difference."),
             OptionSpec("format", value: "format", help: "Report format.", default: "text", choices: ["text", "json"]),
             OptionSpec("output", value: "file", help: "Write the report here instead of standard output."),
@@ -95,7 +96,8 @@ enum ReplayCommand: Command {
         }
         guard !recordings.isEmpty else { throw UsageError("\(path): the selection holds no connections") }
 
-        let options = ReplayRunner.Options(mode: mode, timing: timing, rules: rules, strict: arguments.flag("strict"))
+        let options = ReplayRunner.Options(mode: mode, timing: timing, rules: rules, strict: arguments.flag("strict"),
+                                           signer: arguments.value("app-secret").map(AuthSigner.init(secret:)))
         let runner = try ReplayRunner(recordings: recordings, options: options)
         runner.onListening = { address in Console.out("listening on \(address)\n") }
         let deviations: [Deviation]
