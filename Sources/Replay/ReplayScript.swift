@@ -108,6 +108,10 @@ public struct ReplayScript: Sendable {
     /// Whether pings from the peer were answered in the recording.
     let answersPings: Bool
     var peerEnded = false
+    /// Close frames sent and received: a server closes the TCP connection once both are
+    /// through (RFC 6455 7.1.1) when the recording says nothing more.
+    var sentClose = false
+    var receivedClose = false
     var generator: SplitMix64
     var scheduled: Micros?
 
@@ -187,6 +191,7 @@ public struct ReplayScript: Sendable {
         default:
             break
         }
+        if frame.opcode == .close { receivedClose = true }
         for outcome in aligner.observe(frame, now: now) { out.append(.report(deviation(outcome, now: now))) }
     }
 
@@ -248,7 +253,10 @@ public struct ReplayScript: Sendable {
                 if !waitForPeer(now: now, into: &out) { return }
                 continue
             }
-            if peerEnded { finish(.close, into: &out); return }
+            if peerEnded || (config.role == .server && sentClose && receivedClose) {
+                finish(.close, into: &out)
+                return
+            }
             phase = .closing(deadline: now + config.timing.patience)
         }
     }
@@ -291,6 +299,7 @@ public struct ReplayScript: Sendable {
                     payload = signer.resign(payload, socketID: socketID)
                 }
             }
+            if record.opcode == .close { sentClose = true }
             out.append(.send(Frame(fin: record.fin, opcode: record.opcode, maskingKey: maskIfClient(), payload: payload)))
         case .end(.reset):
             finish(.reset, into: &out)

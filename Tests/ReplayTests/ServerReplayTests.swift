@@ -85,6 +85,21 @@ import WebSocket
         #expect(extra.deviations.first?.observed == "text bird:signin")
     }
 
+    @Test func withoutARecordedEndTheServerClosesAfterTheCloseHandshake() {
+        var recording = Fixture.conversation()
+        recording.serverEnd = nil
+        recording.clientEnd = nil
+        var replay = script(recording)
+        _ = replay.handle(.request(Fixture.liveRequest()), now: 0)
+        _ = replay.handle(.timer, now: 8_000)
+        _ = replay.handle(.frame(Fixture.clientFrame(Fixture.subscribe)), now: 48_000)
+        _ = replay.handle(.timer, now: 58_000)
+        #expect(replay.handle(.timer, now: 1_058_000).sentFrames.map(\.opcode) == [.close])
+        let reply = replay.handle(.frame(Frame.close(code: 4009, reason: "terminated", maskingKey: MaskingKey(1, 1, 1, 1))), now: 1_060_000)
+        #expect(reply.deviations.isEmpty)
+        #expect(reply.suffix(2) == [.close, .finished])
+    }
+
     @Test func pingsAreAnsweredLiveAndNotCompared() {
         var replay = script()
         _ = replay.handle(.request(Fixture.liveRequest()), now: 0)
