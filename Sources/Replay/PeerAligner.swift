@@ -85,6 +85,20 @@ struct PeerAligner: Sendable {
         return [.missing(expected[index])]
     }
 
+    /// The peer sent a close frame: it will send no more data, so every unresolved recorded
+    /// frame before the recorded close (or every one, if the close was not recorded) is
+    /// given up now instead of after the patience.
+    mutating func peerClosed(now: Micros) -> [Outcome] {
+        let close = expected.indices.first { !resolved[$0] && expected[$0].opcode == .close }
+        let recordedClose = expected.indices.last { resolved[$0] && expected[$0].opcode == .close && $0 >= resolvedPrefix }
+        let limit = recordedClose ?? close ?? expected.count
+        var outcomes: [Outcome] = []
+        for index in resolvedPrefix..<limit where !resolved[index] && expected[index].opcode != .close {
+            outcomes += giveUp(index, now: now)
+        }
+        return outcomes
+    }
+
     /// Gives up on every unresolved recorded frame (the peer ended).
     mutating func giveUpAll(now: Micros) -> [Outcome] {
         var outcomes: [Outcome] = []

@@ -191,8 +191,11 @@ public struct ReplayScript: Sendable {
         default:
             break
         }
-        if frame.opcode == .close { receivedClose = true }
         for outcome in aligner.observe(frame, now: now) { out.append(.report(deviation(outcome, now: now))) }
+        if frame.opcode == .close {
+            receivedClose = true
+            for outcome in aligner.peerClosed(now: now) { out.append(.report(deviation(outcome, now: now))) }
+        }
     }
 
     var isClosing: Bool {

@@ -74,8 +74,10 @@ import WebSocket
         let refusal = #"{"event":"bird:subscription_error","channel":"private-orders","data":{"status":403}}"#
         let answer = replay.handle(.frame(.text(refusal)), now: 60_000)
         #expect(answer.deviations.map(\.kind) == [.extra])
-        // The server closes with another code than recorded.
+        // The server closes with another code than recorded; the success it never sent is
+        // missing at once (nothing comes after a close).
         let close = replay.handle(.frame(.close(code: 1000, reason: "")), now: 70_000)
-        #expect(close.deviations.map(\.kind) == [.different])
+        #expect(close.deviations.map(\.kind) == [.different, .missing])
+        #expect(close.deviations.last?.expected == "text bird_internal:subscription_succeeded")
     }
 }

@@ -100,6 +100,16 @@ import WebSocket
         #expect(reply.suffix(2) == [.close, .finished])
     }
 
+    @Test func aCloseFromTheClientGivesUpOnItsEarlierFramesAtOnce() {
+        var replay = script()
+        _ = replay.handle(.request(Fixture.liveRequest()), now: 0)
+        _ = replay.handle(.timer, now: 8_000)
+        // The client closes without subscribing: the subscribe is missing now, not after 5 s.
+        let out = replay.handle(.frame(Frame.close(code: 4009, reason: "terminated", maskingKey: MaskingKey(1, 1, 1, 1))), now: 9_000)
+        #expect(out.deviations.map(\.kind) == [.otherOrder, .missing])
+        #expect(out.deviations.last?.expected == "text bird:subscribe")
+    }
+
     @Test func pingsAreAnsweredLiveAndNotCompared() {
         var replay = script()
         _ = replay.handle(.request(Fixture.liveRequest()), now: 0)
