@@ -9,13 +9,8 @@ import WebSocket
 /// replay the capture as the server to a sim client and as the client to a sim server,
 /// each recorded through the proxy again, and check that the three captures agree frame by
 /// frame (each direction of each connection) modulo the ignored and mapped fields.
-@Suite(.serialized, .enabled(if: RoundTripTests.proxyBuilt, "needs `faultline proxy` (the proxy issue)"))
+@Suite(.serialized, .enabled(if: ProxyAvailability.built, "needs `faultline proxy` (the proxy issue)"))
 struct RoundTripTests {
-    /// Whether the binary under test has the proxy command (until the proxy lands on main).
-    static var proxyBuilt: Bool {
-        (try? runFaultline(["help", "proxy"], timeout: 20).status) == 0
-    }
-
     /// The sim server closes every connection with 4200 after 1 s, so a 2.5 s sim client
     /// makes three connections: two told to reconnect, the third closed by the client.
     static let simServer = ["sim", "server", "--listen", "127.0.0.1:0", "--event-interval", "0",
@@ -127,4 +122,9 @@ struct RoundTripTests {
         #expect(try disagreements(original, asServer) == [])
         #expect(try disagreements(original, asClient) == [])
     }
+}
+
+/// Whether the binary under test has the proxy command (until the proxy lands on main).
+enum ProxyAvailability {
+    static var built: Bool { (try? runFaultline(["help", "proxy"], timeout: 20).status) == 0 }
 }
