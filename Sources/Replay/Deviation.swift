@@ -67,10 +67,13 @@ public struct Deviation: Sendable, Hashable {
     public static func summary(_ frame: FrameRecord) -> String { summary(opcode: frame.opcode, payload: frame.payload) }
     public static func summary(_ frame: Frame) -> String { summary(opcode: frame.opcode, payload: frame.payload) }
 
-    /// One line for people: `conn 3 +1.204s  different  text bird:subscribe: data.channel: "b" (recorded "a")`.
-    public var text: String {
+    /// One line for people: `conn 3 +1.204s  different  text bird:subscribe: data.channel: "b" (recorded "a")`,
+    /// prefixed with `copy N` when several copies ran.
+    public var text: String { text(showingCopy: false) }
+
+    public func text(showingCopy: Bool) -> String {
         var line = "conn \(conn)"
-        if copy > 1 { line = "copy \(copy) " + line }
+        if showingCopy { line = "copy \(copy) " + line }
         line += " +" + Self.seconds(t) + "s  " + kind.rawValue
         switch kind {
         case .missing, .missingConnection: line += "  " + (expected ?? "")

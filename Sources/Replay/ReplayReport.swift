@@ -9,9 +9,12 @@ public struct ReplayReport: Sendable {
     public var connectionsReplayed: Int
     public var deviations: [Deviation]
     public var stoppedStrictly: Bool
+    /// Copies run at once (`--clients N`); deviations name their copy when more than one.
+    public var copies: Int
 
     public init(capture: String, role: String, connectionsRecorded: Int, connectionsReplayed: Int,
-                deviations: [Deviation], stoppedStrictly: Bool = false) {
+                deviations: [Deviation], stoppedStrictly: Bool = false, copies: Int = 1) {
+        self.copies = copies
         self.capture = capture
         self.role = role
         self.connectionsRecorded = connectionsRecorded
@@ -44,7 +47,7 @@ public struct ReplayReport: Sendable {
     }
 
     public var text: String {
-        deviations.map { $0.text + "\n" }.joined() + summary + "\n"
+        deviations.map { $0.text(showingCopy: copies > 1) + "\n" }.joined() + summary + "\n"
     }
 
     public var json: String {

@@ -108,7 +108,7 @@ enum ReplayCommand: Command {
         }
         let report = ReplayReport(capture: path, role: listen != nil ? "server" : "client",
                                   connectionsRecorded: recordings.count, connectionsReplayed: runner.connectionsPlayed,
-                                  deviations: deviations, stoppedStrictly: runner.stoppedStrictly)
+                                  deviations: deviations, stoppedStrictly: runner.stoppedStrictly, copies: copies)
         let rendered = arguments.value("format") == "json" ? report.json : report.text
         if let output = arguments.value("output") {
             try writeFile(output, rendered, command: command)
