@@ -118,7 +118,7 @@ public struct ReplayScript: Sendable {
     public init(_ recording: RecordedConnection, config: Config) {
         self.config = config
         self.recording = recording
-        let mine = config.role, peer = config.role.other
+        let mine = config.role
         var steps: [Step] = []
         var expected: [FrameRecord] = []
         var peerPings = 0, ourPongs = 0
@@ -138,7 +138,6 @@ public struct ReplayScript: Sendable {
             let before = expected.filter { RecordedConnection.sentAt($0) <= end.t }.count
             steps.append(Step(action: .end(end.kind), recordedAt: end.t, waitsFor: max(before, steps.last?.waitsFor ?? 0)))
         }
-        _ = peer
         self.steps = steps
         self.answersPings = peerPings == 0 || ourPongs > 0
         self.aligner = PeerAligner(expected: expected, matcher: FrameMatcher(rules: config.rules))

@@ -107,6 +107,20 @@ import WebSocket
         #expect(json["role"]?.stringValue == "server")
     }
 
+    @Test func strictStopsAtTheFirstDifference() throws {
+        let capture = try Self.clientStory()
+        let (replay, address) = try startServerReplay(capture, ["--strict"])
+        defer { replay.stop() }
+        let client = try ChildProcess.python(TestEnvironment.path("Tests/Peers/replay_client.py"),
+                                             ["ws://\(address)/app/key?protocol=7", "--channel", "private-other"])
+        defer { client.stop() }
+        #expect(replay.waitForExit(timeout: 20) == 1, "replay: \(replay.output) \(replay.errorOutput)")
+        #expect(replay.output.filter { $0.hasPrefix("conn ") }.count == 1)
+        #expect(replay.output.last?.hasSuffix("1 difference (1 different); stopped at the first (--strict)") == true)
+        // The client saw its connection reset instead of an answer.
+        #expect(client.waitForExit(timeout: 20) == 1)
+    }
+
     /// The server side of a recording: subscribed, typing acknowledged (with the socket_id
     /// the server gave), then the client says bye and the server closes with 4009.
     static func serverConversation() throws -> String {
