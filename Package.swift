@@ -44,7 +44,11 @@ let package = Package(
     name: "Faultline",
     products: [.executable(name: "faultline", targets: ["faultline"])],
     targets: systemLibraries
-        + libraries.map { .target(name: $0.name, dependencies: $0.dependencies) }
+        + libraries.map {
+            // Lifecycle ships the built-in specs (bird, agora-rtm, ...) as JSON resources.
+            .target(name: $0.name, dependencies: $0.dependencies,
+                    resources: $0.name == "Lifecycle" ? [.copy("Specs")] : nil)
+        }
         + libraries.filter { hasTests("\($0.name)Tests") }.map {
             .testTarget(name: "\($0.name)Tests",
                         dependencies: [.byName(name: $0.name), "TestSupport"] + $0.dependencies)
