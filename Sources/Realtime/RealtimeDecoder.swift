@@ -3,8 +3,8 @@ import JSON
 /// Decodes Bird/Pusher events from text payloads. Frames that are not events (not JSON,
 /// not an object, no string `event`) give nil and stay plain frames for the caller.
 ///
-/// The prefix (`bird`, `pusher`, ...) is either given, or learned from the first
-/// `PREFIX:connection_established` seen, since that is the first event of every connection.
+/// The prefix (`bird`, `pusher`, ...) is either given, or learned from the first protocol
+/// event seen (normally `PREFIX:connection_established`, the first event of a connection).
 public struct RealtimeDecoder: Sendable {
     /// The event prefix in use; nil until given or detected.
     public private(set) var prefix: String?
@@ -28,13 +28,27 @@ public struct RealtimeDecoder: Sendable {
     /// Decodes an already parsed envelope.
     public mutating func decode(_ envelope: JSONValue) -> RealtimeEvent? {
         guard let object = envelope.objectValue, let name = object["event"]?.stringValue else { return nil }
-        if prefix == nil, let colon = name.firstIndex(of: ":"),
-           name[name.index(after: colon)...] == RealtimeEventKind.connectionEstablished.rawValue {
-            prefix = String(name[..<colon])
-        }
+        if prefix == nil { prefix = Self.detectPrefix(name) }
         let raw = object["data"]
         return RealtimeEvent(name: name, channel: object["channel"]?.stringValue,
                              data: Self.decodeData(raw), rawData: raw, kind: kind(of: name))
+    }
+
+    /// Protocol event names that reveal the prefix: the handshake first of all, but also a
+    /// client's early subscribe or ping when the capture starts mid-connection.
+    static let revealing: Set<String> = ["connection_established", "ping", "pong", "subscribe", "unsubscribe",
+                                         "signin", "signin_success", "subscription_error", "error"]
+
+    /// "bird:connection_established" -> "bird"; "pusher_internal:..." -> "pusher".
+    static func detectPrefix(_ name: String) -> String? {
+        guard let colon = name.firstIndex(of: ":") else { return nil }
+        let rest = String(name[name.index(after: colon)...])
+        var head = String(name[..<colon])
+        if head.hasSuffix("_internal") {
+            head.removeLast("_internal".count)
+            return rest == "subscription_succeeded" && !head.isEmpty ? head : nil
+        }
+        return revealing.contains(rest) && !head.isEmpty ? head : nil
     }
 
     /// The meaning of an event name under the current prefix.

@@ -56,6 +56,10 @@ import JSON
         #expect(decoder.decode(#"{"event":3}"#) == nil)
         #expect(decoder.decode(#"{"event":"x:connection_established""#) == nil)
         #expect(decoder.prefix == nil)
+        _ = decoder.decode(#"{"event":"news","channel":"a:b","data":{}}"#)
+        #expect(decoder.prefix == nil)
+        _ = decoder.decode(#"{"event":"pusher:subscribe","data":{"channel":"a"}}"#)
+        #expect(decoder.prefix == "pusher")
     }
 }
 
