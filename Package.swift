@@ -2,7 +2,6 @@
 // Faultline: record-and-replay WebSocket proxy and lifecycle analyzer.
 // Only the toolchain's modules and Debian's C libraries (see README, "Design").
 import PackageDescription
-import Foundation
 
 /// Library targets in data-flow order; each has a test target `<Name>Tests`.
 let libraries: [(name: String, dependencies: [Target.Dependency])] = [
@@ -20,14 +19,6 @@ let libraries: [(name: String, dependencies: [Target.Dependency])] = [
     ("Sim", ["Transport", "WebSocket", "Realtime", "JSON"]),
     ("CLI", []),
 ]
-
-/// A test folder becomes a target once it holds a test file, so a module can land before
-/// its tests without an empty target breaking the build.
-func hasTests(_ folder: String) -> Bool {
-    let path = Context.packageDirectory + "/Tests/" + folder
-    let files = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-    return files.contains { $0.hasSuffix(".swift") }
-}
 
 let systemLibraries: [Target] = [
     .systemLibrary(name: "CPcap", path: "Sources/CPcap", pkgConfig: "libpcap",
@@ -49,7 +40,7 @@ let package = Package(
             .target(name: $0.name, dependencies: $0.dependencies,
                     resources: $0.name == "Lifecycle" ? [.copy("Specs")] : nil)
         }
-        + libraries.filter { hasTests("\($0.name)Tests") }.map {
+        + libraries.map {
             .testTarget(name: "\($0.name)Tests",
                         dependencies: [.byName(name: $0.name), "TestSupport"] + $0.dependencies)
         }
@@ -61,7 +52,6 @@ let package = Package(
                 dependencies: libraries.map { .byName(name: $0.name) }),
             // Tests that run the built `faultline` binary against real peers.
         ]
-        + (hasTests("EndToEndTests")
-            ? [.testTarget(name: "EndToEndTests", dependencies: ["Capture", "JSON", "WebSocket", "Pcap", "TestSupport"])] : []),
+        + [.testTarget(name: "EndToEndTests", dependencies: ["Capture", "JSON", "WebSocket", "Pcap", "TestSupport"])],
     swiftLanguageModes: [.v6]
 )
