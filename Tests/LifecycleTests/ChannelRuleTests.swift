@@ -121,3 +121,17 @@ import Realtime
         #expect(out.findings.map(\.conn) == [1, 2])
     }
 }
+
+@Suite struct ChannelRuleFirstConnectionTests {
+    @Test func firstConnectionOwesNothing() throws {
+        var wire = Wire()
+        let a = wire.connect(at: 0)
+        wire.subscribe(a, at: 1, "private-a", auth: "key:one")
+        wire.subscribed(a, at: 1.1, "private-a")
+        wire.server(a, at: 5, #"{"event":"news","channel":"private-a","data":"{}"}"#)
+        #expect(try analyze(wire, end: 30).findings.isEmpty)
+        // Lost at the drop, owed by the next connection only, not by the dropped one.
+        wire.end(a, at: 20)
+        #expect(try analyze(wire, end: 25).findings.isEmpty)
+    }
+}

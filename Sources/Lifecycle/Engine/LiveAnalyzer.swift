@@ -9,12 +9,16 @@ public struct AnalyzerOptions: Sendable {
     public var prefix: String?
     /// `--app-secret`: enables signature checks.
     public var appSecret: String?
+    /// Put before client ids ("2/client-1") when several inputs share one report.
+    public var clientIDPrefix: String
 
-    public init(spec: LifecycleSpec, clientKey: ClientKeyMode = .standard, prefix: String? = nil, appSecret: String? = nil) {
+    public init(spec: LifecycleSpec, clientKey: ClientKeyMode = .standard, prefix: String? = nil, appSecret: String? = nil,
+                clientIDPrefix: String = "") {
         self.spec = spec
         self.clientKey = clientKey
         self.prefix = prefix
         self.appSecret = appSecret
+        self.clientIDPrefix = clientIDPrefix
     }
 }
 
@@ -123,7 +127,7 @@ public struct LiveAnalyzer: Sendable {
             index = best
         } else {
             index = clients.count
-            let info = ClientInfo(id: "client-\(index + 1)", key: key, firstSeen: open.t)
+            let info = ClientInfo(id: "\(options.clientIDPrefix)client-\(index + 1)", key: key, firstSeen: open.t)
             clients.append(ClientTimeline(info: info, spec: options.spec, appSecret: options.appSecret))
             clientsByKey[key, default: []].append(index)
             events.append(.client(info))

@@ -13,6 +13,8 @@ public struct ChannelsResubscribe: LifecycleRule {
     /// Owed from earlier connections, with the evidence of their last subscription.
     var owed: [String: Evidence] = [:]
     var checkedConn: ConnectionID?
+    /// When the owed channels were lost: only a connection opened later owes them.
+    var owedSince: Micros = 0
     public init(spec: LifecycleSpec) { self.spec = spec }
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
@@ -29,6 +31,7 @@ public struct ChannelsResubscribe: LifecycleRule {
         case .drop(let drop):
             guard drop.conn == context.current else { return [] }
             for channel in subscribed { owed[channel] = lastEvidence[channel] ?? drop.evidence }
+            if !subscribed.isEmpty { owedSince = drop.t }
             subscribed.removeAll()
         case .attempt:
             checkedConn = nil
@@ -42,7 +45,7 @@ public struct ChannelsResubscribe: LifecycleRule {
 
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {
         guard !owed.isEmpty, let view = context.currentConnection, let connected = view.connectedAt,
-              checkedConn != view.conn else { return [] }
+              view.openedAt >= owedSince, checkedConn != view.conn else { return [] }
         let deadline = connected + spec.channels.resubscribeWindow
         guard now > deadline else { return [] }
         if let dropped = view.droppedAt, dropped <= deadline { return [] }
