@@ -103,18 +103,18 @@ public enum HTMLReport {
         for f in client.faults { end = max(end, f.t) }
         let span = Double(max(end - start, 1_000_000)) * 1.04
         func x(_ t: Micros) -> Double { left + Double(t - start) / span * plotWidth }
-        func fmt(_ d: Double) -> String { String(Int((d * 10).rounded())) == "0" ? "0" : String(format1(d)) }
-
-        let rows = max(1, client.connections.count > 0 ? 1 : 0)
-        let height = 150.0 + Double(rows) * 0
+        func fmt(_ d: Double) -> String { format1(d) }
+        let height = 150.0
         var svg = "<svg viewBox=\"0 0 \(fmt(width)) \(fmt(height))\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"timeline of \(escapeXML(client.info.id))\">\n"
         // Time axis with about eight ticks.
         let step = niceStep(span / 8)
-        var tick = 0.0
-        while tick <= span / 1_000_000 {
-            let tx = left + tick * 1_000_000 / span * plotWidth
+        // Ticks at round times of the capture, not offsets from the client's start.
+        let startSeconds = Double(start) / 1_000_000
+        var tick = (startSeconds / step).rounded(.up) * step
+        while tick <= startSeconds + span / 1_000_000 {
+            let tx = left + (tick - startSeconds) * 1_000_000 / span * plotWidth
             svg += "<line x1=\"\(fmt(tx))\" y1=\"18\" x2=\"\(fmt(tx))\" y2=\"\(fmt(height - 8))\" stroke=\"#eee\"/>"
-            svg += "<text x=\"\(fmt(tx))\" y=\"12\" text-anchor=\"middle\" fill=\"#888\">\(format1(Double(start) / 1_000_000 + tick)) s</text>\n"
+            svg += "<text x=\"\(fmt(tx))\" y=\"12\" text-anchor=\"middle\" fill=\"#888\">\(format1(tick)) s</text>\n"
             tick += step
         }
         svg += "<text class=\"lane-label\" x=\"8\" y=\"40\">state</text>"

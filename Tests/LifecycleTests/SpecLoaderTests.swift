@@ -64,4 +64,19 @@ import JSON
         #expect(throws: SpecError.self) { try SpecLoader.load(dir.appendingPathComponent("missing.json").path) }
         #expect(throws: SpecError.self) { try SpecLoader.parse(Array("{".utf8), file: "broken.json") }
     }
+
+    /// The worked example of docs/spec-format.md parses and means what the doc says.
+    @Test func workedExampleInDocsLoads() throws {
+        let doc = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/spec-format.md")
+        let text = try String(contentsOf: doc, encoding: .utf8)
+        let start = try #require(text.range(of: "```json\n"))
+        let end = try #require(text.range(of: "\n```", range: start.upperBound..<text.endIndex))
+        let spec = try SpecLoader.parse(Array(text[start.upperBound..<end.lowerBound].utf8), file: "docs/spec-format.md")
+        #expect(spec.name == "heron")
+        #expect(spec.backoff.phases[0].bound(attempt: 3) == 4_500_000)
+        #expect(spec.action(forClose: 4401, closedBy: .server) == .fail)
+        #expect(spec.action(forClose: 4009, closedBy: .server) == .backoff)
+        #expect(!spec.backoff.resetOnConnect)
+    }
 }
