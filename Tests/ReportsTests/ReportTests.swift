@@ -11,7 +11,7 @@ import Lifecycle
 
 /// Two clients: one that retries too late after a drop and again after an injected 4009,
 /// and one clean client.
-func sampleReport() throws -> AnalysisReport {
+func sampleRecords() -> [CaptureRecord] {
     func us(_ s: Double) -> Micros { Micros(s * 1_000_000) }
     var records: [CaptureRecord] = []
     func connect(_ conn: Int, _ t: Double, ip: String) {
@@ -32,6 +32,12 @@ func sampleReport() throws -> AnalysisReport {
     records.append(.end(EndRecord(conn: 3, t: us(20.01), side: .server, kind: .fin)))
     connect(4, 25, ip: "10.0.0.1")
     records.append(.end(EndRecord(conn: 2, t: us(28), side: .client, kind: .fin)))
+    return records
+}
+
+func sampleReport() throws -> AnalysisReport {
+    func us(_ s: Double) -> Micros { Micros(s * 1_000_000) }
+    let records = sampleRecords()
     let spec = try SpecLoader.load("bird")
     var analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: spec))
     var builder = ReportBuilder()
