@@ -149,3 +149,15 @@ final class XMLCollector: NSObject, XMLParserDelegate {
         if name == "failure" { failures.append(currentCase) }
     }
 }
+
+@Suite struct LiveLineTests {
+    @Test func findingsAndTransitionsGetOneLineEach() throws {
+        let spec = try SpecLoader.load("bird")
+        var analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: spec))
+        var lines: [String] = []
+        for r in sampleRecords() { lines += analyzer.feed(r).compactMap(LiveLine.format) }
+        #expect(lines.contains("14.200 s  client-1 conn 3  ERROR backoff.bound: delay 4.20 s > bound 1.00 s for attempt 1 (tolerance 0.25 s)"))
+        #expect(lines.contains("0.003 s  client-1 conn 1  connecting -> connected  (handshake socket_id 1.1)"))
+        #expect(lines.contains { $0.contains("(caused by injected fault close:4009)") })
+    }
+}
