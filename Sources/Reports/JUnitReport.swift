@@ -2,8 +2,7 @@ import Capture
 import Lifecycle
 
 /// JUnit XML: one test suite per client, one test case per (client, rule of the spec);
-/// each finding is a `<failure>` (errors) or, for warnings, a `<system-out>` line, so CI
-/// shows what broke and warnings do not fail the build.
+/// the findings of a case are its `<failure>` (type `error` or `warning`), so CI shows them.
 public enum JUnitReport {
     public static func render(_ report: AnalysisReport) -> String {
         let rules = report.spec.rules
@@ -12,7 +11,7 @@ public enum JUnitReport {
         var out = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
         out += #"<testsuites name="faultline analyze \#(escapeXML(report.spec.name))" tests="\#(tests)" failures="\#(failures)" errors="0">"# + "\n"
         for client in report.clients {
-            let clientFailures = rules.filter { rule in client.findings.contains { $0.rule == rule && $0.severity == .error } }.count
+            let clientFailures = rules.filter { rule in client.findings.contains { $0.rule == rule } }.count
             out += #"  <testsuite name="\#(escapeXML(client.info.id))" tests="\#(rules.count)" failures="\#(clientFailures)" errors="0">"# + "\n"
             out += #"    <properties><property name="key" value="\#(escapeXML(client.info.key))"/>"#
                 + #"<property name="grouping" value="\#(escapeXML(report.grouping))"/></properties>"# + "\n"
@@ -21,16 +20,11 @@ public enum JUnitReport {
                 out += #"    <testcase classname="\#(escapeXML(client.info.id))" name="\#(escapeXML(rule))""#
                 if found.isEmpty { out += "/>\n"; continue }
                 out += ">\n"
-                let errors = found.filter { $0.severity == .error }
-                if let first = errors.first {
-                    out += #"      <failure type="error" message="\#(escapeXML(first.message))">"#
-                    out += escapeXML(errors.map(describe).joined(separator: "\n"))
-                    out += "</failure>\n"
-                }
-                let warnings = found.filter { $0.severity == .warning }
-                if !warnings.isEmpty {
-                    out += "      <system-out>" + escapeXML(warnings.map { "warning: " + describe($0) }.joined(separator: "\n")) + "</system-out>\n"
-                }
+                // Every finding is a failure, so CI lists it; the type says how bad it is.
+                let worst = found.contains { $0.severity == .error } ? Severity.error : .warning
+                out += #"      <failure type="\#(worst.rawValue)" message="\#(escapeXML(found[0].message))">"#
+                out += escapeXML(found.map { "\($0.severity.rawValue): " + describe($0) }.joined(separator: "\n"))
+                out += "</failure>\n"
                 out += "    </testcase>\n"
             }
             out += "  </testsuite>\n"
@@ -41,7 +35,7 @@ public enum JUnitReport {
 
     static func failingCases(_ report: AnalysisReport) -> Int {
         report.clients.reduce(0) { sum, client in
-            sum + report.spec.rules.filter { rule in client.findings.contains { $0.rule == rule && $0.severity == .error } }.count
+            sum + report.spec.rules.filter { rule in client.findings.contains { $0.rule == rule } }.count
         }
     }
 

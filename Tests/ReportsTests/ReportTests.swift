@@ -161,3 +161,22 @@ final class XMLCollector: NSObject, XMLParserDelegate {
         #expect(lines.contains { $0.contains("(caused by injected fault close:4009)") })
     }
 }
+
+@Suite struct JUnitWarningTests {
+    @Test func warningsAreFailuresOfTypeWarning() throws {
+        let spec = try SpecLoader.load("bird")
+        var builder = ReportBuilder()
+        builder.add(.client(ClientInfo(id: "client-1", key: "k", firstSeen: 0)))
+        builder.add(.finding(Finding(rule: "backoff.jitter", severity: .warning, party: .client, client: "client-1",
+                                     conn: 1, t: 5, message: "all 8 delays are 0.50 of their bound: no jitter", evidence: [])))
+        let report = builder.build(spec: spec, inputs: ["x"], grouping: "g", prefix: nil)
+        #expect(report.exitStatus == 0)
+        let xml = JUnitReport.render(report)
+        let collector = XMLCollector()
+        let parser = XMLParser(data: Data(xml.utf8))
+        parser.delegate = collector
+        #expect(parser.parse())
+        #expect(collector.failures == ["client-1/backoff.jitter"])
+        #expect(xml.contains(#"<failure type="warning" message="all 8 delays are 0.50 of their bound: no jitter">"#))
+    }
+}
