@@ -7,5 +7,7 @@ enum CommandRegistry {
         AnalyzeCommand.self,
         SynthCommand.self,
     ]
-    static let groups: [CommandGroup] = []
+    static let groups: [CommandGroup] = [
+        SimCommands.group,
+    ]
 }
