@@ -61,4 +61,15 @@ import TestSupport
         #expect(tolerance.status == 2)
         #expect(tolerance.stderr.contains("--tolerance"))
     }
+
+    @Test func severalInputsShareOneReportWithPrefixedClients() throws {
+        let a = try writeCapture(sampleRecords(), name: "a.jsonl")
+        let b = try writeCapture(sampleRecords(), name: "b.jsonl")
+        let run = try runFaultline(["analyze", a, b, "--format", "json"])
+        #expect(run.status == 1)
+        let value = try JSONParser.parse(run.stdout)
+        let ids = value["clients"]?.arrayValue?.compactMap { $0["id"]?.stringValue }
+        #expect(ids == ["1/client-1", "1/client-2", "2/client-1", "2/client-2"])
+        #expect(value["summary"]?["errors"]?.intValue == 4)
+    }
 }
