@@ -36,19 +36,22 @@ public enum HTMLReport {
 
             """
         for warning in report.warnings { out += "<p class=\"meta\">warning: \(escapeXML(warning))</p>\n" }
-        var numbers: [Finding: Int] = [:]
-        for (i, f) in report.findings.enumerated() where numbers[f] == nil { numbers[f] = i + 1 }
+        // Finding n (from 1, report order) is `finding-n` in the list and `marker-n` on the lane;
+        // a client's findings are its subsequence of the report's, in the same order.
+        var numbers: [String: [Int]] = [:]
+        for (i, f) in report.findings.enumerated() { numbers[f.client, default: []].append(i + 1) }
         for client in report.clients {
             out += "<section id=\"\(anchor(client.info.id))\">\n<h2>\(escapeXML(client.info.id))</h2>\n"
             out += "<p class=\"meta\">key: \(escapeXML(client.info.key)) · connections: \(client.connectionIDs.map(String.init).joined(separator: ", "))"
             out += " · final state: \(escapeXML(client.transitions.last?.to ?? "-"))</p>\n"
-            out += lane(client, spec: report.spec, numbers: numbers)
+            let clientNumbers = numbers[client.info.id] ?? []
+            out += lane(client, spec: report.spec, numbers: clientNumbers)
             if client.findings.isEmpty {
                 out += "<p class=\"ok\">no findings</p>\n"
             } else {
                 out += "<ol class=\"findings\">\n"
-                for f in client.findings {
-                    let n = numbers[f] ?? 0
+                for (k, f) in client.findings.enumerated() {
+                    let n = k < clientNumbers.count ? clientNumbers[k] : 0
                     out += "<li id=\"finding-\(n)\" value=\"\(n)\"><a href=\"#marker-\(n)\">\(seconds(f.t)) s</a> "
                     out += "<span class=\"sev-\(f.severity.rawValue)\">\(f.severity.rawValue)</span> <code>\(escapeXML(f.rule))</code>"
                     out += " conn \(f.conn): \(escapeXML(f.message))"
@@ -94,7 +97,7 @@ public enum HTMLReport {
         return out
     }
 
-    static func lane(_ client: AnalysisReport.Client, spec: LifecycleSpec, numbers: [Finding: Int]) -> String {
+    static func lane(_ client: AnalysisReport.Client, spec: LifecycleSpec, numbers: [Int]) -> String {
         let start = client.info.firstSeen
         var end = start
         for t in client.transitions { end = max(end, t.t) }
@@ -155,8 +158,8 @@ public enum HTMLReport {
             svg += "<title>fault \(escapeXML(f.rule)) at \(seconds(f.t)) s: \(escapeXML(f.detail))</title></path>\n"
         }
         // Findings as numbered dots linking to the list.
-        for f in client.findings {
-            let n = numbers[f] ?? 0
+        for (k, f) in client.findings.enumerated() {
+            let n = k < numbers.count ? numbers[k] : 0
             let fx = x(f.t)
             let fill = f.severity == .error ? "#c62828" : "#ef6c00"
             svg += "<a href=\"#finding-\(n)\" id=\"marker-\(n)\"><line x1=\"\(fmt(fx))\" y1=\"26\" x2=\"\(fmt(fx))\" y2=\"110\" stroke=\"\(fill)\" stroke-dasharray=\"3 2\"/>"

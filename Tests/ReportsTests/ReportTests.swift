@@ -180,3 +180,19 @@ final class XMLCollector: NSObject, XMLParserDelegate {
         #expect(xml.contains(#"<failure type="warning" message="all 8 delays are 0.50 of their bound: no jitter">"#))
     }
 }
+
+@Suite struct HTMLNumberingTests {
+    @Test func identicalFindingsGetTheirOwnAnchors() throws {
+        let spec = try SpecLoader.load("bird")
+        var builder = ReportBuilder()
+        builder.add(.client(ClientInfo(id: "client-1", key: "k", firstSeen: 0)))
+        let f = Finding(rule: "trigger.unsubscribed", severity: .error, party: .client, client: "client-1",
+                        conn: 1, t: 5, message: "m", evidence: [])
+        builder.add([.finding(f), .finding(f)])
+        let html = HTMLReport.render(builder.build(spec: spec, inputs: ["x"], grouping: "g", prefix: nil))
+        for n in [1, 2] {
+            #expect(html.components(separatedBy: "id=\"finding-\(n)\"").count == 2)
+            #expect(html.components(separatedBy: "id=\"marker-\(n)\"").count == 2)
+        }
+    }
+}
