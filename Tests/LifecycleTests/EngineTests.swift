@@ -88,3 +88,15 @@ import WebSocket
         #expect(events.contains { if case .transition(let t) = $0 { t.to == "connected" } else { false } })
     }
 }
+
+@Suite struct EngineMemoryTests {
+    @Test func framesAfterBothEndsDoNotMakeANewClient() throws {
+        var wire = Wire()
+        let a = wire.connect(at: 0)
+        wire.close(a, at: 5, from: .client, code: 1000)  // both FINs follow
+        wire.text(a, at: 6, from: .server, #"{"event":"late","data":{}}"#)
+        let out = try analyze(wire, end: 7)
+        #expect(out.clients.count == 1)
+        #expect(out.findings.isEmpty)
+    }
+}

@@ -32,6 +32,10 @@ public struct LiveAnalyzer: Sendable {
     private var clients: [ClientTimeline] = []
     private var clientsByKey: [String: [Int]] = [:]
     private var clientOfConnection: [ConnectionID: Int] = [:]
+    /// Ids are given in order of opening: anything at or below this was seen before.
+    private var highestConnection: ConnectionID = 0
+    /// Connections one of whose directions has ended.
+    private var halfEnded: Set<ConnectionID> = []
     /// Opens waiting for their upgrade request, which carries the grouping key.
     private var pendingOpens: [ConnectionID: OpenRecord] = [:]
     private var lastSweep: Micros = 0
@@ -65,18 +69,29 @@ public struct LiveAnalyzer: Sendable {
         case .upgrade(let upgrade):
             if upgrade.from == .client, pendingOpens[upgrade.conn] != nil {
                 events += assign(upgrade.conn, request: upgrade, t: upgrade.t)
-            } else if clientOfConnection[upgrade.conn] == nil {
+            } else if clientOfConnection[upgrade.conn] == nil, upgrade.conn > highestConnection {
                 events += assign(upgrade.conn, request: upgrade.from == .client ? upgrade : nil, t: upgrade.t)
             }
             if let index = clientOfConnection[upgrade.conn] { events += clients[index].upgrade(upgrade) }
         case .frame(let frame):
-            if clientOfConnection[frame.conn] == nil { events += assign(frame.conn, request: nil, t: frame.t) }
+            if clientOfConnection[frame.conn] == nil {
+                // A frame of a connection already forgotten (after both ends) is not a new client.
+                guard frame.conn > highestConnection || pendingOpens[frame.conn] != nil else { break }
+                events += assign(frame.conn, request: nil, t: frame.t)
+            }
             var event: RealtimeEvent?
             if options.spec.events == .realtime, frame.opcode == .text { event = decoder.decode(frame.payload) }
             if let index = clientOfConnection[frame.conn] { events += clients[index].frame(frame, event: event) }
         case .end(let end):
             if let index = clientOfConnection[end.conn] {
                 events += clients[index].end(end)
+                // Both directions ended: nothing more can come, so forget the connection
+                // (memory stays flat however many connections a capture holds).
+                if halfEnded.remove(end.conn) != nil || end.kind == .captureEnd {
+                    clientOfConnection.removeValue(forKey: end.conn)
+                } else {
+                    halfEnded.insert(end.conn)
+                }
             } else if pendingOpens[end.conn] != nil {
                 events += assign(end.conn, request: nil, t: end.t)
                 if let index = clientOfConnection[end.conn] { events += clients[index].end(end) }
@@ -134,6 +149,7 @@ public struct LiveAnalyzer: Sendable {
             events += clients[index].start()
         }
         clientOfConnection[conn] = index
+        highestConnection = max(highestConnection, conn)
         events.append(.connection(conn, client: clients[index].info.id))
         events += clients[index].open(open)
         return events
