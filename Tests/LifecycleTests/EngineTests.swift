@@ -100,3 +100,17 @@ import WebSocket
         #expect(out.findings.isEmpty)
     }
 }
+
+@Suite struct LiveClockTests {
+    /// A live proxy with no traffic drives timers with `advance(to:)` from its own clock value.
+    @Test func advanceFiresTimerChecksWithoutRecords() throws {
+        var wire = Wire()
+        wire.connect(at: 0, activityTimeout: 60)
+        var analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: try SpecLoader.load("bird")))
+        for r in wire.records { _ = analyzer.feed(r) }
+        #expect(analyzer.advance(to: Wire.us(59)).isEmpty)
+        let events = analyzer.advance(to: Wire.us(61))
+        #expect(events.contains { if case .finding(let f) = $0 { f.rule == "stale.ping-missing" } else { false } })
+        #expect(analyzer.advance(to: Wire.us(62)).isEmpty)  // reported once
+    }
+}
