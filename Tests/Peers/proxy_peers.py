@@ -14,7 +14,7 @@ Usage:
   proxy_peers.py server [--mode script|refuse|rst|flood|bird] [--closer client|server]
                         [--code N] [--reason TEXT]
   proxy_peers.py client URL [--mode script|bird|get|hold] [--closer ...] [--code N] [--reason TEXT]
-                        [--send JSON]... [--wait SECONDS]
+                        [--delay SECONDS] [--send TEXT]... [--ping] [--wait SECONDS]
 
 The `script` exchange: the client pings, then sends MESSAGES (text, binary, fragmented text,
 fragmented binary, 1 MiB binary); the server receives them, pings, and sends the same MESSAGES back,
@@ -70,7 +70,8 @@ async def send_messages(ws):
 def report_close(ws, closer_is_us):
     rcvd = ws.protocol.close_rcvd
     if rcvd is None:
-        emit(kind="closed", code=None, reason=None, by="abnormal")
+        cause = getattr(ws.close_exc, "__cause__", None) if ws.close_exc else None
+        emit(kind="closed", code=None, reason=None, by="abnormal", cause=type(cause).__name__ if cause else None)
     elif closer_is_us:
         emit(kind="closed", code=rcvd.code, reason=rcvd.reason, by="us")
     else:
@@ -149,6 +150,7 @@ async def bird_client(ws, args):
                  data=message if isinstance(message, str) else message.hex())
 
     task = asyncio.create_task(reader())
+    await asyncio.sleep(args.delay)
     for text in args.send:
         await asyncio.sleep(0.05)
         await ws.send(text)
@@ -299,6 +301,7 @@ def main():
     parser.add_argument("--send", action="append", default=[])
     parser.add_argument("--ping", action="store_true")
     parser.add_argument("--wait", type=float, default=5)
+    parser.add_argument("--delay", type=float, default=0)
     args = parser.parse_args()
     try:
         asyncio.run(server_main(args) if args.role == "server" else client_main(args))
