@@ -2,7 +2,6 @@
 // Faultline: record-and-replay WebSocket proxy and lifecycle analyzer.
 // Only the toolchain's modules and Debian's C libraries (see README, "Design").
 import PackageDescription
-import Foundation
 
 /// Library targets in data-flow order; each has a test target `<Name>Tests`.
 let libraries: [(name: String, dependencies: [Target.Dependency])] = [
@@ -21,14 +20,6 @@ let libraries: [(name: String, dependencies: [Target.Dependency])] = [
     ("CLI", []),
 ]
 
-/// A test folder becomes a target once it holds a test file, so a module can land before
-/// its tests without an empty target breaking the build.
-func hasTests(_ folder: String) -> Bool {
-    let path = Context.packageDirectory + "/Tests/" + folder
-    let files = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-    return files.contains { $0.hasSuffix(".swift") }
-}
-
 let systemLibraries: [Target] = [
     .systemLibrary(name: "CPcap", path: "Sources/CPcap", pkgConfig: "libpcap",
                    providers: [.apt(["libpcap-dev"])]),
@@ -45,7 +36,7 @@ let package = Package(
     products: [.executable(name: "faultline", targets: ["faultline"])],
     targets: systemLibraries
         + libraries.map { .target(name: $0.name, dependencies: $0.dependencies) }
-        + libraries.filter { hasTests("\($0.name)Tests") }.map {
+        + libraries.map {
             .testTarget(name: "\($0.name)Tests",
                         dependencies: [.byName(name: $0.name), "TestSupport"] + $0.dependencies)
         }
@@ -57,7 +48,6 @@ let package = Package(
                 dependencies: libraries.map { .byName(name: $0.name) }),
             // Tests that run the built `faultline` binary against real peers.
         ]
-        + (hasTests("EndToEndTests")
-            ? [.testTarget(name: "EndToEndTests", dependencies: ["Capture", "JSON", "WebSocket", "Pcap", "TestSupport"])] : []),
+        + [.testTarget(name: "EndToEndTests", dependencies: ["Capture", "JSON", "WebSocket", "Pcap", "TestSupport"])],
     swiftLanguageModes: [.v6]
 )

@@ -11,6 +11,7 @@ public final class SignalHandle: HandleOwner {
     public let signal: Int32
 
     init(loop: EventLoop, signal: Int32, body: @escaping (Int32) -> Void) throws {
+        loop.assertOnLoopThread("EventLoop.onSignal")
         self.signal = signal
         // A process may start with the signal blocked (a parent's mask is inherited: Swift
         // Testing's children get SIGINT/SIGTERM blocked), and a blocked signal never reaches
