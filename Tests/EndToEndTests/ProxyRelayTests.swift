@@ -144,20 +144,51 @@ import WebSocket
         #expect(capture.upgrades.first?.method == "GET")
     }
 
-    @Test func aClientThatStopsReadingKeepsTheProxyBounded() throws {
-        let rig = try ProxyRig(server: ["--mode", "flood"], record: false)
-        let client = try ChildProcess.python(ProxyRig.peers, ["client", rig.url + "/", "--mode", "hold"])
+    /// One peer floods 1 MiB messages while the other never reads: the proxy must stop
+    /// reading the flooder (so it stalls well short of its 500 MiB) and stay small.
+    @Test(arguments: [Side.server, Side.client])
+    func aPeerThatStopsReadingKeepsTheProxyBounded(flooder: Side) throws {
+        let rig = try ProxyRig(server: ["--mode", flooder == .server ? "flood" : "hold"], record: false)
+        let client = try ChildProcess.python(ProxyRig.peers, ["client", rig.url + "/", "--mode",
+                                                              flooder == .server ? "hold" : "flood"])
         defer { client.stop() }
-        #expect(client.waitForLine(timeout: 20) { $0.contains("upgraded") } != nil)
-        let flooded = try #require(rig.server.waitForLine(timeout: 120) { $0.contains("flooded") },
-                                   "the server never stalled or finished")
+        let flooding = flooder == .server ? rig.server : client
+        #expect((flooder == .server ? client : rig.server).waitForLine(timeout: 20) { $0.contains("upgraded") } != nil)
+        let flooded = try #require(flooding.waitForLine(timeout: 120) { $0.contains("flooded") },
+                                   "the \(flooder) never stalled or finished")
         let line = PeerLine(flooded)
         let pushed = line["pushed"]?.intValue ?? 0
-        // The proxy stopped reading the server: it could not push its 500 MiB.
-        #expect(line["stalled"]?.boolValue == true, "server pushed \(pushed) bytes without stalling")
+        #expect(line["stalled"]?.boolValue == true, "\(flooder) pushed \(pushed) bytes without stalling")
         #expect(pushed < 100 << 20)
         let rss = try #require(Self.residentKiB(pid: rig.proxy.pid))
-        #expect(rss < 200 * 1024, "proxy RSS \(rss) KiB after the server pushed \(pushed) bytes")
+        #expect(rss < 200 * 1024, "proxy RSS \(rss) KiB after the \(flooder) pushed \(pushed) bytes")
+    }
+
+    @Test func anUnreachableUpstreamGets502() throws {
+        let rig = try ProxyRig(server: ["--mode", "bird"])
+        rig.server.stop()   // nothing listens on the upstream port any more
+        let client = try rig.client(["--mode", "bird", "--wait", "2"])
+        let refused = try #require(client.of(kind: "refused").first, "client: \(client)")
+        #expect(refused["status"]?.intValue == 502)
+        #expect(refused["body"]?.stringValue?.contains("connection refused") == true)
+        let capture = try rig.stopProxy()
+        let end = try #require(capture.ends.first)
+        #expect(end.side == .server && end.kind == .error)
+    }
+
+    @Test func sigkillLeavesEveryCompleteLineReadable() throws {
+        let rig = try ProxyRig(server: ["--mode", "bird"])
+        let client = try ChildProcess.python(ProxyRig.peers, ["client", rig.url + "/app/k", "--mode", "bird",
+                                                              "--send", Bird.event("bird:ping"), "--wait", "60"])
+        defer { client.stop() }
+        #expect(client.waitForLine(timeout: 20) { $0.contains("bird:pong") } != nil)
+        usleep(300_000)   // past the writer's 50 ms flush interval
+        rig.proxy.signal(SIGKILL)
+        _ = rig.proxy.waitForExit(timeout: 10)
+        let capture = try CaptureContents(path: rig.capturePath)
+        #expect(capture.opens.count == 1)
+        #expect(capture.frames.compactMap { Bird.name($0.text ?? "") }
+                == ["bird:connection_established", "bird:ping", "bird:pong"])
     }
 
     /// VmRSS of a process in KiB, from /proc.

@@ -11,9 +11,9 @@ arrived, fragment by fragment (`recv_streaming` yields one item per WebSocket fr
   {"kind": "error", "type": "...", "detail": "..."}
 
 Usage:
-  proxy_peers.py server [--mode script|refuse|rst|flood|bird] [--closer client|server]
+  proxy_peers.py server [--mode script|refuse|rst|flood|hold|bird] [--closer client|server]
                         [--code N] [--reason TEXT]
-  proxy_peers.py client URL [--mode script|bird|get|hold] [--closer ...] [--code N] [--reason TEXT]
+  proxy_peers.py client URL [--mode script|bird|get|hold|flood] [--closer ...] [--code N] [--reason TEXT]
                         [--delay SECONDS] [--send TEXT]... [--ping] [--wait SECONDS]
 
 The `script` exchange: the client pings, then sends MESSAGES (text, binary, fragmented text,
@@ -175,7 +175,30 @@ async def bird_client(ws, args):
 
 # ---------------------------------------------------------------- server modes
 
+def hold_server():
+    """Accepts one upgrade by hand with a tiny receive buffer, answers 101, never reads again."""
+    import base64
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    emit(kind="listening", port=listener.getsockname()[1])
+    sock, _ = listener.accept()
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += sock.recv(1)
+    key = [line.split(b":", 1)[1].strip() for line in head.split(b"\r\n")
+           if line.lower().startswith(b"sec-websocket-key:")][0]
+    accept = base64.b64encode(hashlib.sha1(key + b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest())
+    sock.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                 b"Sec-WebSocket-Accept: " + accept + b"\r\n\r\n")
+    emit(kind="upgraded")
+    time.sleep(3600)
+
+
 async def server_main(args):
+    if args.mode == "hold":
+        return hold_server()
     async def handler(ws):
         try:
             if args.mode == "script":
@@ -237,7 +260,9 @@ async def client_main(args):
         async with connect(args.url, max_size=None, compression=None, ping_interval=None,
                            open_timeout=10, close_timeout=5) as ws:
             emit(kind="open")
-            if args.mode == "script":
+            if args.mode == "flood":
+                await flood(ws)
+            elif args.mode == "script":
                 await run_script(ws, args, "client")
             elif args.mode == "bird":
                 await bird_client(ws, args)
