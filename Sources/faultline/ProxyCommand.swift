@@ -52,7 +52,9 @@ enum ProxyCommand: Command {
             throw UsageError("faultline proxy: \(error)")
         }
         // HOOK(control API): when Sources/faultline/Control lands, start it here on `loop`
-        // with `server` as its ControlTarget; until then `settings(from:)` refuses --control.
+        // with `server` as its ControlTarget (and set `settings.faultsAlwaysOn` in
+        // `settings(from:)` so rules added later reach every session); until then
+        // `settings(from:)` refuses --control.
         let shutdown: (Int32) -> Void = { _ in
             server.stop()
             loop.stop()

@@ -116,6 +116,7 @@ struct LiveView {
         switch record {
         case .frame(let frame):
             return "frame \(frame.opcode) from \(frame.from.rawValue) fin=\(frame.fin) len=\(frame.length) \(frame.action.name)"
+                + (frame.fault.map { " by \($0)" } ?? "")
                 + (frame.protocolError.map { " protocol error: \($0)" } ?? "")
         case .upgrade(let upgrade):
             return upgrade.from == .client ? "upgrade request \(upgrade.method ?? "") \(upgrade.target ?? "")" : nil
