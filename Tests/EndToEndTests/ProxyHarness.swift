@@ -19,14 +19,15 @@ final class ProxyRig {
 
     /// Starts the server (`proxy_peers.py server ARGS`) and the proxy recording to a fresh
     /// file with `proxyArguments` added.
-    init(server serverArguments: [String] = [], proxy proxyArguments: [String] = [], record: Bool = true) throws {
+    init(server serverArguments: [String] = [], proxy proxyArguments: [String] = [], record: Bool = true,
+         upstreamPath: String = "") throws {
         let directory = TestEnvironment.temporaryDirectory("faultline-proxy")
         capturePath = directory.appendingPathComponent("capture.jsonl").path
         server = try ChildProcess.python(Self.peers, ["server"] + serverArguments)
         let listening = try #require(server.waitForLine(timeout: 20) { $0.contains("\"listening\"") },
                                      "the Python server did not start: \(server.errorOutput.joined(separator: "\n"))")
         serverPort = try #require(Int(PeerLine(listening)["port"]?.intValue ?? -1))
-        var arguments = ["proxy", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:\(serverPort)"]
+        var arguments = ["proxy", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:\(serverPort)\(upstreamPath)"]
         if record { arguments += ["--record", capturePath] }
         proxy = try ChildProcess.faultline(arguments + proxyArguments)
         let ready = try #require(proxy.waitForLine(timeout: 20) { $0.hasPrefix("listening on ") },

@@ -200,3 +200,41 @@ import WebSocket
         return nil
     }
 }
+
+/// The upstream request and several connections at once.
+@Suite(.serialized) struct ProxyUpstreamTests {
+    @Test func theUpstreamGetsThePathPrefixAndItsOwnHostHeader() throws {
+        let rig = try ProxyRig(server: ["--mode", "bird"], proxy: [], upstreamPath: "/base/")
+        let client = try rig.client(path: "/app/key?protocol=7", ["--mode", "bird", "--wait", "1"])
+        #expect(client.received.count == 1)
+        let connected = try #require(rig.server.output.map(PeerLine.init).of(kind: "connected").first)
+        #expect(connected["path"]?.stringValue == "/base/app/key?protocol=7")
+        #expect(connected["host"]?.stringValue == "127.0.0.1:\(rig.serverPort)")
+        #expect(connected["agent"]?.stringValue?.contains("websockets") == true, "other headers pass as sent")
+        let capture = try rig.stopProxy()
+        let request = try #require(capture.upgrades.first)
+        #expect(request.target == "/app/key?protocol=7")
+        #expect(request.header("Host") == "127.0.0.1:\(rig.proxyPort)", "the capture keeps what the client sent")
+    }
+
+    @Test func concurrentConnectionsAreNumberedAndKeptApart() throws {
+        let rig = try ProxyRig(server: ["--mode", "bird"])
+        let clients = try (1...5).map { index in
+            try ChildProcess.python(ProxyRig.peers, ["client", rig.url + "/client/\(index)", "--mode", "bird",
+                                                     "--send", "message from \(index)", "--wait", "2"])
+        }
+        for (index, client) in clients.enumerated() {
+            #expect(client.waitForExit(timeout: 60) == 0)
+            let echoed = client.output.map(PeerLine.init).received
+            #expect(echoed.contains("message from \(index + 1)") && echoed.count == 2, "client \(index + 1): \(echoed)")
+        }
+        let capture = try rig.stopProxy()
+        #expect(Set(capture.opens.map(\.conn)) == Set(1...5))
+        for open in capture.opens {
+            let target = try #require(capture.upgrades.first { $0.conn == open.conn && $0.from == .client }?.target)
+            let index = try #require(target.split(separator: "/").last.map(String.init))
+            let texts = capture.frames.filter { $0.conn == open.conn && $0.opcode == .text }.compactMap(\.text)
+            #expect(texts.filter { $0.hasPrefix("message from") } == ["message from \(index)", "message from \(index)"])
+        }
+    }
+}

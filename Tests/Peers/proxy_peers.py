@@ -119,6 +119,8 @@ def bird(event, data=None, channel=None):
 
 
 async def bird_server(ws):
+    emit(kind="connected", path=ws.request.path, host=ws.request.headers.get("Host"),
+         agent=ws.request.headers.get("User-Agent"))
     await ws.send(bird("bird:connection_established", {"socket_id": "123.456", "activity_timeout": 120}))
     async for message in ws:
         if isinstance(message, bytes):
