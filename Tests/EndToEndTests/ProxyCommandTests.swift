@@ -116,6 +116,20 @@ import TestSupport
         #expect(quiet.proxy.errorOutput.isEmpty, "\(quiet.proxy.errorOutput)")
     }
 
+    @Test func aFrameOverMaxPayloadEndsTheConnectionWith1009() throws {
+        let rig = try ProxyRig(server: ["--mode", "bird"], proxy: ["--max-payload", "1K"])
+        let big = String(repeating: "x", count: 2000)
+        let client = try rig.client(["--mode", "bird", "--delay", "0.2", "--send", big, "--wait", "10"])
+        let closed = try #require(client.of(kind: "closed").first, "client: \(client)")
+        #expect(closed["code"]?.intValue == 1009)
+        let capture = try rig.stopProxy()
+        #expect(capture.header.settings["max_payload"]?.intValue == 1024)
+        let close = try #require(capture.frames.first { $0.opcode == .close })
+        #expect(close.from == .server && close.action == .injected && close.closeCode == 1009)
+        #expect(!capture.frames.contains { $0.opcode == .text && $0.from == .client }, "the big frame was never relayed")
+        #expect(rig.server.output.map(PeerLine.init).received.isEmpty)
+    }
+
     @Test func connectionsOverTheLimitGet503() throws {
         let rig = try ProxyRig(server: ["--mode", "bird"], proxy: ["--max-connections", "1"])
         let first = try ChildProcess.python(ProxyRig.peers, ["client", rig.url + "/a", "--mode", "bird", "--wait", "60"])
