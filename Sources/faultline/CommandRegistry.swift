@@ -6,6 +6,7 @@ enum CommandRegistry {
         FramesCommand.self,
         AnalyzeCommand.self,
         SynthCommand.self,
+        ProxyCommand.self,
     ]
     static let groups: [CommandGroup] = [
         SimCommands.group,
