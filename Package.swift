@@ -21,6 +21,10 @@ let libraries: [(name: String, dependencies: [Target.Dependency])] = [
     ("CLI", []),
 ]
 
+/// Modules whose tests have not landed yet. Git keeps no empty folders, so a test target
+/// is declared only once its folder holds tests; each landing removes its name here.
+let awaitingTests: Set<String> = ["Realtime", "Lifecycle", "Reports", "Pcap", "Replay", "EndToEnd"]
+
 let systemLibraries: [Target] = [
     .systemLibrary(name: "CPcap", path: "Sources/CPcap", pkgConfig: "libpcap",
                    providers: [.apt(["libpcap-dev"])]),
@@ -37,7 +41,7 @@ let package = Package(
     products: [.executable(name: "faultline", targets: ["faultline"])],
     targets: systemLibraries
         + libraries.map { .target(name: $0.name, dependencies: $0.dependencies) }
-        + libraries.map {
+        + libraries.filter { !awaitingTests.contains($0.name) }.map {
             .testTarget(name: "\($0.name)Tests",
                         dependencies: [.byName(name: $0.name), "TestSupport"] + $0.dependencies)
         }
@@ -49,6 +53,6 @@ let package = Package(
                 dependencies: libraries.map { .byName(name: $0.name) }),
             // Tests that run the built `faultline` binary against real peers.
         ]
-        + [.testTarget(name: "EndToEndTests", dependencies: ["Capture", "JSON", "WebSocket", "Pcap", "TestSupport"])],
+        + (awaitingTests.contains("EndToEnd") ? [] : [.testTarget(name: "EndToEndTests", dependencies: ["Capture", "JSON", "WebSocket", "Pcap", "TestSupport"])]),
     swiftLanguageModes: [.v6]
 )

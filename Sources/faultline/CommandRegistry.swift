@@ -6,5 +6,7 @@ enum CommandRegistry {
         FramesCommand.self,
         SynthCommand.self,
     ]
-    static let groups: [CommandGroup] = []
+    static let groups: [CommandGroup] = [
+        SimCommands.group,
+    ]
 }
