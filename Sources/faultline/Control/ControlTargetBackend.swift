@@ -54,6 +54,26 @@ enum ProxyControl {
         OptionSpec("control-allow-remote", help: "Let the control API listen on a non-loopback address."),
     ]
 
+    /// Checks the flags before anything starts: whether `--control` is given, with a usable
+    /// address (loopback unless `--control-allow-remote`); `--control-token` needs it.
+    static func check(_ arguments: ParsedArguments, command: String = "faultline proxy") throws(UsageError) -> Bool {
+        guard let text = arguments.value("control") else {
+            if arguments.value("control-token") != nil { throw UsageError("\(command): --control-token needs --control") }
+            if arguments.flag("control-allow-remote") { throw UsageError("\(command): --control-allow-remote needs --control") }
+            return false
+        }
+        guard let (host, _) = splitHostPort(text) else {
+            throw UsageError("\(command): --control '\(text)' is not HOST:PORT (for example 127.0.0.1:8474; port 0 picks one)")
+        }
+        if !LoopbackHost.isLoopback(host: host), !arguments.flag("control-allow-remote") {
+            throw UsageError("\(command): --control \(text): not a loopback address; anyone who can reach it can break every proxied connection (allow it with --control-allow-remote, ideally with --control-token)")
+        }
+        if let token = arguments.value("control-token"), token.isEmpty || token.contains(where: { $0 == " " || $0.isNewline }) {
+            throw UsageError("\(command): --control-token must be non-empty, without spaces or line breaks")
+        }
+        return true
+    }
+
     /// The server for the flags, or nil without `--control`. Call on the loop thread.
     static func start(_ arguments: ParsedArguments, loop: EventLoop, target: any ControlTarget,
                       command: String = "faultline proxy") throws(UsageError) -> ControlServer? {
