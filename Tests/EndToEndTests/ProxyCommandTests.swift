@@ -60,7 +60,7 @@ import TestSupport
         _ = try refused(base + ["--max-payload", "lots"], "--max-payload")
         _ = try refused(base + ["--seed", "-1"], "--seed")
         _ = try refused(base + ["--spec", "bird"], "--spec", "not built yet")
-        _ = try refused(base + ["--control", "127.0.0.1:0"], "--control", "not built yet")
+        _ = try refused(base + ["--control", "0.0.0.0:0"], "--control 0.0.0.0:0", "--control-allow-remote")
         _ = try refused(base + ["--control-token", "t"], "--control-token needs --control")
         _ = try refused(base + ["--record", "/nonexistent-dir/capture.jsonl"], "/nonexistent-dir/capture.jsonl")
     }
