@@ -91,6 +91,23 @@ import WebSocket
         #expect(capture.frames.first { $0.opcode == .close }?.from == close.closer)
     }
 
+    /// Transparent by default: a frame breaking RFC 6455 reaches the server (which closes
+    /// with 1007 itself) and is recorded with the error noted; `--strict` stops it at the proxy.
+    @Test(arguments: [false, true])
+    func invalidUTF8IsRelayedUnlessStrict(strict: Bool) throws {
+        let rig = try ProxyRig(server: ["--mode", "bird"], proxy: strict ? ["--strict"] : [])
+        let client = try rig.client(["--mode", "bad-utf8"])
+        let close = try #require(client.of(kind: "close").first, "client: \(client)")
+        #expect(close["code"]?.intValue == 1007)
+        let capture = try rig.stopProxy()
+        let bad = try #require(capture.frames.first { $0.from == .client && $0.opcode == .text })
+        #expect(bad.payload == [0xFF, 0xFE])
+        #expect(bad.protocolError != nil)
+        #expect(bad.action == (strict ? .dropped : .forwarded))
+        let closeFrame = try #require(capture.frames.first { $0.opcode == .close && $0.from == .server })
+        #expect(closeFrame.action == (strict ? .injected : .forwarded))
+    }
+
     @Test func relaysARefusedUpgradeAsIs() throws {
         let rig = try ProxyRig(server: ["--mode", "refuse"])
         let client = try rig.client()

@@ -13,7 +13,7 @@ arrived, fragment by fragment (`recv_streaming` yields one item per WebSocket fr
 Usage:
   proxy_peers.py server [--mode script|refuse|rst|flood|hold|bird] [--closer client|server]
                         [--code N] [--reason TEXT]
-  proxy_peers.py client URL [--mode script|bird|get|hold|flood] [--closer ...] [--code N] [--reason TEXT]
+  proxy_peers.py client URL [--mode script|bird|get|hold|flood|bad-utf8] [--closer ...] [--code N] [--reason TEXT]
                         [--delay SECONDS] [--send TEXT]... [--ping] [--wait SECONDS]
 
 The `script` exchange: the client pings, then sends MESSAGES (text, binary, fragmented text,
@@ -258,6 +258,8 @@ async def client_main(args):
         return plain_get(args.url)
     if args.mode == "hold":
         return hold(args.url)
+    if args.mode == "bad-utf8":
+        return bad_utf8(args.url)
     try:
         async with connect(args.url, max_size=None, compression=None, ping_interval=None,
                            open_timeout=10, close_timeout=5) as ws:
@@ -315,6 +317,39 @@ def hold(url):
         head += sock.recv(1)
     emit(kind="upgraded", status=int(head.split(b" ")[1]))
     time.sleep(3600)
+
+
+def bad_utf8(url):
+    """Upgrades by hand, sends one masked text frame holding invalid UTF-8 (ff fe), prints
+    the first frame that comes back (a close with its code, normally)."""
+    host, port = host_port(url)
+    sock = socket.create_connection((host, port), timeout=10)
+    sock.sendall(b"GET /raw HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                 b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(4096)
+    head, _, data = data.partition(b"\r\n\r\n")
+    emit(kind="upgraded", status=int(head.split(b" ")[1]))
+    mask = b"\x11\x22\x33\x44"
+    payload = bytes(b ^ mask[i % 4] for i, b in enumerate(b"\xff\xfe"))
+    sock.sendall(b"\x81\x82" + mask + payload)
+    while True:
+        while len(data) < 2:
+            part = sock.recv(4096)
+            if not part:
+                emit(kind="eof")
+                return
+            data += part
+        length = data[1] & 0x7F
+        while len(data) < 2 + length:
+            data += sock.recv(4096)
+        opcode, body, data = data[0] & 0x0F, data[2:2 + length], data[2 + length:]
+        if opcode == 8:
+            code = int.from_bytes(body[:2], "big") if len(body) >= 2 else None
+            emit(kind="close", code=code, reason=body[2:].decode(errors="replace"))
+            return
+        emit(kind="frame", opcode=opcode)
 
 
 def main():
