@@ -85,6 +85,18 @@ import TestSupport
         #expect(capture.faults.count == 1, "the capture records the applied fault")
     }
 
+    @Test func aRuleAddedLaterActsOnAnOpenConnection() throws {
+        let (rig, address) = try rig()
+        defer { withExtendedLifetime(rig) {} }
+        let client = try ChildProcess.python(ProxyRig.peers, ["client", rig.url + "/app/key", "--mode", "bird", "--wait", "20"])
+        defer { client.stop() }
+        try #require(client.waitForLine(timeout: 20) { $0.contains("\"received\"") } != nil, "the client got no handshake")
+        #expect(try ctl(address, ["add", "close:4200,reason=added-live"]).status == 0)
+        let closed = try #require(client.waitForLine(timeout: 20) { $0.contains("\"closed\"") }, "the rule did not act")
+        #expect(PeerLine(closed)["code"]?.intValue == 4200)
+        #expect(PeerLine(closed)["reason"]?.stringValue == "added-live")
+    }
+
     @Test func wrongTokenAndBadRulesAreRefused() throws {
         let (rig, address) = try rig()
         defer { withExtendedLifetime(rig) {} }
