@@ -28,6 +28,8 @@ public final class ControlServer {
     private struct Client {
         var reader: ControlRequestReader
         var timer: TimerHandle?
+        /// A response is on its way (closed once flushed).
+        var answered = false
     }
 
     /// Listens on `host:port` (port 0 picks a free one). A `host` that is not loopback is
@@ -84,10 +86,10 @@ public final class ControlServer {
         connection.onRead = { [weak self, unowned connection] bytes in
             self?.read(bytes, on: connection)
         }
-        connection.onEnd = { [unowned connection] end in
+        connection.onEnd = { [weak self, unowned connection] end in
             // A client that half-closes after its request still gets the response; one that
-            // ends before the request is complete gets nothing.
-            if end != .fin { connection.close() }
+            // ends before its request is complete gets nothing, at once.
+            if end == .fin, self?.clients[key]?.answered == false { connection.close() }
         }
         connection.onClose = { [weak self] in
             self?.clients.removeValue(forKey: key)?.timer?.cancel()
@@ -98,6 +100,7 @@ public final class ControlServer {
         let key = ObjectIdentifier(connection)
         guard var client = clients[key] else { return }
         let step = client.reader.feed(bytes)
+        if case .needMore = step {} else { client.answered = true }
         clients[key] = client
         switch step {
         case .needMore(let sendContinue):

@@ -76,6 +76,22 @@ import Transport
         #expect(outcome.current.idleEOF)
     }
 
+    @Test func clientEndingBeforeItsRequestIsClosedAtOnce() throws {
+        let backend = FakeBackend()
+        let sawEOF = Shared<Bool?>(nil)
+        try withServer(backend: backend) { port in   // default 10 s request timeout
+            let fd = PosixClient.connect(port: port)
+            defer { close(fd) }
+            PosixClient.send(fd, "POST /reset HTTP/1.1\r\nContent-Length: 4\r\n\r\nab")
+            shutdown(fd, Int32(SHUT_WR))
+            var byte: UInt8 = 0
+            let n = recv(fd, &byte, 1, 0)   // 0: EOF; -1: the 5 s receive timeout
+            sawEOF.update { $0 = n == 0 }
+        }
+        #expect(sawEOF.current == true, "the server did not close a connection whose client ended mid-request")
+        #expect(backend.changed.isEmpty, "an incomplete request does nothing")
+    }
+
     @Test func nonLoopbackRefusedUnlessAllowed() throws {
         let loop = try EventLoop()
         defer { loop.close() }
