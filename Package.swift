@@ -17,6 +17,7 @@ let libraries: [(name: String, dependencies: [Target.Dependency])] = [
     ("Transport", ["CUV", "COpenSSL"]),
     ("Replay", ["Transport", "Capture", "WebSocket", "JSON", "Realtime"]),
     ("Sim", ["Transport", "WebSocket", "Realtime", "JSON"]),
+    ("ControlAPI", ["Transport", "WebSocket", "Faults", "Capture", "JSON"]),
     ("CLI", []),
 ]
 

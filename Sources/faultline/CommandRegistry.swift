@@ -7,6 +7,7 @@ enum CommandRegistry {
         AnalyzeCommand.self,
         SynthCommand.self,
         ProxyCommand.self,
+        CtlCommand.self,
     ]
     static let groups: [CommandGroup] = [
         SimCommands.group,
