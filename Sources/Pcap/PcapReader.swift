@@ -34,17 +34,16 @@ public final class PcapReader {
         dlt = pcap_datalink(handle)
         linkType = LinkType(dlt: dlt)
         snapshotLength = Int(pcap_snapshot(handle))
+        // From here on `deinit` closes the handle, also when a filter is refused.
         if let filter {
             var program = bpf_program()
             guard pcap_compile(handle, &program, filter, 1, PCAP_NETMASK_UNKNOWN) == 0 else {
                 let reason = String(cString: pcap_geterr(handle))
-                pcap_close(handle)
                 throw PcapError("--filter '\(filter)': \(reason)")
             }
             defer { pcap_freecode(&program) }
             guard pcap_setfilter(handle, &program) == 0 else {
                 let reason = String(cString: pcap_geterr(handle))
-                pcap_close(handle)
                 throw PcapError("--filter '\(filter)': \(reason)")
             }
         }
