@@ -1,0 +1,74 @@
+import CUV
+
+/// A scheduled callback on an `EventLoop` (a `uv_timer_t`). Keep it to `cancel()`; dropping
+/// it does not cancel. A one-shot timer frees itself after firing; a repeating timer lives
+/// until `cancel()` or `EventLoop.close()`.
+///
+/// libuv timers have millisecond resolution: delays are rounded up to whole milliseconds.
+/// Timers due at the same time fire in the order they were scheduled.
+public final class TimerHandle: HandleOwner {
+    private var timer: UnsafeMutablePointer<uv_timer_t>?
+    private var body: (() -> Void)?
+    private let repeats: Bool
+
+    /// Whether the timer will still fire.
+    public var isActive: Bool { timer != nil }
+
+    init(loop: EventLoop, delay: Int64, repeatEvery: Int64?, body: @escaping () -> Void) {
+        self.body = body
+        self.repeats = repeatEvery != nil
+        let handle = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
+        uv_timer_init(loop.uvLoop, handle)  // cannot fail on an open loop
+        handle.pointee.data = Unmanaged.passRetained(self).toOpaque()
+        timer = handle
+        uv_timer_start(handle, { handle in
+            guard let me = TimerHandle.owner(of: CUV_handle(handle)) else { return }
+            me.fire()
+        }, TimerHandle.milliseconds(delay), repeatEvery.map(TimerHandle.milliseconds) ?? 0)
+    }
+
+    /// Microseconds to libuv's milliseconds, rounded up so a timer never fires early.
+    /// A zero repeat would mean "no repeat" to libuv, so a repeating period is at least 1 ms.
+    static func milliseconds(_ micros: Int64) -> UInt64 {
+        micros <= 0 ? 0 : UInt64((micros + 999) / 1000)
+    }
+
+    private func fire() {
+        guard let body else { return }
+        if repeats {
+            body()
+        } else {
+            cancel()
+            body()
+        }
+    }
+
+    /// Stops the timer; its callback will not run again. Idempotent.
+    public func cancel() {
+        guard let handle = timer else { return }
+        timer = nil
+        body = nil
+        uv_close(CUV_handle(handle)) { handle in
+            _ = TimerHandle.release(from: handle)
+            UV.freeOnClose(handle)
+        }
+    }
+
+    func closeForLoopShutdown() { cancel() }
+}
+
+extension EventLoop {
+    /// Runs `body` once on the loop thread after `delay` microseconds.
+    @discardableResult
+    public func schedule(after delay: Int64, _ body: @escaping () -> Void) -> TimerHandle {
+        TimerHandle(loop: self, delay: delay, repeatEvery: nil, body: body)
+    }
+
+    /// Runs `body` every `interval` microseconds (first after `initialDelay`, default one
+    /// interval) until the returned handle is cancelled.
+    @discardableResult
+    public func scheduleRepeating(every interval: Int64, initialDelay: Int64? = nil,
+                                  _ body: @escaping () -> Void) -> TimerHandle {
+        TimerHandle(loop: self, delay: initialDelay ?? interval, repeatEvery: max(interval, 1000), body: body)
+    }
+}

@@ -1,0 +1,194 @@
+/// Incremental frame parser: bytes in any split, frames out. Structural only (a frame it
+/// returns may still break message rules; `MessageValidator` judges that), so a transparent
+/// relay can carry what a strict peer would reject. Throws only for what cannot be parsed
+/// or buffered at all (payload over `maxPayload`, 64-bit length with the top bit set).
+///
+/// Bytes go into one buffer with a read index; each state consumes exactly the bytes it
+/// needs and moves on, so no byte is looked at twice. Payload bytes are copied in bulk into
+/// the frame being built and unmasked as they arrive; the buffer is compacted only when
+/// the consumed prefix is large, not on every frame.
+public struct FrameDecoder: Sendable {
+    public static let defaultMaxPayload = 64 << 20
+
+    /// The first two header bytes, decoded.
+    struct Header: Sendable {
+        var fin: Bool
+        var rsv1: Bool
+        var rsv2: Bool
+        var rsv3: Bool
+        var opcode: Opcode
+        var masked: Bool
+        /// The 7-bit length field: the length itself, or 126/127 for an extended length.
+        var shortLength: UInt8
+    }
+
+    /// Where the parser is in the current frame.
+    enum State: Sendable {
+        case awaitingHeader
+        /// Waiting for the 2 (`shortLength` 126) or 8 (127) extended length bytes.
+        case awaitingExtendedLength(Header, byteCount: Int)
+        case awaitingMask(Header, length: Int)
+        /// Copying payload; `frame.payload` holds what arrived so far, already unmasked.
+        case awaitingPayload(Frame, remaining: Int)
+        /// A fatal error was thrown; every later call throws it again.
+        case failed(WebSocketError)
+    }
+
+    public let maxPayload: Int
+    /// RFC 6455 5.2 requires the minimal length encoding. Off by default so a transparent
+    /// relay can carry (and record) a frame that breaks it; on, such a frame throws
+    /// `nonMinimalLength`.
+    public var rejectsNonMinimalLength = false
+    /// Whether the last frame `next()` returned used a longer length encoding than needed.
+    public private(set) var lastFrameHadNonMinimalLength = false
+
+    private var state: State = .awaitingHeader
+    private var buffer: [UInt8] = []
+    private var readIndex = 0
+    private var nonMinimal = false
+    /// Header bytes of the frame in progress already consumed, for `bufferedByteCount`.
+    private var headerBytesConsumed = 0
+
+    public init(maxPayload: Int = FrameDecoder.defaultMaxPayload) {
+        self.maxPayload = maxPayload
+    }
+
+    /// Hands the decoder more bytes; they are consumed by `next()`.
+    public mutating func append<C: Collection>(_ bytes: C) where C.Element == UInt8 {
+        if readIndex == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            readIndex = 0
+        } else if readIndex >= 64 * 1024 && readIndex * 2 >= buffer.count {
+            // Compact: drop the consumed prefix once it outweighs what is left.
+            buffer.removeSubrange(0..<readIndex)
+            readIndex = 0
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Bytes received but not yet part of a returned frame.
+    public var bufferedByteCount: Int {
+        let unread = buffer.count - readIndex
+        switch state {
+        case .awaitingHeader, .failed:
+            return unread
+        case .awaitingExtendedLength, .awaitingMask:
+            return unread + headerBytesConsumed
+        case .awaitingPayload(let frame, _):
+            return unread + headerBytesConsumed + frame.payload.count
+        }
+    }
+
+    /// The next complete frame, or nil when more bytes are needed.
+    public mutating func next() throws(WebSocketError) -> Frame? {
+        while true {
+            switch state {
+            case .failed(let error):
+                throw error
+
+            case .awaitingHeader:
+                guard buffer.count - readIndex >= 2 else { return nil }
+                let first = buffer[readIndex]
+                let second = buffer[readIndex + 1]
+                readIndex += 2
+                headerBytesConsumed = 2
+                let header = Header(fin: first & 0x80 != 0, rsv1: first & 0x40 != 0,
+                                    rsv2: first & 0x20 != 0, rsv3: first & 0x10 != 0,
+                                    opcode: Opcode(rawValue: first & 0x0F),
+                                    masked: second & 0x80 != 0, shortLength: second & 0x7F)
+                nonMinimal = false
+                switch header.shortLength {
+                case 126: state = .awaitingExtendedLength(header, byteCount: 2)
+                case 127: state = .awaitingExtendedLength(header, byteCount: 8)
+                default: try lengthKnown(header, length: Int(header.shortLength))
+                }
+
+            case .awaitingExtendedLength(let header, let byteCount):
+                guard buffer.count - readIndex >= byteCount else { return nil }
+                var value: UInt64 = 0
+                for i in 0..<byteCount { value = value << 8 | UInt64(buffer[readIndex + i]) }
+                readIndex += byteCount
+                headerBytesConsumed += byteCount
+                if value & (1 << 63) != 0 {
+                    try fail(WebSocketError(.lengthOverflow,
+                                            "64-bit payload length has its most significant bit set",
+                                            closeCode: .protocolError))
+                }
+                let minimal = byteCount == 2 ? value > 125 : value > 0xFFFF
+                if !minimal {
+                    nonMinimal = true
+                    if rejectsNonMinimalLength {
+                        try fail(WebSocketError(.nonMinimalLength,
+                                                "payload length \(value) sent in \(byteCount) extended bytes (not minimal)",
+                                                closeCode: .protocolError))
+                    }
+                }
+                guard value <= UInt64(maxPayload) else {
+                    try fail(tooLarge(value))
+                }
+                try lengthKnown(header, length: Int(value))
+
+            case .awaitingMask(let header, let length):
+                guard buffer.count - readIndex >= 4 else { return nil }
+                let key = MaskingKey(buffer[readIndex], buffer[readIndex + 1],
+                                     buffer[readIndex + 2], buffer[readIndex + 3])
+                readIndex += 4
+                headerBytesConsumed += 4
+                startPayload(header, key: key, length: length)
+
+            case .awaitingPayload(var frame, let remaining):
+                let available = buffer.count - readIndex
+                if remaining > 0 {
+                    guard available > 0 else { return nil }
+                    let take = min(available, remaining)
+                    // Release the state's copy so the append below does not copy the payload.
+                    state = .awaitingHeader
+                    let offset = frame.payload.count
+                    frame.payload.append(contentsOf: buffer[readIndex ..< readIndex + take])
+                    readIndex += take
+                    if let key = frame.maskingKey {
+                        frame.payload.withUnsafeMutableBytes { raw in
+                            applyMask(key, to: UnsafeMutableRawBufferPointer(rebasing: raw[offset...]), offset: offset)
+                        }
+                    }
+                    if take < remaining {
+                        state = .awaitingPayload(frame, remaining: remaining - take)
+                        return nil
+                    }
+                }
+                state = .awaitingHeader
+                headerBytesConsumed = 0
+                lastFrameHadNonMinimalLength = nonMinimal
+                return frame
+            }
+        }
+    }
+
+    private mutating func lengthKnown(_ header: Header, length: Int) throws(WebSocketError) {
+        guard length <= maxPayload else { try fail(tooLarge(UInt64(length))) }
+        if header.masked {
+            state = .awaitingMask(header, length: length)
+        } else {
+            startPayload(header, key: nil, length: length)
+        }
+    }
+
+    private mutating func startPayload(_ header: Header, key: MaskingKey?, length: Int) {
+        var payload: [UInt8] = []
+        // Capacity is reserved only after the length passed the maxPayload check.
+        payload.reserveCapacity(length)
+        let frame = Frame(fin: header.fin, rsv1: header.rsv1, rsv2: header.rsv2, rsv3: header.rsv3,
+                          opcode: header.opcode, maskingKey: key, payload: payload)
+        state = .awaitingPayload(frame, remaining: length)
+    }
+
+    private mutating func fail(_ error: WebSocketError) throws(WebSocketError) -> Never {
+        state = .failed(error)
+        throw error
+    }
+
+    private func tooLarge(_ length: UInt64) -> WebSocketError {
+        WebSocketError(.payloadTooLarge, "frame payload of \(length) bytes exceeds the limit of \(maxPayload)",
+                       closeCode: .messageTooBig)
+    }
+}

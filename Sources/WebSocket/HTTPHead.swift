@@ -1,0 +1,89 @@
+// HTTP/1.1 heads as values: what the parser produces and what a client or server sends.
+// Header order, name case and values stay exactly as given, so a relay reproduces them.
+
+public struct HTTPRequestHead: Sendable, Hashable {
+    public var method: String
+    public var target: String
+    public var version: String
+    public var headers: [HeaderField]
+    public init(method: String, target: String, version: String = "HTTP/1.1", headers: [HeaderField]) {
+        self.method = method; self.target = target; self.version = version; self.headers = headers
+    }
+
+    /// GET with `Upgrade: websocket`, `Connection: upgrade`, a key and version 13.
+    public var isWebSocketUpgrade: Bool {
+        method == "GET"
+            && headers.containsToken("websocket", inHeadersNamed: "Upgrade")
+            && headers.containsToken("upgrade", inHeadersNamed: "Connection")
+            && headers.first(named: "Sec-WebSocket-Key").map { !$0.isEmpty } == true
+            && headers.first(named: "Sec-WebSocket-Version")?.trimmingHTTPWhitespace() == "13"
+    }
+
+    public var serialized: [UInt8] {
+        serializeHead(startLine: "\(method) \(target) \(version)", headers: headers)
+    }
+}
+
+public struct HTTPResponseHead: Sendable, Hashable {
+    public var version: String
+    public var status: Int
+    public var reason: String
+    public var headers: [HeaderField]
+    public init(version: String = "HTTP/1.1", status: Int, reason: String, headers: [HeaderField]) {
+        self.version = version; self.status = status; self.reason = reason; self.headers = headers
+    }
+
+    public var serialized: [UInt8] {
+        serializeHead(startLine: "\(version) \(status) \(reason)", headers: headers)
+    }
+}
+
+public struct HTTPParseError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var message: String
+    /// The HTTP status a server should answer with (400, 431).
+    public var status: Int
+    public init(_ message: String, status: Int = 400) { self.message = message; self.status = status }
+    public var description: String { message }
+}
+
+extension Array where Element == HeaderField {
+    /// Every value of a header, names matched case-insensitively, in order.
+    public func values(named name: String) -> [String] {
+        let wanted = name.lowercased()
+        return filter { $0.name.lowercased() == wanted }.map(\.value)
+    }
+
+    /// Whether any comma-separated element of the named headers equals `token`, ignoring
+    /// case (`Connection: keep-alive, Upgrade`).
+    public func containsToken(_ token: String, inHeadersNamed name: String) -> Bool {
+        let wanted = token.lowercased()
+        return values(named: name).contains { value in
+            value.split(separator: ",").contains { $0.trimmingHTTPWhitespace().lowercased() == wanted }
+        }
+    }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
+    func trimmingHTTPWhitespace() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let start = firstIndex(where: { !isSpace($0) }) else { return "" }
+        let end = lastIndex(where: { !isSpace($0) })!
+        return String(self[start...end])
+    }
+}
+
+private func serializeHead(startLine: String, headers: [HeaderField]) -> [UInt8] {
+    var out: [UInt8] = []
+    out.reserveCapacity(64 + headers.count * 32)
+    out.append(contentsOf: startLine.utf8)
+    out.append(contentsOf: [13, 10])
+    for field in headers {
+        out.append(contentsOf: field.name.utf8)
+        out.append(contentsOf: [58, 32])
+        out.append(contentsOf: field.value.utf8)
+        out.append(contentsOf: [13, 10])
+    }
+    out.append(contentsOf: [13, 10])
+    return out
+}

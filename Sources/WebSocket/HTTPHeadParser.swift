@@ -1,0 +1,129 @@
+/// Parses one HTTP/1.1 head (request or response) incrementally, on bytes; bytes after the
+/// blank line stay in `remainder` (the first WebSocket frames may arrive in the same read).
+///
+/// Lines end in CRLF; a bare LF is tolerated (RFC 9112 2.2). Each appended byte is scanned
+/// once for the line end; complete lines are kept as byte ranges and parsed only when the
+/// blank line arrives. A head longer than `maxHeadBytes` fails with status 431.
+public struct HTTPHeadParser: Sendable {
+    public static let defaultMaxHeadBytes = 16 * 1024
+
+    enum State: Sendable {
+        /// Collecting lines; `scanIndex` is the first byte not yet looked at.
+        case readingLines(lineStart: Int, scanIndex: Int)
+        /// The blank line was seen; the head ends just before `bodyStart`.
+        case complete(bodyStart: Int)
+        case failed(HTTPParseError)
+    }
+
+    public let maxHeadBytes: Int
+    private var buffer: [UInt8] = []
+    private var state: State = .readingLines(lineStart: 0, scanIndex: 0)
+    /// The head's lines without their line ends, empty lines before the start line dropped.
+    private var lines: [Range<Int>] = []
+
+    public init(maxHeadBytes: Int = HTTPHeadParser.defaultMaxHeadBytes) {
+        self.maxHeadBytes = maxHeadBytes
+    }
+
+    public mutating func append<C: Collection>(_ bytes: C) where C.Element == UInt8 {
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Whether the blank line ending the head has arrived.
+    public var isComplete: Bool {
+        if case .complete = state { return true }
+        return false
+    }
+
+    /// The request once its head is complete, nil while more bytes are needed.
+    public mutating func parseRequest() throws(HTTPParseError) -> HTTPRequestHead? {
+        guard try scan() else { return nil }
+        let start = string(lines[0])
+        let parts = start.split(separator: " ", omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty, parts[2].hasPrefix("HTTP/") else {
+            throw HTTPParseError("malformed request line \"\(start)\" (expected METHOD TARGET HTTP/1.1)")
+        }
+        return HTTPRequestHead(method: String(parts[0]), target: String(parts[1]), version: String(parts[2]),
+                               headers: try headerFields())
+    }
+
+    public mutating func parseResponse() throws(HTTPParseError) -> HTTPResponseHead? {
+        guard try scan() else { return nil }
+        let start = string(lines[0])
+        let parts = start.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), parts[1].count == 3,
+              let status = Int(parts[1]) else {
+            throw HTTPParseError("malformed status line \"\(start)\" (expected HTTP/1.1 STATUS REASON)")
+        }
+        return HTTPResponseHead(version: String(parts[0]), status: status,
+                                reason: parts.count == 3 ? String(parts[2]) : "", headers: try headerFields())
+    }
+
+    /// Bytes after the head, once parsed (empty before).
+    public var remainder: [UInt8] {
+        guard case .complete(let bodyStart) = state else { return [] }
+        return Array(buffer[bodyStart...])
+    }
+
+    /// Scans new bytes for line ends; true once the head is complete.
+    private mutating func scan() throws(HTTPParseError) -> Bool {
+        switch state {
+        case .complete: return true
+        case .failed(let error): throw error
+        case .readingLines(var lineStart, var index):
+            // Never scan past the limit: a peer streaming an endless head costs O(limit).
+            let end = min(buffer.count, maxHeadBytes)
+            while index < end {
+                if buffer[index] != 10 {
+                    index += 1
+                    continue
+                }
+                var lineEnd = index
+                if lineEnd > lineStart, buffer[lineEnd - 1] == 13 { lineEnd -= 1 }
+                index += 1
+                if lineEnd == lineStart {
+                    if !lines.isEmpty {
+                        state = .complete(bodyStart: index)
+                        return true
+                    }
+                    // Empty lines before the start line are ignored (RFC 9112 2.2).
+                } else {
+                    lines.append(lineStart..<lineEnd)
+                }
+                lineStart = index
+            }
+            if index >= maxHeadBytes {
+                let error = HTTPParseError("HTTP head exceeds \(maxHeadBytes) bytes without ending", status: 431)
+                state = .failed(error)
+                throw error
+            }
+            state = .readingLines(lineStart: lineStart, scanIndex: index)
+            return false
+        }
+    }
+
+    private func headerFields() throws(HTTPParseError) -> [HeaderField] {
+        var fields: [HeaderField] = []
+        fields.reserveCapacity(lines.count - 1)
+        for range in lines.dropFirst() {
+            let line = buffer[range]
+            guard let first = line.first, first != 32, first != 9 else {
+                throw HTTPParseError("folded header line \"\(string(range))\" (obsolete line folding is not accepted)")
+            }
+            guard let colon = line.firstIndex(of: 58) else {
+                throw HTTPParseError("header line without a colon: \"\(string(range))\"")
+            }
+            let name = buffer[range.lowerBound..<colon]
+            guard !name.isEmpty, !name.contains(where: { $0 <= 32 || $0 == 127 }) else {
+                throw HTTPParseError("invalid header name in \"\(string(range))\"")
+            }
+            let value = string((colon + 1)..<range.upperBound).trimmingHTTPWhitespace()
+            fields.append(HeaderField(String(decoding: name, as: UTF8.self), value))
+        }
+        return fields
+    }
+
+    private func string(_ range: Range<Int>) -> String {
+        String(decoding: buffer[range], as: UTF8.self)
+    }
+}
