@@ -17,6 +17,9 @@ public enum RelayEvent: Sendable, Hashable {
     case ended(side: Side, kind: EndKind, detail: String?)
     /// A wake-up the session asked for with `.schedule` fired.
     case timer(id: Int)
+    /// The fault engine's rules changed, or a rule was applied to this connection
+    /// (`FaultEngine.applyNow`): the session picks the change up at once.
+    case faultsChanged
 }
 
 /// What the shell must do next, in order.

@@ -2,6 +2,9 @@ import CLI
 
 /// Every subcommand, in the order `--help` lists them. Adding a command is one line here.
 enum CommandRegistry {
-    static let commands: [any Command.Type] = []
+    static let commands: [any Command.Type] = [
+        FramesCommand.self,
+        SynthCommand.self,
+    ]
     static let groups: [CommandGroup] = []
 }

@@ -1,0 +1,119 @@
+import Glibc
+
+/// Reads a capture file (or standard input, "-") as a `RecordSource`, streaming in
+/// constant memory. The header is read and checked when the reader is made, so a wrong
+/// file fails at once with a message saying what was expected.
+///
+/// A last line without a newline that does not parse is what a writer killed mid-write
+/// leaves behind: it becomes a warning, not an error. Any other bad line is an error
+/// naming the file and line.
+public struct CaptureReader: RecordSource {
+    public let file: String
+    public private(set) var header: CaptureHeader
+    public private(set) var warnings: [String] = []
+    /// 1-based number of the last line read.
+    public private(set) var lineNumber = 0
+
+    private var lines: LineReader
+
+    /// Opens `path` ("-" for standard input).
+    public init(path: String, chunkSize: Int = 64 * 1024, maxLineLength: Int = 100 * 1024 * 1024) throws(CaptureError) {
+        if path == "-" {
+            self = try CaptureReader(file: path, lines: LineReader(fd: STDIN_FILENO, ownsDescriptor: false,
+                                                                    chunkSize: chunkSize, maxLineLength: maxLineLength))
+            return
+        }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw CaptureError(file: path, line: 0, offset: 0, message: "cannot open: \(String(cString: strerror(errno)))")
+        }
+        self = try CaptureReader(file: path, lines: LineReader(fd: fd, ownsDescriptor: true,
+                                                                chunkSize: chunkSize, maxLineLength: maxLineLength))
+    }
+
+    /// Reads from lines already set up (standard input after a peek, a test's pipe).
+    /// `file` is the name used in messages.
+    public init(file: String, lines: LineReader) throws(CaptureError) {
+        self.file = file
+        self.lines = lines
+        self.header = CaptureHeader(tool: "", startedAt: 0, source: "")
+        self.header = try readHeader()
+    }
+
+    private mutating func readHeader() throws(CaptureError) -> CaptureHeader {
+        let expected = "expected a first line {\"type\":\"header\",\"format\":\"faultline-capture\",\"version\":1,...}"
+        guard let line = try nextLine() else {
+            throw CaptureError(file: file, line: 1, offset: 0, message: "empty file, \(expected)")
+        }
+        let bytes: [UInt8]
+        switch line {
+        case .complete(let b), .unterminated(let b): bytes = b
+        }
+        let record: CaptureRecord
+        do {
+            record = try RecordCoding.decode(bytes)
+        } catch {
+            throw CaptureError(file: file, line: 1, offset: 0, message: "not a faultline capture: \(error.message); \(expected)")
+        }
+        guard case .header(let header) = record else {
+            throw CaptureError(file: file, line: 1, offset: 0, message: "not a faultline capture: the first line is not a header; \(expected)")
+        }
+        guard header.version == CaptureHeader.currentVersion else {
+            throw CaptureError(file: file, line: 1, offset: 0,
+                               message: "unsupported capture version \(header.version) (expected \(CaptureHeader.currentVersion); this file was written by \(header.tool))")
+        }
+        return header
+    }
+
+    public mutating func next() throws -> CaptureRecord? { try nextRecord() }
+
+    /// `next()` with the error type spelled out.
+    public mutating func nextRecord() throws(CaptureError) -> CaptureRecord? {
+        while true {
+            let offset = lines.consumed
+            guard let line = try nextLine() else { return nil }
+            switch line {
+            case .complete(let bytes):
+                if bytes.isEmpty || bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
+                return try decode(bytes, offset: offset)
+            case .unterminated(let bytes):
+                do {
+                    return try decodeRecord(bytes)
+                } catch {
+                    warnings.append("\(file):\(lineNumber): torn last line (\(bytes.count) bytes without a newline, not a complete record): ignored; the writer probably stopped mid-write")
+                    return nil
+                }
+            }
+        }
+    }
+
+    private func decode(_ bytes: [UInt8], offset: Int64) throws(CaptureError) -> CaptureRecord {
+        do {
+            return try decodeRecord(bytes)
+        } catch {
+            throw CaptureError(file: file, line: lineNumber, offset: offset, message: error.message)
+        }
+    }
+
+    private func decodeRecord(_ bytes: [UInt8]) throws(RecordDecodingError) -> CaptureRecord {
+        let record = try RecordCoding.decode(bytes)
+        if case .header = record { throw RecordDecodingError("a second header record (a header belongs on line 1 only)") }
+        return record
+    }
+
+    private mutating func nextLine() throws(CaptureError) -> LineReader.Line? {
+        let offset = lines.consumed
+        do {
+            let line = try lines.next()
+            if line != nil { lineNumber += 1 }
+            return line
+        } catch let error as LineReader.TooLong {
+            throw CaptureError(file: file, line: lineNumber + 1, offset: offset,
+                               message: "line longer than \(error.limit) bytes (no newline found); not a capture line")
+        } catch let error as LineReader.ReadFailure {
+            throw CaptureError(file: file, line: lineNumber + 1, offset: offset, message: "read failed: \(error.message)")
+        } catch {
+            throw CaptureError(file: file, line: lineNumber + 1, offset: offset, message: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,199 @@
+import JSON
+import WebSocket
+
+/// Why one line is not a record. The reader adds the file, line and offset.
+public struct RecordDecodingError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+extension RecordCoding {
+    /// Decodes one line (with or without its newline).
+    public static func decode<Bytes: Collection>(_ line: Bytes) throws(RecordDecodingError) -> CaptureRecord
+    where Bytes.Element == UInt8 {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(line)
+        } catch {
+            throw RecordDecodingError("not valid JSON (at byte \(error.offset) of the line: \(error.reason))")
+        }
+        guard let object = value.objectValue else {
+            throw RecordDecodingError("expected a JSON object, found \(value.typeName)")
+        }
+        return try decode(object)
+    }
+
+    public static func decode(_ object: JSONObject) throws(RecordDecodingError) -> CaptureRecord {
+        let f = Fields(object: object)
+        let type = try f.string("type")
+        switch type {
+        case "header":
+            let format = try f.string("format")
+            guard format == CaptureHeader.formatName else {
+                throw RecordDecodingError("header format is \"\(format)\" (expected \"\(CaptureHeader.formatName)\")")
+            }
+            return .header(CaptureHeader(
+                version: try f.int("version"), tool: try f.string("tool"),
+                startedAt: try f.int64("started_at_us"), source: try f.string("source"),
+                settings: try f.optionalObject("settings") ?? JSONObject()))
+        case "open":
+            return .open(OpenRecord(
+                conn: try f.int("conn"), t: try f.int64("t"), client: try f.string("client"),
+                server: try f.string("server"), upstream: try f.optionalString("upstream")))
+        case "upgrade":
+            return .upgrade(UpgradeRecord(
+                conn: try f.int("conn"), t: try f.int64("t"), from: try f.side("from"),
+                method: try f.optionalString("method"), target: try f.optionalString("target"),
+                status: try f.optionalInt("status"), reason: try f.optionalString("reason"),
+                headers: try f.headers("headers")))
+        case "frame", "close":
+            return .frame(try decodeFrame(f, isClose: type == "close"))
+        case "end":
+            let kindName = try f.string("kind")
+            guard let kind = EndKind(rawValue: kindName) else {
+                throw RecordDecodingError("key \"kind\": unknown end kind \"\(kindName)\" (expected one of: fin, rst, error, capture-end)")
+            }
+            return .end(EndRecord(
+                conn: try f.int("conn"), t: try f.int64("t"), side: try f.side("side"), kind: kind,
+                detail: try f.optionalString("detail")))
+        case "fault":
+            return .fault(FaultRecord(
+                conn: try f.optionalInt("conn"), t: try f.int64("t"), rule: try f.string("rule"),
+                kind: try f.string("kind"), target: try f.optionalSide("target"), detail: try f.string("detail")))
+        case "note":
+            let levelName = try f.string("level")
+            guard let level = NoteRecord.Level(rawValue: levelName) else {
+                throw RecordDecodingError("key \"level\": unknown level \"\(levelName)\" (expected one of: info, warning, error)")
+            }
+            return .note(NoteRecord(conn: try f.optionalInt("conn"), t: try f.int64("t"), level: level,
+                                    message: try f.string("message")))
+        default:
+            throw RecordDecodingError(
+                "unknown record type \"\(type)\" (expected one of: \(recordTypes.joined(separator: ", ")))")
+        }
+    }
+
+    private static func decodeFrame(_ f: Fields, isClose: Bool) throws(RecordDecodingError) -> FrameRecord {
+        let opcode: Opcode
+        if isClose {
+            opcode = .close
+        } else {
+            let op = try f.int("op")
+            guard (0...15).contains(op) else { throw RecordDecodingError("key \"op\": \(op) is not an opcode (expected 0...15)") }
+            opcode = Opcode(rawValue: UInt8(op))
+        }
+        let payload: [UInt8]
+        if let b64 = try f.optionalString("b64") {
+            guard let bytes = Base64.decode(b64) else { throw RecordDecodingError("key \"b64\": not valid base64") }
+            payload = bytes
+        } else if isClose {
+            if let code = try f.optionalInt("code") {
+                guard (0...0xFFFF).contains(code) else { throw RecordDecodingError("key \"code\": \(code) does not fit 16 bits") }
+                payload = [UInt8(code >> 8), UInt8(code & 0xFF)] + Array((try f.optionalString("reason") ?? "").utf8)
+            } else {
+                payload = []
+            }
+        } else {
+            payload = Array((try f.optionalString("text") ?? "").utf8)
+        }
+        let actionName = try f.optionalString("action") ?? "forwarded"
+        let action: FrameAction
+        switch actionName {
+        case "forwarded": action = .forwarded
+        case "dropped": action = .dropped
+        case "delayed": action = .delayed(try f.optionalInt64("delay_us") ?? 0)
+        case "injected": action = .injected
+        case "observed": action = .observed
+        default:
+            throw RecordDecodingError(
+                "key \"action\": unknown action \"\(actionName)\" (expected one of: forwarded, dropped, delayed, injected, observed)")
+        }
+        return FrameRecord(
+            conn: try f.int("conn"), t: try f.int64("t"), from: try f.side("from"), opcode: opcode,
+            fin: try f.optionalBool("fin") ?? true, rsv1: try f.optionalBool("rsv1") ?? false,
+            rsv2: try f.optionalBool("rsv2") ?? false, rsv3: try f.optionalBool("rsv3") ?? false,
+            masked: try f.optionalBool("masked") ?? false, length: try f.optionalInt("len") ?? payload.count,
+            payload: payload, compressed: try f.optionalBool("compressed") ?? false, action: action,
+            protocolError: try f.optionalString("error"), fault: try f.optionalString("fault"))
+    }
+}
+
+/// Typed access to a record's keys with errors that name the key and what it should hold.
+private struct Fields {
+    let object: JSONObject
+
+    func value(_ key: String) throws(RecordDecodingError) -> JSONValue {
+        guard let value = object[key], !value.isNull else { throw RecordDecodingError("missing key \"\(key)\"") }
+        return value
+    }
+
+    func mismatch(_ key: String, _ expected: String, _ value: JSONValue) -> RecordDecodingError {
+        RecordDecodingError("key \"\(key)\": expected \(expected), found \(value.typeName)")
+    }
+
+    func string(_ key: String) throws(RecordDecodingError) -> String {
+        let v = try value(key)
+        guard let s = v.stringValue else { throw mismatch(key, "a string", v) }
+        return s
+    }
+
+    func int64(_ key: String) throws(RecordDecodingError) -> Int64 {
+        let v = try value(key)
+        guard let i = v.intValue else { throw mismatch(key, "an integer", v) }
+        return i
+    }
+
+    func int(_ key: String) throws(RecordDecodingError) -> Int { Int(try int64(key)) }
+
+    func optionalString(_ key: String) throws(RecordDecodingError) -> String? {
+        guard let v = object[key], !v.isNull else { return nil }
+        return try string(key)
+    }
+
+    func optionalInt64(_ key: String) throws(RecordDecodingError) -> Int64? {
+        guard let v = object[key], !v.isNull else { return nil }
+        return try int64(key)
+    }
+
+    func optionalInt(_ key: String) throws(RecordDecodingError) -> Int? { try optionalInt64(key).map { Int($0) } }
+
+    func optionalBool(_ key: String) throws(RecordDecodingError) -> Bool? {
+        guard let v = object[key], !v.isNull else { return nil }
+        guard let b = v.boolValue else { throw mismatch(key, "true or false", v) }
+        return b
+    }
+
+    func optionalObject(_ key: String) throws(RecordDecodingError) -> JSONObject? {
+        guard let v = object[key], !v.isNull else { return nil }
+        guard let o = v.objectValue else { throw mismatch(key, "an object", v) }
+        return o
+    }
+
+    func side(_ key: String) throws(RecordDecodingError) -> Side {
+        let name = try string(key)
+        guard let side = Side(rawValue: name) else {
+            throw RecordDecodingError("key \"\(key)\": unknown side \"\(name)\" (expected client or server)")
+        }
+        return side
+    }
+
+    func optionalSide(_ key: String) throws(RecordDecodingError) -> Side? {
+        guard let v = object[key], !v.isNull else { return nil }
+        return try side(key)
+    }
+
+    func headers(_ key: String) throws(RecordDecodingError) -> [HeaderField] {
+        guard let v = object[key], !v.isNull else { return [] }
+        guard let array = v.arrayValue else { throw mismatch(key, "an array of [name, value] pairs", v) }
+        var headers: [HeaderField] = []
+        for pair in array {
+            guard let items = pair.arrayValue, items.count == 2, let name = items[0].stringValue,
+                  let value = items[1].stringValue else {
+                throw RecordDecodingError("key \"\(key)\": expected [name, value] string pairs, found \(pair)")
+            }
+            headers.append(HeaderField(name, value))
+        }
+        return headers
+    }
+}

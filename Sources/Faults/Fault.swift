@@ -1,0 +1,129 @@
+import Capture
+import WebSocket
+
+/// One kind of fault (toxiproxy's toxics are the model). Built from a parsed rule, it is
+/// asked about its connection's events once its trigger has fired and answers with a verdict;
+/// it never touches a socket. One file per kind, one line in `FaultRegistry`.
+public protocol Fault: Sendable {
+    /// The rule keyword: "stall-pongs", "close", ...
+    static var kind: String { get }
+    /// One line for help texts and "unknown kind" messages.
+    static var summary: String { get }
+    /// An example argument for messages ("4009"), or nil when the kind takes none.
+    static var example: String? { get }
+    /// The kind's own `key=value` options, besides the trigger keys every rule accepts.
+    static var parameters: Set<String> { get }
+    /// Kinds that answer the upgrade request itself (refusals) get `.upgrade` instead of
+    /// `.armed`, before the proxy contacts the upstream.
+    static var actsAtUpgrade: Bool { get }
+
+    /// Checks the argument and options; throws with the bad part's position.
+    init(_ rule: FaultRule) throws(FaultRuleError)
+
+    /// The verdict on one event. Pure: time and randomness come in `context`.
+    mutating func apply(_ event: FaultEvent, context: inout FaultContext) -> FaultVerdict
+}
+
+extension Fault {
+    public static var example: String? { nil }
+    public static var parameters: Set<String> { [] }
+    public static var actsAtUpgrade: Bool { false }
+}
+
+/// What a fault is told about.
+public enum FaultEvent: Sendable, Hashable {
+    /// The client's upgrade request arrived (only kinds with `actsAtUpgrade`).
+    case upgrade
+    /// The trigger fired: the WebSocket is open and every start condition holds.
+    case armed
+    /// A frame about to be relayed (only after `.armed`).
+    case frame(FaultFrame)
+    /// The wake-up the fault asked for in `FaultVerdict.wakeup` is due.
+    case timer
+}
+
+/// A frame as faults see it.
+public struct FaultFrame: Sendable, Hashable {
+    public var from: Side
+    public var opcode: Opcode
+    /// Unmasked, and inflated when the message was compressed.
+    public var payload: [UInt8]
+    /// The message was permessage-deflate compressed: the proxy cannot rewrite it.
+    public var compressed: Bool
+    /// The Bird/Pusher event name, when the frame is a JSON event ("bird:pong").
+    public var event: String?
+
+    public init(from: Side, opcode: Opcode, payload: [UInt8], compressed: Bool = false, event: String? = nil) {
+        self.from = from
+        self.opcode = opcode
+        self.payload = payload
+        self.compressed = compressed
+        self.event = event
+    }
+}
+
+/// Time, randomness and protocol settings for one `apply` call.
+public struct FaultContext: Sendable {
+    public var now: Micros
+    /// Seeded per rule and connection: the same seed gives the same draws.
+    public var random: SeededGenerator
+    /// Event prefixes taken as Bird/Pusher ("bird", "pusher").
+    public var prefixes: [String]
+
+    public init(now: Micros, random: SeededGenerator, prefixes: [String] = BirdEvent.defaultPrefixes) {
+        self.now = now
+        self.random = random
+        self.prefixes = prefixes
+    }
+}
+
+/// What to do with the frame in question (ignored for other events).
+public enum FrameFate: Sendable, Hashable {
+    case pass
+    /// Swallow it: the other side never sees it.
+    case drop
+    /// Send it this much later (order within its direction is kept by the relay).
+    case delay(Micros)
+    /// Send this payload instead (same opcode and flags).
+    case rewrite([UInt8])
+}
+
+/// Something a fault makes the relay do besides the frame in hand.
+public enum FaultEffect: Sendable, Hashable {
+    /// Send a close frame to `to`, pretending to be the other peer, wait briefly for its
+    /// reply, then close that socket; the other side's socket is closed (FIN) at once.
+    case close(to: Side, code: UInt16, reason: String)
+    /// End both TCP connections with FIN, no close frame.
+    case drop
+    /// End both TCP connections with RST.
+    case reset
+    /// Send a text frame to `to`, pretending to be the other peer.
+    case inject(to: Side, payload: [UInt8])
+    /// Answer the upgrade request with this HTTP status; never contact the upstream.
+    case refuseHTTP(status: Int)
+    /// Accept the upgrade without the upstream, then close with this code.
+    case refuseUpgrade(code: UInt16, reason: String)
+}
+
+/// A fault's answer.
+public struct FaultVerdict: Sendable, Hashable {
+    public var frame: FrameFate
+    public var effects: [FaultEffect]
+    /// When set, the relay writes a fault record with this text ("sent close 4009 to client").
+    public var report: String?
+    /// The side the report is about.
+    public var target: Side?
+    /// Ask to be called with `.timer` at this time (e.g. the end of `for=DUR`).
+    public var wakeup: Micros?
+
+    public init(frame: FrameFate = .pass, effects: [FaultEffect] = [], report: String? = nil,
+                target: Side? = nil, wakeup: Micros? = nil) {
+        self.frame = frame
+        self.effects = effects
+        self.report = report
+        self.target = target
+        self.wakeup = wakeup
+    }
+
+    public static let pass = FaultVerdict()
+}

@@ -1,0 +1,114 @@
+import Capture
+
+/// When and to which connections a rule applies. All given conditions must hold.
+///
+/// Scope (decided once per connection):
+/// - `conn=N` or `conn=N-M`: the Nth (to Mth) connection the proxy accepted, from 1.
+/// - `every=N`: every Nth connection: N, 2N, 3N...; with `conn=A-B`: A, A+N, A+2N... up to B.
+/// - `client=KEY`: the connection's client key contains KEY. The relay derives the key from
+///   the upgrade request as `User-Agent` + " " + request target, so `client=pysher` or
+///   `client=/app/key1` both work.
+/// - `prob=P`: the connection is picked with probability P (0...1), drawn from the engine's
+///   seed, the rule's id and the connection's number, so a run repeats exactly.
+///
+/// Start (the fault arms once all of these have happened, and never before the WebSocket is
+/// open, except for kinds that act at the upgrade):
+/// - `after=DUR`: DUR after the connection opened.
+/// - `at=DUR`: DUR after the proxy started.
+/// - `on=EVENT`: after a frame carrying that Bird/Pusher event name was relayed (either way).
+/// - `frames=N`: after N frames were relayed (both directions, control frames included).
+public struct FaultTrigger: Sendable, Hashable {
+    public static let keys = ["after", "at", "on", "frames", "conn", "every", "client", "prob"]
+
+    public var after: Micros?
+    public var at: Micros?
+    public var onEvent: String?
+    public var frames: Int?
+    public var connections: ClosedRange<Int>?
+    public var every: Int?
+    public var client: String?
+    public var probability: Double?
+    /// The options as written, for error positions.
+    var written: [FaultRule.Option] = []
+
+    public init() {}
+
+    public static func == (lhs: FaultTrigger, rhs: FaultTrigger) -> Bool {
+        lhs.after == rhs.after && lhs.at == rhs.at && lhs.onEvent == rhs.onEvent && lhs.frames == rhs.frames
+            && lhs.connections == rhs.connections && lhs.every == rhs.every && lhs.client == rhs.client
+            && lhs.probability == rhs.probability
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(after); hasher.combine(at); hasher.combine(onEvent); hasher.combine(frames)
+        hasher.combine(connections?.lowerBound); hasher.combine(connections?.upperBound)
+        hasher.combine(every); hasher.combine(client); hasher.combine(probability)
+    }
+
+    func has(_ key: String) -> Bool { written.contains { $0.key == key } }
+    func option(_ key: String) -> FaultRule.Option? { written.first { $0.key == key } }
+
+    /// A condition that needs frames (`on=`, `frames=`), for kinds that act before any.
+    var frameConditionKey: String? { onEvent != nil ? "on" : frames != nil ? "frames" : nil }
+
+    /// Whether the rule depends on the client key (known only once the upgrade request is read).
+    public var needsClientKey: Bool { client != nil }
+
+    mutating func set(_ option: FaultRule.Option, rule: String) throws(FaultRuleError) {
+        func fail(_ message: String) -> FaultRuleError {
+            FaultRuleError(message, rule: rule, column: option.valueColumn, length: option.valueLength)
+        }
+        func count(_ text: String, _ what: String) throws(FaultRuleError) -> Int {
+            guard let n = Int(text), n >= 1 else { throw fail("\(what) must be a whole number of at least 1, not '\(text)'") }
+            return n
+        }
+        func duration() throws(FaultRuleError) -> Micros {
+            switch FaultDuration.parse(option.value) {
+            case .success(let micros): return micros
+            case .failure(let failure): throw fail(failure.message)
+            }
+        }
+        written.append(option)
+        switch option.key {
+        case "after": after = try duration()
+        case "at": at = try duration()
+        case "on":
+            guard !option.value.isEmpty else { throw fail("on= needs an event name, as in on=bird:pong") }
+            onEvent = option.value
+        case "frames": frames = try count(option.value, "frames")
+        case "every": every = try count(option.value, "every")
+        case "client":
+            guard !option.value.isEmpty else { throw fail("client= needs a key to match") }
+            client = option.value
+        case "conn":
+            let bounds = option.value.split(separator: "-", omittingEmptySubsequences: false).map(String.init)
+            guard bounds.count <= 2 else { throw fail("conn must be N or N-M, not '\(option.value)'") }
+            let low = try count(bounds[0], "conn")
+            let high = bounds.count == 2 ? try count(bounds[1], "conn") : low
+            guard low <= high else { throw fail("conn range \(low)-\(high) is empty") }
+            connections = low...high
+        case "prob":
+            guard let p = Double(option.value), p >= 0, p <= 1 else {
+                throw fail("prob must be a number from 0 to 1, not '\(option.value)'")
+            }
+            probability = p
+        default:
+            throw fail("unknown trigger '\(option.key)'")
+        }
+    }
+
+    /// Whether connection number `ordinal` is in the rule's connection scope (not `client`, `prob`).
+    public func selects(connection ordinal: Int) -> Bool {
+        if let connections, !connections.contains(ordinal) { return false }
+        if let every {
+            let base = connections?.lowerBound ?? every
+            guard ordinal >= base, (ordinal - base) % every == 0 else { return false }
+        }
+        return true
+    }
+
+    /// The earliest time the rule may arm on a connection opened at `openedAt`.
+    public func earliestStart(openedAt: Micros, proxyStart: Micros) -> Micros {
+        max(openedAt + (after ?? 0), at.map { proxyStart + $0 } ?? openedAt)
+    }
+}

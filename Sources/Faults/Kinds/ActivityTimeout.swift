@@ -1,0 +1,36 @@
+/// `activity-timeout:SECONDS`: rewrite the handshake's `activity_timeout`, so stale-check
+/// scenarios run in seconds instead of minutes.
+public struct ActivityTimeout: Fault {
+    public static let kind = "activity-timeout"
+    public static let summary = "rewrite the handshake's activity_timeout to SECONDS"
+    public static let example: String? = "5"
+
+    public let seconds: Int
+    var done = false
+
+    public init(_ rule: FaultRule) throws(FaultRuleError) {
+        let text = try rule.requiredArgument("a number of seconds")
+        guard let seconds = Int(text), seconds >= 1, seconds <= 86_400 else {
+            throw rule.argumentError("activity timeout must be whole seconds from 1 to 86400, not '\(text)'")
+        }
+        self.seconds = seconds
+    }
+
+    public mutating func apply(_ event: FaultEvent, context: inout FaultContext) -> FaultVerdict {
+        guard !done, case .frame(let frame) = event, frame.from == .server, frame.opcode == .text,
+              BirdEvent.matches(frame.event, suffix: "connection_established", prefixes: context.prefixes)
+        else { return .pass }
+        done = true
+        guard !frame.compressed else {
+            return FaultVerdict(report: "cannot rewrite a compressed handshake; relayed as is", target: .client)
+        }
+        var old = "none"
+        let seconds = seconds
+        guard let rewritten = BirdEvent.rewriteHandshake(frame.payload, prefixes: context.prefixes, { data in
+            if let value = data["activity_timeout"] { old = "\(value)" }
+            data["activity_timeout"] = .int(Int64(seconds))
+        }) else { return .pass }
+        return FaultVerdict(frame: .rewrite(rewritten),
+                            report: "rewrote activity_timeout \(old) -> \(seconds)", target: .client)
+    }
+}

@@ -1,0 +1,14 @@
+/// `drop`: end both TCP connections with FIN and no close frame.
+public struct DropFault: Fault {
+    public static let kind = "drop"
+    public static let summary = "end both TCP connections with FIN, no close frame"
+
+    public init(_ rule: FaultRule) throws(FaultRuleError) {
+        if rule.argument != nil { throw rule.argumentError("drop takes no argument") }
+    }
+
+    public mutating func apply(_ event: FaultEvent, context: inout FaultContext) -> FaultVerdict {
+        guard event == .armed else { return .pass }
+        return FaultVerdict(effects: [.drop], report: "ended both connections with FIN, no close frame")
+    }
+}

@@ -1,0 +1,38 @@
+import Capture
+import WebSocket
+
+/// The state of one direction of a relayed pair, named by its sender.
+struct Direction {
+    let sender: Side
+    var decoder: FrameDecoder
+    var validator: MessageValidator
+    /// Set when permessage-deflate was agreed: records hold the inflated messages.
+    var inflater: MessageInflater?
+    /// Whether the data message being received is compressed (RSV1 on its first frame).
+    var messageCompressed = false
+    /// Compressed payloads of the message so far (inflated when its last frame arrives).
+    var messageParts: [UInt8] = []
+    /// The sender's close frame was relayed.
+    var closeRelayed = false
+    /// The sender's stream ended (FIN, RST or error).
+    var readEnded = false
+    /// Frames held back by a latency fault, in order, to be sent to `sender.other`.
+    var delayed: [DelayedFrame] = []
+    /// Half-close the receiver once `delayed` drains (the sender sent FIN meanwhile).
+    var shutdownAfterQueue = false
+
+    init(sender: Side, maxPayload: Int) {
+        self.sender = sender
+        decoder = FrameDecoder(maxPayload: maxPayload)
+        validator = MessageValidator(rsv1Allowed: false, expectMasked: sender == .client)
+    }
+}
+
+/// A frame waiting for its release time, with the record to write when it is sent.
+struct DelayedFrame {
+    var releaseAt: Micros
+    var receivedAt: Micros
+    var bytes: [UInt8]
+    var record: FrameRecord
+    var isClose: Bool
+}

@@ -1,0 +1,175 @@
+import Capture
+import Faults
+import WebSocket
+
+/// Carrying out fault verdicts, timers, delayed frames, and the ends of TCP streams.
+extension RelaySession {
+    /// How long a fault's close waits for the peer's reply before closing the socket anyway.
+    static let closeReplyTimeout: Micros = 2_000_000
+
+    mutating func apply(_ outcomes: [FaultOutcome], now: Micros, into out: inout [RelayCommand]) {
+        for outcome in outcomes {
+            if let report = outcome.report {
+                out.append(.record(.fault(FaultRecord(conn: conn, t: now, rule: outcome.rule, kind: outcome.kind,
+                                                      target: outcome.target, detail: report))))
+            }
+            for effect in outcome.effects { carryOut(effect, rule: outcome.rule, now: now, into: &out) }
+        }
+    }
+
+    mutating func carryOut(_ effect: FaultEffect, rule: String, now: Micros, into out: inout [RelayCommand]) {
+        guard phase != .finished else { return }
+        switch effect {
+        case .drop:
+            finish(into: &out)
+        case .reset:
+            phase = .finished
+            resetSocket(.client, into: &out)
+            resetSocket(.server, into: &out)
+        case .inject(let target, let payload):
+            guard phase == .open else { return }
+            var frame = Frame(opcode: .text, payload: payload)
+            if target == .server { frame.maskingKey = MaskingKey.random(using: &maskRandom) }
+            out.append(.send(to: target, bytes: FrameEncoder.encode(frame)))
+            out.append(.record(.frame(FrameRecord(conn: conn, t: now, from: target.other, opcode: .text,
+                                                  masked: frame.isMasked, payload: payload, action: .injected,
+                                                  fault: rule))))
+        case .close(let target, let code, let reason):
+            guard phase == .open else { return }
+            discardDelayed(towards: target, rule: rule, now: now, into: &out)
+            sendFaultClose(to: target, code: code, reason: reason, rule: rule, now: now, into: &out)
+            closeSocket(target.other, into: &out)
+        case .refuseHTTP(let status):
+            guard phase == .awaitingRequest else { return }
+            out.append(.send(to: .client, bytes: HTTPReplies.response(
+                status: status, body: "faultline: refused by fault rule \(rule)")))
+            finishBeforeUpstream(into: &out)
+        case .refuseUpgrade(let code, let reason):
+            guard phase == .awaitingRequest, let request else { return }
+            let response = WebSocketHandshake.response(accepting: request)
+            out.append(.send(to: .client, bytes: response.serialized))
+            out.append(.record(.upgrade(UpgradeRecord(conn: conn, t: now, from: .server, status: response.status,
+                                                      reason: response.reason, headers: response.headers))))
+            closedSockets.insert(.server)   // never opened
+            sendFaultClose(to: .client, code: code, reason: reason, rule: rule, now: now, into: &out)
+        }
+    }
+
+    /// Sends a close frame as the other peer and waits (bounded) for the reply.
+    mutating func sendFaultClose(to target: Side, code: UInt16, reason: String, rule: String, now: Micros,
+                                 into out: inout [RelayCommand]) {
+        var frame = Frame.close(code: code, reason: reason)
+        if target == .server { frame.maskingKey = MaskingKey.random(using: &maskRandom) }
+        out.append(.send(to: target, bytes: FrameEncoder.encode(frame)))
+        out.append(.record(.frame(FrameRecord(conn: conn, t: now, from: target.other, opcode: .close,
+                                              masked: frame.isMasked, payload: frame.payload, action: .injected,
+                                              fault: rule))))
+        phase = .faultClosing(target: target, deadline: now + Self.closeReplyTimeout, rule: rule)
+    }
+
+    /// Frames held back towards `target` will never be sent: recorded as dropped.
+    mutating func discardDelayed(towards target: Side, rule: String, now: Micros, into out: inout [RelayCommand]) {
+        for held in self[direction: target.other].delayed {
+            var record = held.record
+            record.t = now
+            record.action = .dropped
+            record.fault = rule
+            out.append(.record(.frame(record)))
+        }
+        self[direction: target.other].delayed = []
+    }
+
+    // MARK: Time
+
+    mutating func timer(_ id: Int, now: Micros, into out: inout [RelayCommand]) {
+        guard id == timerID else { return }   // superseded by a later `.schedule`
+        scheduledAt = nil
+        releaseDelayed(from: .client, now: now, into: &out)
+        releaseDelayed(from: .server, now: now, into: &out)
+        if case .faultClosing(let target, let deadline, _) = phase, now >= deadline {
+            out.append(note(.info, "no close reply from the \(target.rawValue) within 2 s; closing", now: now))
+            finish(into: &out)
+        }
+        if var faults, phase == .open {
+            let outcomes = faults.tick(now: now)
+            self.faults = faults
+            apply(outcomes, now: now, into: &out)
+        }
+    }
+
+    mutating func releaseDelayed(from side: Side, now: Micros, into out: inout [RelayCommand]) {
+        while let first = self[direction: side].delayed.first, first.releaseAt <= now, phase != .finished {
+            self[direction: side].delayed.removeFirst()
+            var record = first.record
+            record.t = now
+            if record.action == .forwarded { record.action = .delayed(now - first.receivedAt) }
+            out.append(.send(to: side.other, bytes: first.bytes))
+            out.append(.record(.frame(record)))
+            if first.isClose { closeRelayed(from: side, into: &out) }
+        }
+        if self[direction: side].delayed.isEmpty, self[direction: side].shutdownAfterQueue, phase != .finished {
+            self[direction: side].shutdownAfterQueue = false
+            out.append(.shutdown(side.other))
+        }
+    }
+
+    /// Asks for one wake-up at the earliest time anything is due.
+    mutating func reschedule(into out: inout [RelayCommand]) {
+        guard phase != .finished else { return }
+        var due: [Micros] = []
+        if let first = client.delayed.first { due.append(first.releaseAt) }
+        if let first = server.delayed.first { due.append(first.releaseAt) }
+        if case .faultClosing(_, let deadline, _) = phase { due.append(deadline) }
+        if phase == .open, let wakeup = faults?.nextWakeup { due.append(wakeup) }
+        guard let earliest = due.min(), earliest != scheduledAt else { return }
+        timerID += 1
+        scheduledAt = earliest
+        out.append(.schedule(id: timerID, at: earliest))
+    }
+
+    // MARK: TCP ends
+
+    mutating func ended(_ side: Side, kind: EndKind, detail: String?, now: Micros, into out: inout [RelayCommand]) {
+        if !recordedEnds.contains(side) {
+            recordedEnds.insert(side)
+            out.append(.record(.end(EndRecord(conn: conn, t: now, side: side, kind: kind, detail: detail))))
+        }
+        self[direction: side].readEnded = true
+        switch phase {
+        case .finished:
+            closeSocket(side, into: &out)
+        case .awaitingRequest:
+            finishBeforeUpstream(into: &out)
+        case .connecting, .awaitingResponse:
+            if side == .server {
+                out.append(note(.error, "upstream ended (\(kind.rawValue)) before answering the upgrade; answered 502", now: now))
+                out.append(.send(to: .client, bytes: HTTPReplies.response(
+                    status: 502, body: "faultline: the upstream closed the connection before answering the upgrade")))
+            }
+            if kind == .fin { finish(into: &out) } else { abort(after: side, into: &out) }
+        case .relayingRefusal:
+            if kind == .fin { finish(into: &out) } else { abort(after: side, into: &out) }
+        case .faultClosing(let target, _, _):
+            if side == target { finish(into: &out) }
+        case .open:
+            guard kind == .fin else {
+                abort(after: side, into: &out)
+                return
+            }
+            if client.readEnded && server.readEnded {
+                finish(into: &out)
+            } else if self[direction: side].delayed.isEmpty {
+                out.append(.shutdown(side.other))
+            } else {
+                self[direction: side].shutdownAfterQueue = true
+            }
+        }
+    }
+
+    /// `side` was reset or failed: reset the other side too and end the pair.
+    mutating func abort(after side: Side, into out: inout [RelayCommand]) {
+        phase = .finished
+        resetSocket(side.other, into: &out)
+        closeSocket(side, into: &out)
+    }
+}

@@ -1,0 +1,149 @@
+import Capture
+import Faults
+import WebSocket
+
+/// The WebSocket part: frames one by one, both ways.
+extension RelaySession {
+    mutating func receiveFrames(from side: Side, _ bytes: [UInt8], now: Micros, into out: inout [RelayCommand]) {
+        self[direction: side].decoder.append(bytes)
+        while phase == .open || isFaultClosing {
+            let frame: Frame?
+            do {
+                frame = try self[direction: side].decoder.next()
+            } catch {
+                failConnection(offender: side, code: error.closeCode.rawValue,
+                               reason: "cannot relay: \(error.message)", now: now, into: &out)
+                return
+            }
+            guard let frame else { return }
+            relay(frame, from: side, now: now, into: &out)
+        }
+    }
+
+    var isFaultClosing: Bool {
+        if case .faultClosing = phase { true } else { false }
+    }
+
+    mutating func relay(_ frame: Frame, from side: Side, now: Micros, into out: inout [RelayCommand]) {
+        let violation = self[direction: side].validator.validate(frame)
+        var record = FrameRecord(conn: conn, t: now, from: side, opcode: frame.opcode, fin: frame.fin,
+                                 rsv1: frame.rsv1, rsv2: frame.rsv2, rsv3: frame.rsv3, masked: frame.isMasked,
+                                 length: frame.payload.count, payload: frame.payload,
+                                 protocolError: violation?.message)
+        inflateIfCompressed(frame, into: &record, now: now, out: &out)
+
+        if case .faultClosing(let target, _, let rule) = phase {
+            // The fault already ended this conversation: nothing more is relayed.
+            record.action = .dropped
+            record.fault = rule
+            out.append(.record(.frame(record)))
+            if side == target, frame.opcode == .close { finish(into: &out) }
+            return
+        }
+        if let violation, config.strict {
+            record.action = .dropped
+            out.append(.record(.frame(record)))
+            failConnection(offender: side, code: violation.closeCode.rawValue,
+                           reason: violation.message, now: now, into: &out)
+            return
+        }
+
+        let event = frame.opcode == .text && frame.fin ? BirdEvent.name(of: record.payload) : nil
+        var decision = FrameDecision.untouched
+        if var faults {
+            decision = faults.judge(FaultFrame(from: side, opcode: frame.opcode, payload: record.payload,
+                                               compressed: record.compressed, event: event), now: now)
+            self.faults = faults
+        }
+        if decision.dropped {
+            record.action = .dropped
+            record.fault = decision.rule
+            out.append(.record(.frame(record)))
+        } else {
+            var outgoing = frame
+            if let rewritten = decision.rewritten {
+                var original = record
+                original.action = .dropped
+                original.fault = decision.rule
+                out.append(.record(.frame(original)))
+                outgoing.payload = rewritten
+                record.payload = rewritten
+                record.length = rewritten.count
+                record.action = .injected
+                record.fault = decision.rule
+            }
+            send(outgoing, from: side, record: record, delay: decision.delay, now: now, into: &out)
+        }
+        apply(decision.outcomes, now: now, into: &out)
+        if var faults, phase == .open {
+            let outcomes = faults.frameSeen(event: event, now: now)
+            self.faults = faults
+            apply(outcomes, now: now, into: &out)
+        }
+    }
+
+    /// Sends a frame to the side that did not send it, now or after `delay` (behind any
+    /// frame already held back in that direction, so order is kept).
+    mutating func send(_ frame: Frame, from side: Side, record: FrameRecord, delay: Micros, now: Micros,
+                       into out: inout [RelayCommand]) {
+        var frame = frame
+        if side == .client { frame.maskingKey = MaskingKey.random(using: &maskRandom) }
+        let bytes = FrameEncoder.encode(frame)
+        if delay > 0 || !self[direction: side].delayed.isEmpty {
+            let release = max(now + delay, self[direction: side].delayed.last?.releaseAt ?? now)
+            self[direction: side].delayed.append(DelayedFrame(releaseAt: release, receivedAt: now, bytes: bytes,
+                                                              record: record, isClose: frame.opcode == .close))
+            return
+        }
+        out.append(.send(to: side.other, bytes: bytes))
+        out.append(.record(.frame(record)))
+        if frame.opcode == .close { closeRelayed(from: side, into: &out) }
+    }
+
+    /// A close frame went through; once both have, the handshake is over and both sockets close.
+    mutating func closeRelayed(from side: Side, into out: inout [RelayCommand]) {
+        self[direction: side].closeRelayed = true
+        if client.closeRelayed && server.closeRelayed { finish(into: &out) }
+    }
+
+    /// Records compressed messages inflated (RFC 7692); a failure is noted and the raw
+    /// payload recorded, and the relay goes on untouched either way.
+    mutating func inflateIfCompressed(_ frame: Frame, into record: inout FrameRecord, now: Micros,
+                                      out: inout [RelayCommand]) {
+        let side = record.from
+        guard !frame.opcode.isControl, let inflater = self[direction: side].inflater else { return }
+        if frame.opcode != .continuation {
+            self[direction: side].messageCompressed = frame.rsv1
+            self[direction: side].messageParts = []
+        }
+        guard self[direction: side].messageCompressed else { return }
+        self[direction: side].messageParts += frame.payload
+        record.compressed = true
+        guard frame.fin else {
+            record.payload = []   // the whole message is recorded inflated on its last frame
+            return
+        }
+        let message = self[direction: side].messageParts
+        self[direction: side].messageParts = []
+        do {
+            record.payload = try inflater.inflate(message, maxOutput: config.maxPayload)
+        } catch {
+            record.compressed = false
+            self[direction: side].inflater = nil
+            out.append(note(.warning, "could not inflate a compressed message from the \(side.rawValue): \(error); recorded as sent, inflation off for this direction", now: now))
+        }
+    }
+
+    /// Ends the pair because of `offender`: a close frame with `code` to it, FIN to the other.
+    mutating func failConnection(offender: Side, code: UInt16, reason: String, now: Micros,
+                                 into out: inout [RelayCommand]) {
+        let shortReason = String(decoding: Array(reason.utf8.prefix(123)), as: UTF8.self)
+        var close = Frame.close(code: code, reason: shortReason)
+        if offender == .server { close.maskingKey = MaskingKey.random(using: &maskRandom) }
+        out.append(note(.error, "\(offender.rawValue) \(reason); closing with \(code)", now: now))
+        out.append(.send(to: offender, bytes: FrameEncoder.encode(close)))
+        out.append(.record(.frame(FrameRecord(conn: conn, t: now, from: offender.other, opcode: .close,
+                                              masked: close.isMasked, payload: close.payload, action: .injected))))
+        finish(into: &out)
+    }
+}

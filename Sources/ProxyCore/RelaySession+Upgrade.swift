@@ -1,0 +1,180 @@
+import Capture
+import Faults
+import WebSocket
+
+/// The HTTP/1.1 part: the client's request, the upstream connection, the server's response.
+extension RelaySession {
+    mutating func clientBytes(_ bytes: [UInt8], now: Micros, into out: inout [RelayCommand]) {
+        switch phase {
+        case .awaitingRequest:
+            requestParser.append(bytes)
+            readRequest(now: now, into: &out)
+        case .connecting, .awaitingResponse, .relayingRefusal:
+            earlyClientBytes += bytes
+        case .open, .faultClosing:
+            receiveFrames(from: .client, bytes, now: now, into: &out)
+        case .finished:
+            break
+        }
+    }
+
+    mutating func serverBytes(_ bytes: [UInt8], now: Micros, into out: inout [RelayCommand]) {
+        switch phase {
+        case .awaitingResponse:
+            responseBytes += bytes
+            responseParser.append(bytes)
+            readResponse(now: now, into: &out)
+        case .relayingRefusal(let remaining):
+            relayRefusalBody(bytes, remaining: remaining, into: &out)
+        case .open, .faultClosing:
+            receiveFrames(from: .server, bytes, now: now, into: &out)
+        case .awaitingRequest, .connecting, .finished:
+            break
+        }
+    }
+
+    mutating func readRequest(now: Micros, into out: inout [RelayCommand]) {
+        let parsed: HTTPRequestHead?
+        do {
+            parsed = try requestParser.parseRequest()
+        } catch {
+            out.append(note(.warning, "unparseable request from the client: \(error.message); answered \(error.status)", now: now))
+            out.append(.send(to: .client, bytes: HTTPReplies.response(status: error.status, body: "faultline: \(error.message)")))
+            finishBeforeUpstream(into: &out)
+            return
+        }
+        guard let request = parsed else { return }
+        self.request = request
+        out.append(.record(.upgrade(UpgradeRecord(conn: conn, t: now, from: .client, method: request.method,
+                                                  target: request.target, headers: request.headers))))
+        guard request.isWebSocketUpgrade else {
+            let rejection = HTTPReplies.rejection(of: request)
+            out.append(note(.warning, "not a WebSocket upgrade: \(request.method) \(request.target); answered \(rejection.status)", now: now))
+            out.append(.send(to: .client, bytes: HTTPReplies.response(status: rejection.status, body: rejection.message,
+                                                                       extraHeaders: rejection.headers)))
+            finishBeforeUpstream(into: &out)
+            return
+        }
+        earlyClientBytes = requestParser.remainder
+        if var faults {
+            let outcomes = faults.upgradeRequested(clientKey: ClientKey.derive(from: request), now: now)
+            self.faults = faults
+            apply(outcomes, now: now, into: &out)
+            if phase != .awaitingRequest { return }   // refused at the upgrade
+        }
+        phase = .connecting
+        out.append(.pauseReading(.client))
+        out.append(.connectUpstream)
+    }
+
+    /// Ends a pair that never reached the upstream: only the client's socket exists.
+    mutating func finishBeforeUpstream(into out: inout [RelayCommand]) {
+        phase = .finished
+        closeSocket(.client, into: &out)
+        closedSockets.insert(.server)
+    }
+
+    /// The request as the upstream gets it: `Host` rewritten, the path prefix prepended,
+    /// everything else as the client sent it.
+    func upstreamRequest(_ request: HTTPRequestHead) -> HTTPRequestHead {
+        var upstream = request
+        upstream.target = config.upstreamPathPrefix + request.target
+        if let index = upstream.headers.firstIndex(where: { $0.name.lowercased() == "host" }) {
+            upstream.headers[index].value = config.upstreamHost
+        } else {
+            upstream.headers.insert(HeaderField("Host", config.upstreamHost), at: 0)
+        }
+        return upstream
+    }
+
+    mutating func upstreamConnected(now: Micros, into out: inout [RelayCommand]) {
+        guard phase == .connecting, let request else { return }
+        phase = .awaitingResponse
+        out.append(.send(to: .server, bytes: upstreamRequest(request).serialized))
+    }
+
+    mutating func upstreamFailed(_ reason: String, now: Micros, into out: inout [RelayCommand]) {
+        out.append(.record(.end(EndRecord(conn: conn, t: now, side: .server, kind: .error, detail: reason))))
+        recordedEnds.insert(.server)
+        closedSockets.insert(.server)
+        guard phase == .connecting || phase == .awaitingResponse else {
+            finish(into: &out)
+            return
+        }
+        out.append(note(.error, "upstream \(upstreamAddress) unreachable: \(reason); answered 502", now: now))
+        out.append(.send(to: .client, bytes: HTTPReplies.response(
+            status: 502, body: "faultline: cannot reach the upstream \(upstreamAddress): \(reason)")))
+        finish(into: &out)
+    }
+
+    mutating func readResponse(now: Micros, into out: inout [RelayCommand]) {
+        let parsed: HTTPResponseHead?
+        do {
+            parsed = try responseParser.parseResponse()
+        } catch {
+            out.append(note(.error, "unparseable upgrade response from the upstream: \(error.message); answered 502", now: now))
+            out.append(.send(to: .client, bytes: HTTPReplies.response(
+                status: 502, body: "faultline: the upstream's response could not be parsed: \(error.message)")))
+            finish(into: &out)
+            return
+        }
+        guard let response = parsed else { return }
+        let remainder = responseParser.remainder
+        let head = Array(responseBytes.prefix(responseBytes.count - remainder.count))
+        responseBytes = []
+        out.append(.record(.upgrade(UpgradeRecord(conn: conn, t: now, from: .server, status: response.status,
+                                                  reason: response.reason, headers: response.headers))))
+        out.append(.send(to: .client, bytes: head))
+        guard response.status == 101 else {
+            let length = response.headers.first(named: "Content-Length").flatMap { Int($0.trimmingCharacters(in: " ")) }
+            out.append(note(.info, "upstream refused the upgrade with \(response.status) \(response.reason); relayed as is", now: now))
+            phase = .relayingRefusal(remaining: length)
+            relayRefusalBody(remainder, remaining: length, into: &out)
+            return
+        }
+        openWebSocket(extensionsIn: response.headers, now: now, into: &out)
+        if !remainder.isEmpty { receiveFrames(from: .server, remainder, now: now, into: &out) }
+        let early = earlyClientBytes
+        earlyClientBytes = []
+        if !early.isEmpty, phase == .open { receiveFrames(from: .client, early, now: now, into: &out) }
+    }
+
+    /// Sets up validation and inflation for the agreed extensions and opens the relay.
+    mutating func openWebSocket(extensionsIn headers: [HeaderField], now: Micros, into out: inout [RelayCommand]) {
+        let deflate = DeflateParameters.negotiated(in: headers)
+        client.validator = MessageValidator(rsv1Allowed: deflate != nil, expectMasked: true)
+        server.validator = MessageValidator(rsv1Allowed: deflate != nil, expectMasked: false)
+        if let deflate {
+            client.inflater = MessageInflater(windowBits: deflate.clientMaxWindowBits,
+                                              noContextTakeover: deflate.clientNoContextTakeover)
+            server.inflater = MessageInflater(windowBits: deflate.serverMaxWindowBits,
+                                              noContextTakeover: deflate.serverNoContextTakeover)
+        }
+        phase = .open
+        out.append(.resumeReading(.client))
+        if var faults {
+            let outcomes = faults.websocketOpened(now: now)
+            self.faults = faults
+            apply(outcomes, now: now, into: &out)
+        }
+    }
+
+    mutating func relayRefusalBody(_ bytes: [UInt8], remaining: Int?, into out: inout [RelayCommand]) {
+        guard let remaining else {
+            if !bytes.isEmpty { out.append(.send(to: .client, bytes: bytes)) }
+            return
+        }
+        let part = Array(bytes.prefix(remaining))
+        if !part.isEmpty { out.append(.send(to: .client, bytes: part)) }
+        let left = remaining - part.count
+        if left == 0 { finish(into: &out) } else { phase = .relayingRefusal(remaining: left) }
+    }
+}
+
+/// The key `client=KEY` fault scopes match against: the request's User-Agent and target.
+public enum ClientKey {
+    /// "Mozilla/5.0 ... /app/key?protocol=7&client=js" (User-Agent "-" when absent).
+    public static func derive(from request: HTTPRequestHead) -> String {
+        (request.headers.first(named: "User-Agent") ?? "-") + " " + request.target
+    }
+}

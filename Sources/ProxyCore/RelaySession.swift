@@ -1,0 +1,135 @@
+import Capture
+import Faults
+import WebSocket
+
+/// One proxied connection pair, with no sockets inside: the I/O shell feeds it
+/// `RelayEvent`s and carries out the `RelayCommand`s it returns, in order.
+///
+/// Life of a pair: read the client's upgrade request (a non-WebSocket request gets a 4xx and
+/// the socket closes), connect upstream, forward the request with `Host` rewritten, relay
+/// the server's response as it came (a refusal is relayed with its body, then the pair
+/// ends), then relay frames both ways one by one with their boundaries, opcodes, RSV bits
+/// and payloads. Client frames are re-masked with fresh keys from the session's seeded
+/// generator. Protocol errors are recorded and relayed unless `config.strict`.
+/// What cannot be relayed at all (a frame over the size limit, an unparseable header) ends
+/// the pair with close 1009 or 1002 to the offender.
+public struct RelaySession {
+    enum Phase: Equatable {
+        /// Reading the client's request head.
+        case awaitingRequest
+        /// The request is complete; waiting for `.upstreamConnected`.
+        case connecting
+        /// The request went upstream; reading the response head.
+        case awaitingResponse
+        /// The server refused the upgrade; relaying its body (`remaining` nil: until FIN).
+        case relayingRefusal(remaining: Int?)
+        /// The WebSocket is open: relaying frames.
+        case open
+        /// A fault sent a close frame to `target`: waiting for its reply, then closing it.
+        case faultClosing(target: Side, deadline: Micros, rule: String)
+        /// Nothing more to relay.
+        case finished
+    }
+
+    public let conn: ConnectionID
+    public let clientAddress: String
+    public let listenAddress: String
+    public let upstreamAddress: String
+    public let config: RelayConfig
+
+    var phase: Phase = .awaitingRequest
+    var faults: ConnectionFaults?
+    let engine: FaultEngine?
+    /// Masking keys for client frames going upstream (RFC 6455 wants fresh keys per frame).
+    var maskRandom: SeededGenerator
+    var requestParser: HTTPHeadParser
+    var responseParser: HTTPHeadParser
+    var request: HTTPRequestHead?
+    /// Raw bytes read from the server while its response head is incomplete.
+    var responseBytes: [UInt8] = []
+    /// Client bytes that arrived after its request head, before the WebSocket opened.
+    var earlyClientBytes: [UInt8] = []
+    var client: Direction
+    var server: Direction
+    /// Sockets the session closed or reset (or saw end), to know when the pair is over.
+    var closedSockets: Set<Side> = []
+    var recordedEnds: Set<Side> = []
+    var timerID = 0
+    var scheduledAt: Micros?
+
+    /// - Parameters:
+    ///   - faults: the proxy's shared fault engine, or nil for a plain relay.
+    ///   - maskSeed: seed of the generator for the masking keys of client frames. The shell
+    ///     passes a fresh random value per connection; tests pass a fixed one.
+    public init(conn: ConnectionID, clientAddress: String, listenAddress: String, upstreamAddress: String,
+                config: RelayConfig, faults: FaultEngine? = nil,
+                maskSeed: UInt64 = UInt64.random(in: .min ... .max)) {
+        self.conn = conn
+        self.clientAddress = clientAddress
+        self.listenAddress = listenAddress
+        self.upstreamAddress = upstreamAddress
+        self.config = config
+        self.engine = faults
+        self.maskRandom = SeededGenerator(seed: maskSeed)
+        requestParser = HTTPHeadParser(maxHeadBytes: config.maxHeadBytes)
+        responseParser = HTTPHeadParser(maxHeadBytes: config.maxHeadBytes)
+        client = Direction(sender: .client, maxPayload: config.maxPayload)
+        server = Direction(sender: .server, maxPayload: config.maxPayload)
+    }
+
+    /// True once both sockets are closed: the shell may drop the session.
+    public var isFinished: Bool { phase == .finished && closedSockets.count == 2 }
+
+    /// The connection was accepted: records it.
+    public mutating func start(now: Micros) -> [RelayCommand] {
+        if let engine { faults = ConnectionFaults(engine: engine, conn: conn, openedAt: now) }
+        return [.record(.open(OpenRecord(conn: conn, t: now, client: clientAddress, server: listenAddress,
+                                          upstream: upstreamAddress)))]
+    }
+
+    public mutating func handle(_ event: RelayEvent, now: Micros) -> [RelayCommand] {
+        var out: [RelayCommand] = []
+        if let outcomes = faults?.refresh(now: now), !outcomes.isEmpty { apply(outcomes, now: now, into: &out) }
+        switch event {
+        case .received(from: .client, let bytes): clientBytes(bytes, now: now, into: &out)
+        case .received(from: .server, let bytes): serverBytes(bytes, now: now, into: &out)
+        case .upstreamConnected: upstreamConnected(now: now, into: &out)
+        case .upstreamFailed(let reason): upstreamFailed(reason, now: now, into: &out)
+        case .ended(let side, let kind, let detail): ended(side, kind: kind, detail: detail, now: now, into: &out)
+        case .timer(let id): timer(id, now: now, into: &out)
+        case .faultsChanged: break
+        }
+        reschedule(into: &out)
+        return out
+    }
+
+    // MARK: Shared helpers
+
+    subscript(direction side: Side) -> Direction {
+        get { side == .client ? client : server }
+        set { if side == .client { client = newValue } else { server = newValue } }
+    }
+
+    func note(_ level: NoteRecord.Level, _ message: String, now: Micros) -> RelayCommand {
+        .record(.note(NoteRecord(conn: conn, t: now, level: level, message: message)))
+    }
+
+    mutating func closeSocket(_ side: Side, into out: inout [RelayCommand]) {
+        guard !closedSockets.contains(side) else { return }
+        closedSockets.insert(side)
+        out.append(.close(side))
+    }
+
+    mutating func resetSocket(_ side: Side, into out: inout [RelayCommand]) {
+        guard !closedSockets.contains(side) else { return }
+        closedSockets.insert(side)
+        out.append(.reset(side))
+    }
+
+    /// Ends the pair: closes both sockets (after pending writes drain).
+    mutating func finish(into out: inout [RelayCommand]) {
+        phase = .finished
+        closeSocket(.client, into: &out)
+        closeSocket(.server, into: &out)
+    }
+}

@@ -1,0 +1,121 @@
+import CLI
+import Capture
+import Foundation
+import Glibc
+
+/// Opens any input `faultline` reads records from (a capture file, later pcap and pcapng),
+/// chosen by the file's first bytes, never by its name. Adding an input kind is one entry
+/// in `kinds`.
+///
+/// Standard input ("-") works too: the peeked bytes are put back (by seeking when stdin is
+/// a file, otherwise by relaying stdin through a pipe that starts with them), so every
+/// opener can read "-" from its first byte.
+enum InputSources {
+    struct Kind: Sendable {
+        /// What the user would call it, for "expected one of" messages.
+        let name: String
+        /// Whether the first bytes of the input (up to `peekSize`) look like this kind.
+        let matches: @Sendable ([UInt8]) -> Bool
+        let open: @Sendable (String) throws -> any RecordSource
+    }
+
+    static let peekSize = 512
+
+    static let kinds: [Kind] = [
+        Kind(name: "faultline capture (JSON Lines starting with {\"type\":\"header\",\"format\":\"faultline-capture\",...})",
+             matches: isCapture,
+             open: { path in try CaptureReader(path: path) }),
+    ]
+
+    /// The records of `path` ("-" for standard input). Throws `UsageError` for input of no
+    /// known kind, `CaptureError` (or the kind's own error) for a damaged file.
+    static func open(_ path: String) throws -> any RecordSource {
+        let head = try peek(path)
+        guard let kind = kinds.first(where: { $0.matches(head) }) else {
+            let what = head.isEmpty ? "is empty" : "is not a recognized input"
+            let name = path == "-" ? "<stdin>" : path
+            throw UsageError("\(name): \(what) (expected one of: \(kinds.map(\.name).joined(separator: "; ")))")
+        }
+        return try kind.open(path)
+    }
+
+    /// A capture's first line is its header object, which names the format.
+    static func isCapture(_ head: [UInt8]) -> Bool {
+        guard let first = head.firstIndex(where: { ![0x20, 0x09, 0x0D, 0x0A].contains($0) }),
+              head[first] == UInt8(ascii: "{") else { return false }
+        let needle = Array("\"faultline-capture\"".utf8)
+        guard head.count >= needle.count else { return false }
+        return (0...(head.count - needle.count)).contains { head[$0..<($0 + needle.count)].elementsEqual(needle) }
+    }
+
+    /// Up to `peekSize` first bytes of the input, leaving the input unread.
+    static func peek(_ path: String) throws -> [UInt8] {
+        if path == "-" { return try peekStandardInput() }
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw UsageError("\(path): cannot open: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var st = stat()
+        if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR { throw UsageError("\(path): is a directory, not an input file") }
+        return try readSome(fd, path: path)
+    }
+
+    private static func readSome(_ fd: Int32, path: String) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: peekSize)
+        var count = 0
+        while count < peekSize {
+            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, peekSize - count) }
+            if n < 0, errno == EINTR { continue }
+            if n < 0 { throw UsageError("\(path): cannot read: \(String(cString: strerror(errno)))") }
+            if n == 0 { break }
+            count += n
+            // Enough to decide once the first line is in (a live pipe may not send more soon).
+            if bytes[0..<count].contains(0x0A) { break }
+        }
+        return Array(bytes[0..<count])
+    }
+
+    private static func peekStandardInput() throws -> [UInt8] {
+        let start = lseek(STDIN_FILENO, 0, SEEK_CUR)
+        let head = try readSome(STDIN_FILENO, path: "<stdin>")
+        if start >= 0, lseek(STDIN_FILENO, start, SEEK_SET) >= 0 { return head }
+        try putBack(head)
+        return head
+    }
+
+    /// Replaces standard input with a pipe that yields `head` and then the rest of the
+    /// original standard input, copied by a detached thread (constant memory).
+    private static func putBack(_ head: [UInt8]) throws {
+        var ends: [Int32] = [0, 0]
+        let original = dup(STDIN_FILENO)
+        guard original >= 0, pipe(&ends) == 0, dup2(ends[0], STDIN_FILENO) >= 0 else {
+            throw UsageError("<stdin>: cannot re-open standard input: \(String(cString: strerror(errno)))")
+        }
+        close(ends[0])
+        signal(SIGPIPE, SIG_IGN)  // the reader may stop early; the relay then just ends
+        let writeEnd = ends[1]
+        Thread.detachNewThread {
+            defer { close(writeEnd); close(original) }
+            guard writeFully(writeEnd, head) else { return }
+            var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { read(original, $0.baseAddress!, $0.count) }
+                if n < 0, errno == EINTR { continue }
+                if n <= 0 { return }
+                guard writeFully(writeEnd, Array(chunk[0..<n])) else { return }
+            }
+        }
+    }
+
+    private static func writeFully(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if n < 0, errno == EINTR { continue }
+                if n <= 0 { return false }
+                offset += n
+            }
+            return true
+        }
+    }
+}
