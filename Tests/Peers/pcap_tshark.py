@@ -4,7 +4,7 @@ field names of `faultline frames --format json`: conn (tshark's tcp.stream), fro
 fin, rsv1, len, close_code, text (tshark's text, after decompression), fragmented (the frame
 belongs to a fragmented message).
 
-usage: pcap_tshark.py FILE.pcap [--tshark PATH]
+usage: pcap_tshark.py FILE.pcap [--tshark PATH] [--out FILE]
 """
 import json
 import subprocess
@@ -61,5 +61,7 @@ def frames(path, tshark="tshark"):
 
 if __name__ == "__main__":
     tshark = sys.argv[sys.argv.index("--tshark") + 1] if "--tshark" in sys.argv else "tshark"
+    out = open(sys.argv[sys.argv.index("--out") + 1], "w") if "--out" in sys.argv else sys.stdout
     for frame in frames(sys.argv[1], tshark):
-        print(json.dumps(frame))
+        out.write(json.dumps(frame) + "\n")
+    out.close()
