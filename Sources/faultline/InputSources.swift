@@ -2,6 +2,7 @@ import CLI
 import Capture
 import Foundation
 import Glibc
+import Pcap
 
 /// Opens any input `faultline` reads records from (a capture file, later pcap and pcapng),
 /// chosen by the file's first bytes, never by its name. Adding an input kind is one entry
@@ -25,6 +26,7 @@ enum InputSources {
         Kind(name: "faultline capture (JSON Lines starting with {\"type\":\"header\",\"format\":\"faultline-capture\",...})",
              matches: isCapture,
              open: { path in try CaptureReader(path: path) }),
+        Kind(name: "pcap or pcapng", matches: PcapMagic.matches, open: { path in try PcapRecordSource(path: path, tool: FaultlineVersion.tool) }),
     ]
 
     /// The records of `path` ("-" for standard input). Throws `UsageError` for input of no
