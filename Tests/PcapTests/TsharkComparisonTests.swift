@@ -11,54 +11,10 @@ import TestSupport
 @Suite struct TsharkComparisonTests {
     static let captures = ["websocket-plain.pcap", "websocket-deflate.pcap", "websocket-concurrent.pcap"]
 
-    struct Row: Equatable, CustomStringConvertible {
-        var from: String
-        var opcode: Int
-        var fin: Bool
-        var rsv1: Bool
-        var length: Int
-        var closeCode: Int?
-        var description: String { "\(from) op=\(opcode) fin=\(fin) rsv1=\(rsv1) len=\(length) close=\(closeCode.map(String.init) ?? "-")" }
-    }
-
-    static func ours(_ path: String) throws -> (rows: [Int: [Row]], texts: [Int: [String?]], records: [CaptureRecord]) {
-        var source = try PcapRecordSource(path: path, tool: "test")
-        var rows: [Int: [Row]] = [:], texts: [Int: [String?]] = [:]
-        var records: [CaptureRecord] = []
-        while let record = try source.next() {
-            records.append(record)
-            guard case .frame(let f) = record else { continue }
-            rows[f.conn, default: []].append(Row(from: f.from.rawValue, opcode: Int(f.opcode.rawValue), fin: f.fin, rsv1: f.rsv1,
-                                                 length: f.length, closeCode: f.closeCode.map(Int.init)))
-            texts[f.conn, default: []].append(f.opcode == .text || f.opcode == .continuation ? String(decoding: f.payload, as: UTF8.self) : nil)
-        }
-        return (rows, texts, records)
-    }
-
-    static func tshark(_ path: String) throws -> (rows: [Int: [Row]], texts: [Int: [String?]]) {
-        let script = TestEnvironment.path("Tests/Peers/pcap_tshark.py")
-        // Through a file: lines of 64 KiB texts are more than a pipe should be trusted with.
-        let out = TestEnvironment.temporaryDirectory("pcap-tshark").appendingPathComponent("frames.jsonl")
-        let result = try runCommand(TestEnvironment.python, [script, path, "--out", out.path], timeout: 60)
-        try #require(result.status == 0, "tshark failed: \(result.stderr)")
-        var rows: [Int: [Row]] = [:], texts: [Int: [String?]] = [:]
-        for line in try String(contentsOf: out, encoding: .utf8).split(separator: "\n") {
-            guard case .object(let o) = try JSONParser.parse(String(line)) else { continue }
-            func int(_ k: String) -> Int? { if case .int(let v) = o[k] { Int(v) } else { nil } }
-            func bool(_ k: String) -> Bool { if case .bool(let v) = o[k] { v } else { false } }
-            let conn = int("conn") ?? -1
-            rows[conn, default: []].append(Row(from: { if case .string(let s) = o["from"] { s } else { "" } }(),
-                                               opcode: int("opcode") ?? -1, fin: bool("fin"), rsv1: bool("rsv1"),
-                                               length: int("len") ?? -1, closeCode: int("close_code")))
-            texts[conn, default: []].append({ if case .string(let s) = o["text"] { s } else { nil } }())
-        }
-        return (rows, texts)
-    }
-
     @Test(arguments: captures)
     func agreesWithTshark(_ name: String) throws {
         let path = TestEnvironment.path("Captures/pcap/\(name)")
-        let ours = try Self.ours(path), theirs = try Self.tshark(path)
+        let ours = try TsharkDecoding.ours(path), theirs = try TsharkDecoding.tshark(path)
         #expect(ours.rows.count == theirs.rows.count, "connections: ours \(ours.rows.count), tshark \(theirs.rows.count)")
         var unmatched = ours.rows
         var compared = 0

@@ -4,7 +4,9 @@ field names of `faultline frames --format json`: conn (tshark's tcp.stream), fro
 fin, rsv1, len, close_code, text (tshark's text, after decompression), fragmented (the frame
 belongs to a fragmented message).
 
-usage: pcap_tshark.py FILE.pcap [--tshark PATH] [--out FILE]
+usage: pcap_tshark.py FILE.pcap [--tshark PATH] [--out FILE] [--http-port P]...
+(--http-port: decode that TCP port as HTTP, for ports tshark gives to another protocol,
+such as 6000-6063 to X11)
 """
 import json
 import subprocess
@@ -28,9 +30,10 @@ def find(tree, key):
     return None
 
 
-def frames(path, tshark="tshark"):
+def frames(path, tshark="tshark", http_ports=()):
+    decode_as = [arg for port in http_ports for arg in ("-d", f"tcp.port=={port},http")]
     out = subprocess.run([tshark, "-r", path, "-Y", "websocket", "-T", "json", "--no-duplicate-keys",
-                          "-o", "tcp.desegment_tcp_streams:TRUE"],
+                          "-o", "tcp.desegment_tcp_streams:TRUE"] + decode_as,
                          check=True, capture_output=True).stdout
     result = []
     for packet in json.loads(out):
@@ -62,6 +65,7 @@ def frames(path, tshark="tshark"):
 if __name__ == "__main__":
     tshark = sys.argv[sys.argv.index("--tshark") + 1] if "--tshark" in sys.argv else "tshark"
     out = open(sys.argv[sys.argv.index("--out") + 1], "w") if "--out" in sys.argv else sys.stdout
-    for frame in frames(sys.argv[1], tshark):
+    ports = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--http-port"]
+    for frame in frames(sys.argv[1], tshark, ports):
         out.write(json.dumps(frame) + "\n")
     out.close()
