@@ -172,6 +172,20 @@ import TestSupport
         }
     }
 
+    @Test func nanosecondStampsReadAsMicroseconds() throws {
+        let dir = TestEnvironment.temporaryDirectory("pcap-nano")
+        for nano in [false, true] {
+            let path = dir.appendingPathComponent("\(nano).pcap").path
+            let writer = try PcapWriter(path: path, link: .raw, nanoseconds: nano)
+            writer.write(Self.ip(), time: 1_700_000_000_123_456, extraNanoseconds: nano ? 789 : 0)
+            writer.close()
+            let magic = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(4)
+            #expect(Array(magic) == (nano ? [0x4D, 0x3C, 0xB2, 0xA1] : [0xD4, 0xC3, 0xB2, 0xA1]))
+            let packet = try PcapReader(path: path).next()
+            #expect(packet?.time == 1_700_000_000_123_456)
+        }
+    }
+
     @Test func checksumsAreValid() {
         let packet = Self.ip()
         // The IPv4 header checksum over a correct header sums to zero.
