@@ -42,6 +42,9 @@ public struct PcapRecordSource: RecordSource {
         if let torn { state.warn(torn) }
     }
 
+    /// TCP flows held in memory now (for tests of the memory bounds).
+    var trackedFlows: Int { state.flowCount }
+
     public mutating func next() throws -> CaptureRecord? {
         while true {
             if let record = state.queue.popFirst() { return record }
@@ -74,6 +77,9 @@ final class DecoderState {
     final class Flow {
         var reassemblers: [TCPReassembler]
         let connection: WebSocketConnection
+        /// The connection is not WebSocket and its reassembly buffers were dropped.
+        var released = false
+        var finSeen = [false, false]
         init(reassembler: TCPReassembler, connection: WebSocketConnection) {
             reassemblers = [reassembler, reassembler]
             self.connection = connection
@@ -123,6 +129,8 @@ final class DecoderState {
 
     func warn(_ message: String) { warningMessages.append(message) }
 
+    var flowCount: Int { flows.count }
+
     func warningList() -> [String] {
         var list = warningMessages
         if fragments > 0 { list.append("\(fragments) IP fragments ignored (IP reassembly is not supported)") }
@@ -154,7 +162,7 @@ final class DecoderState {
         let index = segment.source == key.low ? 0 : 1
         var flow = flows[key]
         if let existing = flow, segment.flags.contains(.syn), !segment.flags.contains(.ack),
-           existing.reassemblers[index].isEnded || existing.connection.isIgnored && existing.reassemblers[index].hasStarted {
+           existing.reassemblers[index].isEnded || existing.connection.isIgnored {
             // The same addresses and ports reused by a new connection.
             existing.connection.captureEnded(t: t)
             flows[key] = nil
@@ -178,6 +186,17 @@ final class DecoderState {
         }
         guard let flow else { return }
         let connection = flow.connection
+        if connection.isIgnored {
+            // Not WebSocket: no reassembly (and no buffers) for it, only watch for its end.
+            if !flow.released {
+                flow.released = true
+                flow.reassemblers = [TCPReassembler(limits: limits.tcp), TCPReassembler(limits: limits.tcp)]
+            }
+            if segment.flags.contains(.rst) { flow.finSeen = [true, true] }
+            if segment.flags.contains(.fin) { flow.finSeen[index] = true }
+            if flow.finSeen[0] && flow.finSeen[1] { flows[key] = nil }
+            return
+        }
         if segment.flags.contains(.syn), !segment.flags.contains(.ack) { connection.sawSYN(from: index) }
         if segment.flags.contains(.ack) {
             var sink = Sink(connection: connection, index: 1 - index, midStream: flow.reassemblers[1 - index].startedMidStream)
@@ -192,11 +211,7 @@ final class DecoderState {
         var sink = Sink(connection: connection, index: index,
                         midStream: midStream || flow.reassemblers[index].startedMidStream)
         flow.reassemblers[index].receive(segment, t: t, into: &sink)
-        if connection.isIgnored || connection.bothEnded {
-            if connection.bothEnded || (flow.reassemblers[0].isEnded && flow.reassemblers[1].isEnded) {
-                flows[key] = nil
-            }
-        }
+        if connection.bothEnded { flows[key] = nil }
     }
 
     private func assignID() -> ConnectionID? {

@@ -37,8 +37,9 @@ public struct TCPReassembler {
         public var maxBufferedBytes: Int = 4 << 20
         /// Out-of-order segments held per direction.
         public var maxBufferedSegments: Int = 4096
-        /// Delivered bytes remembered to compare retransmissions against.
-        public var historySize: Int = 64 << 10
+        /// Delivered bytes remembered to compare retransmissions against (held up to a
+        /// quarter more, so trimming stays cheap).
+        public var historySize: Int = 16 << 10
         public init() {}
     }
 
@@ -220,7 +221,7 @@ public struct TCPReassembler {
         guard size > 0 else { return }
         if history.isEmpty { historyStart = nextOffset }
         history.append(contentsOf: bytes)
-        if history.count > 2 * size {
+        if history.count > size + size / 4 {
             // Drop the oldest in bulk so trimming costs O(1) per byte overall.
             let drop = history.count - size
             history.removeFirst(drop)

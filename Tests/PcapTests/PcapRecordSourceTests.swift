@@ -192,6 +192,41 @@ import WebSocket
         #expect(Self.frames(records).last?.text == "{\"event\":\"after-cut\"}")
     }
 
+    @Test func closedAndNonWebSocketFlowsAreForgotten() throws {
+        let b = PcapBuilder()
+        for i in 0..<50 {
+            let http = Conversation(b, clientPort: UInt16(30000 + i), serverPort: 80)
+            http.handshake()
+            http.send(fromClient: true, Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+            http.send(fromClient: false, Array("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello".utf8))
+            http.send(fromClient: false, [], flags: [.ack, .fin])
+            http.send(fromClient: true, [], flags: [.ack, .fin])
+        }
+        let ws = Conversation(b, clientPort: 40000)
+        ws.handshake()
+        ws.upgrade()
+        var source = try PcapRecordSource(path: try b.write(), tool: "test")
+        guard case .open(let open) = try source.next() else { Issue.record("expected the WebSocket open"); return }
+        #expect(open.conn == 1)
+        #expect(source.trackedFlows == 1)
+    }
+
+    @Test func connectionLimitIsWarned() throws {
+        let b = PcapBuilder()
+        for i in 0..<3 {
+            let c = Conversation(b, clientPort: UInt16(40000 + i))
+            c.handshake()
+            c.upgrade()
+        }
+        var limits = PcapRecordSource.Limits()
+        limits.maxConnections = 2
+        var source = try PcapRecordSource(path: try b.write(), tool: "test", limits: limits)
+        var opens = 0
+        while let r = try source.next() { if case .open = r { opens += 1 } }
+        #expect(opens == 2)
+        #expect(source.warnings.contains { $0.contains("more than 2 WebSocket connections") })
+    }
+
     @Test func magicNumbers() {
         #expect(PcapMagic.matches([0xD4, 0xC3, 0xB2, 0xA1, 2, 0]))
         #expect(PcapMagic.matches([0x4D, 0x3C, 0xB2, 0xA1]))
