@@ -74,35 +74,62 @@ extension RecordCoding {
         }
     }
 
+    /// Frames are most of any capture, so their keys are read in one pass over the
+    /// members instead of one linear lookup per key.
     private static func decodeFrame(_ f: Fields, isClose: Bool) throws(RecordDecodingError) -> FrameRecord {
+        var conn: Int?, t: Int64?, from: Side?, op: Int?, code: Int?, length: Int?, delay: Int64?
+        var fin = true, rsv1 = false, rsv2 = false, rsv3 = false, masked = false, compressed = false
+        var text: String?, b64: String?, reason: String?, actionName = "forwarded", error: String?, fault: String?
+        for (key, value) in f.object.members where !value.isNull {
+            switch key {
+            case "conn": conn = try f.int(key, value)
+            case "t": t = try f.int64(key, value)
+            case "from": from = try f.side(key, value)
+            case "op": op = try f.int(key, value)
+            case "fin": fin = try f.bool(key, value)
+            case "rsv1": rsv1 = try f.bool(key, value)
+            case "rsv2": rsv2 = try f.bool(key, value)
+            case "rsv3": rsv3 = try f.bool(key, value)
+            case "masked": masked = try f.bool(key, value)
+            case "len": length = try f.int(key, value)
+            case "compressed": compressed = try f.bool(key, value)
+            case "action": actionName = try f.string(key, value)
+            case "delay_us": delay = try f.int64(key, value)
+            case "error": error = try f.string(key, value)
+            case "fault": fault = try f.string(key, value)
+            case "text": text = try f.string(key, value)
+            case "b64": b64 = try f.string(key, value)
+            case "code": code = try f.int(key, value)
+            case "reason": reason = try f.string(key, value)
+            default: break
+            }
+        }
+        guard let conn else { throw RecordDecodingError("missing key \"conn\"") }
+        guard let t else { throw RecordDecodingError("missing key \"t\"") }
+        guard let from else { throw RecordDecodingError("missing key \"from\"") }
         let opcode: Opcode
         if isClose {
             opcode = .close
         } else {
-            let op = try f.int("op")
+            guard let op else { throw RecordDecodingError("missing key \"op\"") }
             guard (0...15).contains(op) else { throw RecordDecodingError("key \"op\": \(op) is not an opcode (expected 0...15)") }
             opcode = Opcode(rawValue: UInt8(op))
         }
         let payload: [UInt8]
-        if let b64 = try f.optionalString("b64") {
+        if let b64 {
             guard let bytes = Base64.decode(b64) else { throw RecordDecodingError("key \"b64\": not valid base64") }
             payload = bytes
-        } else if isClose {
-            if let code = try f.optionalInt("code") {
-                guard (0...0xFFFF).contains(code) else { throw RecordDecodingError("key \"code\": \(code) does not fit 16 bits") }
-                payload = [UInt8(code >> 8), UInt8(code & 0xFF)] + Array((try f.optionalString("reason") ?? "").utf8)
-            } else {
-                payload = []
-            }
+        } else if isClose, let code {
+            guard (0...0xFFFF).contains(code) else { throw RecordDecodingError("key \"code\": \(code) does not fit 16 bits") }
+            payload = [UInt8(code >> 8), UInt8(code & 0xFF)] + Array((reason ?? "").utf8)
         } else {
-            payload = Array((try f.optionalString("text") ?? "").utf8)
+            payload = Array((text ?? "").utf8)
         }
-        let actionName = try f.optionalString("action") ?? "forwarded"
         let action: FrameAction
         switch actionName {
         case "forwarded": action = .forwarded
         case "dropped": action = .dropped
-        case "delayed": action = .delayed(try f.optionalInt64("delay_us") ?? 0)
+        case "delayed": action = .delayed(delay ?? 0)
         case "injected": action = .injected
         case "observed": action = .observed
         default:
@@ -110,12 +137,9 @@ extension RecordCoding {
                 "key \"action\": unknown action \"\(actionName)\" (expected one of: forwarded, dropped, delayed, injected, observed)")
         }
         return FrameRecord(
-            conn: try f.int("conn"), t: try f.int64("t"), from: try f.side("from"), opcode: opcode,
-            fin: try f.optionalBool("fin") ?? true, rsv1: try f.optionalBool("rsv1") ?? false,
-            rsv2: try f.optionalBool("rsv2") ?? false, rsv3: try f.optionalBool("rsv3") ?? false,
-            masked: try f.optionalBool("masked") ?? false, length: try f.optionalInt("len") ?? payload.count,
-            payload: payload, compressed: try f.optionalBool("compressed") ?? false, action: action,
-            protocolError: try f.optionalString("error"), fault: try f.optionalString("fault"))
+            conn: conn, t: t, from: from, opcode: opcode, fin: fin, rsv1: rsv1, rsv2: rsv2, rsv3: rsv3,
+            masked: masked, length: length ?? payload.count, payload: payload, compressed: compressed, action: action,
+            protocolError: error, fault: fault)
     }
 }
 
@@ -132,19 +156,26 @@ private struct Fields {
         RecordDecodingError("key \"\(key)\": expected \(expected), found \(value.typeName)")
     }
 
-    func string(_ key: String) throws(RecordDecodingError) -> String {
-        let v = try value(key)
+    func string(_ key: String) throws(RecordDecodingError) -> String { try string(key, try value(key)) }
+    func int64(_ key: String) throws(RecordDecodingError) -> Int64 { try int64(key, try value(key)) }
+    func int(_ key: String) throws(RecordDecodingError) -> Int { Int(try int64(key)) }
+
+    func string(_ key: String, _ v: JSONValue) throws(RecordDecodingError) -> String {
         guard let s = v.stringValue else { throw mismatch(key, "a string", v) }
         return s
     }
 
-    func int64(_ key: String) throws(RecordDecodingError) -> Int64 {
-        let v = try value(key)
+    func int64(_ key: String, _ v: JSONValue) throws(RecordDecodingError) -> Int64 {
         guard let i = v.intValue else { throw mismatch(key, "an integer", v) }
         return i
     }
 
-    func int(_ key: String) throws(RecordDecodingError) -> Int { Int(try int64(key)) }
+    func int(_ key: String, _ v: JSONValue) throws(RecordDecodingError) -> Int { Int(try int64(key, v)) }
+
+    func bool(_ key: String, _ v: JSONValue) throws(RecordDecodingError) -> Bool {
+        guard let b = v.boolValue else { throw mismatch(key, "true or false", v) }
+        return b
+    }
 
     func optionalString(_ key: String) throws(RecordDecodingError) -> String? {
         guard let v = object[key], !v.isNull else { return nil }
@@ -170,8 +201,10 @@ private struct Fields {
         return o
     }
 
-    func side(_ key: String) throws(RecordDecodingError) -> Side {
-        let name = try string(key)
+    func side(_ key: String) throws(RecordDecodingError) -> Side { try side(key, try value(key)) }
+
+    func side(_ key: String, _ v: JSONValue) throws(RecordDecodingError) -> Side {
+        let name = try string(key, v)
         guard let side = Side(rawValue: name) else {
             throw RecordDecodingError("key \"\(key)\": unknown side \"\(name)\" (expected client or server)")
         }

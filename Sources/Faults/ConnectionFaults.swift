@@ -163,6 +163,21 @@ public struct ConnectionFaults: Sendable {
         return decision
     }
 
+    /// `side`'s stream ended: whether an armed fault swallows the news (`dropped`).
+    public mutating func judgeEnd(from side: Side, now: Micros) -> FrameDecision {
+        var decision = FrameDecision()
+        for index in instances.indices where instances[index].phase == .armed {
+            var context = FaultContext(now: now, random: instances[index].random, prefixes: engine.prefixes)
+            let verdict = instances[index].fault.apply(.streamEnded(from: side), context: &context)
+            instances[index].random = context.random
+            if verdict.frame == .drop, !decision.dropped {
+                decision.dropped = true
+                decision.rule = instances[index].rule.text
+            }
+        }
+        return decision
+    }
+
     /// A frame was relayed (or deliberately dropped): counts it for `frames=` and notes its
     /// event for `on=`, then arms what became ready.
     public mutating func frameSeen(event: String?, now: Micros) -> [FaultOutcome] {

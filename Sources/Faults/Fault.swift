@@ -40,6 +40,9 @@ public enum FaultEvent: Sendable, Hashable {
     case frame(FaultFrame)
     /// The wake-up the fault asked for in `FaultVerdict.wakeup` is due.
     case timer
+    /// `side`'s TCP stream ended (FIN, RST or error); a verdict of `.drop` keeps the other
+    /// side from hearing of it (a dead path delivers no FIN either).
+    case streamEnded(from: Side)
 }
 
 /// A frame as faults see it.

@@ -1,4 +1,5 @@
 import Capture
+import JSON
 import Synchronization
 
 /// The rules of one proxy, shared by all its connections (and the control API). It numbers
@@ -122,5 +123,13 @@ public final class FaultEngine: Sendable {
             s.fired += 1
             s.firedByKind[kind, default: 0] += 1
         }
+    }
+}
+
+extension FaultEngine.Entry {
+    /// `{"id":1,"rule":"close:4009,after=30s","kind":"close"}` for the control API.
+    public var json: JSONValue {
+        .object(JSONObject([(key: "id", value: .int(Int64(id))), (key: "rule", value: .string(rule.text)),
+                            (key: "kind", value: .string(rule.kind))]))
     }
 }

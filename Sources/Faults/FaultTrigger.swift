@@ -112,3 +112,17 @@ public struct FaultTrigger: Sendable, Hashable {
         max(openedAt + (after ?? 0), at.map { proxyStart + $0 } ?? openedAt)
     }
 }
+
+extension FaultTrigger {
+    /// "  after=DUR  ..." lines for `--help` and docs, in the order of `keys`.
+    public static let helpLines: [String] = [
+        "  after=DUR      start DUR after the connection opened (500ms, 5s, 1.5s, 2m)",
+        "  at=DUR         start DUR after the proxy started",
+        "  on=EVENT       start after a frame carrying that event (on=bird_internal:subscription_succeeded)",
+        "  frames=N       start after N frames were relayed (both ways)",
+        "  conn=N|N-M     only the Nth (to Mth) connection the proxy accepts",
+        "  every=N        only every Nth connection (N, 2N, ...; from conn's first with conn=)",
+        "  client=KEY     only connections whose 'User-Agent target' contains KEY",
+        "  prob=P         each connection with probability P, repeatable with --seed",
+    ]
+}

@@ -117,18 +117,22 @@ public struct JSONParser {
     private mutating func parseString() throws(JSONParseError) -> String {
         index += 1
         let start = index
-        // Fast path: no escapes, the common case for keys and most values.
+        // Fast path: no escapes, the common case for keys and most values. Pure ASCII (most
+        // keys and values) needs no UTF-8 validation, which costs a generic lookup per call.
+        var isASCII = true
         while index < buffer.count {
             let byte = buffer[index]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: buffer[start..<index])
                 index += 1
+                if isASCII { return String(decoding: slice, as: UTF8.self) }
                 guard let string = String(validating: slice, as: UTF8.self) else {
                     throw JSONParseError(offset: start, reason: "string is not valid UTF-8")
                 }
                 return string
             }
             if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            if byte >= 0x80 { isASCII = false }
             index += 1
         }
         var bytes = Array(buffer[start..<index])

@@ -42,7 +42,7 @@ enum HTTPReplies {
             missing.append("Sec-WebSocket-Version: 13")
         }
         let detail = missing.isEmpty ? "" : " (missing or wrong: \(missing.joined(separator: ", ")))"
-        return (400, "faultline: incomplete WebSocket upgrade request\(detail); \(expected)",
+        return (400, "faultline: incomplete WebSocket upgrade request\(detail); this is a WebSocket proxy; \(expected)",
                 [HeaderField("Sec-WebSocket-Version", "13")])
     }
 }

@@ -152,6 +152,16 @@ extension RelaySession {
         case .faultClosing(let target, _, _):
             if side == target { finish(into: &out) }
         case .open:
+            if var faults {
+                let decision = faults.judgeEnd(from: side, now: now)
+                self.faults = faults
+                if decision.dropped {
+                    out.append(note(.info, "\(side.rawValue)'s \(kind.rawValue) not passed on (fault \(decision.rule ?? ""))", now: now))
+                    if kind != .fin { closeSocket(side, into: &out) }
+                    if client.readEnded && server.readEnded { finish(into: &out) }
+                    return
+                }
+            }
             guard kind == .fin else {
                 abort(after: side, into: &out)
                 return

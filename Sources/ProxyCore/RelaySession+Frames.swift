@@ -25,7 +25,12 @@ extension RelaySession {
     }
 
     mutating func relay(_ frame: Frame, from side: Side, now: Micros, into out: inout [RelayCommand]) {
-        let violation = self[direction: side].validator.validate(frame)
+        var violation = self[direction: side].validator.validate(frame)
+        if violation == nil, self[direction: side].decoder.lastFrameHadNonMinimalLength {
+            // Frames are re-encoded on the way out, so this one leaves with the minimal encoding.
+            violation = WebSocketError(.nonMinimalLength, "payload length not in its minimal encoding (relayed re-encoded)",
+                                       closeCode: .protocolError)
+        }
         var record = FrameRecord(conn: conn, t: now, from: side, opcode: frame.opcode, fin: frame.fin,
                                  rsv1: frame.rsv1, rsv2: frame.rsv2, rsv3: frame.rsv3, masked: frame.isMasked,
                                  length: frame.payload.count, payload: frame.payload,
@@ -48,7 +53,9 @@ extension RelaySession {
             return
         }
 
-        let event = frame.opcode == .text && frame.fin ? BirdEvent.name(of: record.payload) : nil
+        // Event names are decoded only when a fault may care (`on=`, pong and handshake faults).
+        let event = frame.opcode == .text && frame.fin && faults?.wantsEventNames == true
+            ? BirdEvent.name(of: record.payload) : nil
         var decision = FrameDecision.untouched
         if var faults {
             decision = faults.judge(FaultFrame(from: side, opcode: frame.opcode, payload: record.payload,
@@ -137,7 +144,7 @@ extension RelaySession {
     /// Ends the pair because of `offender`: a close frame with `code` to it, FIN to the other.
     mutating func failConnection(offender: Side, code: UInt16, reason: String, now: Micros,
                                  into out: inout [RelayCommand]) {
-        let shortReason = String(decoding: Array(reason.utf8.prefix(123)), as: UTF8.self)
+        let shortReason = Self.truncated(reason, toUTF8Bytes: 123)
         var close = Frame.close(code: code, reason: shortReason)
         if offender == .server { close.maskingKey = MaskingKey.random(using: &maskRandom) }
         out.append(note(.error, "\(offender.rawValue) \(reason); closing with \(code)", now: now))
@@ -145,5 +152,20 @@ extension RelaySession {
         out.append(.record(.frame(FrameRecord(conn: conn, t: now, from: offender.other, opcode: .close,
                                               masked: close.isMasked, payload: close.payload, action: .injected))))
         finish(into: &out)
+    }
+
+    /// `text` cut to at most `limit` UTF-8 bytes without splitting a character (close
+    /// reasons must fit a 125-byte control frame with their code).
+    static func truncated(_ text: String, toUTF8Bytes limit: Int) -> String {
+        guard text.utf8.count > limit else { return text }
+        var result = ""
+        var used = 0
+        for scalar in text.unicodeScalars {
+            let size = String(scalar).utf8.count
+            guard used + size <= limit else { break }
+            used += size
+            result.unicodeScalars.append(scalar)
+        }
+        return result
     }
 }

@@ -60,7 +60,12 @@ extension RelaySession {
             let outcomes = faults.upgradeRequested(clientKey: ClientKey.derive(from: request), now: now)
             self.faults = faults
             apply(outcomes, now: now, into: &out)
-            if phase != .awaitingRequest { return }   // refused at the upgrade
+            if phase != .awaitingRequest {   // refused at the upgrade
+                let early = earlyClientBytes
+                earlyClientBytes = []
+                if isFaultClosing, !early.isEmpty { receiveFrames(from: .client, early, now: now, into: &out) }
+                return
+            }
         }
         phase = .connecting
         out.append(.pauseReading(.client))
@@ -168,13 +173,5 @@ extension RelaySession {
         if !part.isEmpty { out.append(.send(to: .client, bytes: part)) }
         let left = remaining - part.count
         if left == 0 { finish(into: &out) } else { phase = .relayingRefusal(remaining: left) }
-    }
-}
-
-/// The key `client=KEY` fault scopes match against: the request's User-Agent and target.
-public enum ClientKey {
-    /// "Mozilla/5.0 ... /app/key?protocol=7&client=js" (User-Agent "-" when absent).
-    public static func derive(from request: HTTPRequestHead) -> String {
-        (request.headers.first(named: "User-Agent") ?? "-") + " " + request.target
     }
 }

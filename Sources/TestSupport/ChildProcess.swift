@@ -12,6 +12,8 @@ public final class ChildProcess: @unchecked Sendable {
     private var stderrLines: [String] = []
     private var stdoutPartial = Data()
     private var stderrPartial = Data()
+    /// Pipes that reached end-of-file; output is complete once both have.
+    private var closedPipes = 0
 
     public let commandLine: String
 
@@ -28,8 +30,16 @@ public final class ChildProcess: @unchecked Sendable {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
-        out.fileHandleForReading.readabilityHandler = { [weak self] handle in self?.collect(handle.availableData, stderr: false) }
-        err.fileHandleForReading.readabilityHandler = { [weak self] handle in self?.collect(handle.availableData, stderr: true) }
+        out.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil }
+            self?.collect(data, stderr: false)
+        }
+        err.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil }
+            self?.collect(data, stderr: true)
+        }
         try process.run()
     }
 
@@ -48,6 +58,13 @@ public final class ChildProcess: @unchecked Sendable {
     private func collect(_ data: Data, stderr: Bool) {
         lock.lock()
         defer { lock.unlock() }
+        if data.isEmpty {
+            // End of file: keep a last line without a newline, and count the pipe as drained.
+            closedPipes += 1
+            if stderr, !stderrPartial.isEmpty { stderrLines.append(String(decoding: stderrPartial, as: UTF8.self)); stderrPartial = Data() }
+            if !stderr, !stdoutPartial.isEmpty { stdoutLines.append(String(decoding: stdoutPartial, as: UTF8.self)); stdoutPartial = Data() }
+            return
+        }
         if stderr { stderrPartial.append(data) } else { stdoutPartial.append(data) }
         func split(_ partial: inout Data, into lines: inout [String]) {
             while let newline = partial.firstIndex(of: 0x0A) {
@@ -57,6 +74,8 @@ public final class ChildProcess: @unchecked Sendable {
         }
         if stderr { split(&stderrPartial, into: &stderrLines) } else { split(&stdoutPartial, into: &stdoutLines) }
     }
+
+    private var drainedPipes: Int { lock.lock(); defer { lock.unlock() }; return closedPipes }
 
     /// Complete lines printed so far.
     public var output: [String] { lock.lock(); defer { lock.unlock() }; return stdoutLines }
@@ -78,7 +97,10 @@ public final class ChildProcess: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { usleep(10_000) }
         guard !process.isRunning else { return nil }
-        usleep(50_000)  // let the pipe handlers drain the last output
+        // The output is complete only when both pipes reached end-of-file (a grandchild that
+        // inherited them could hold them open, so this wait is bounded too).
+        let drainDeadline = Date().addingTimeInterval(5)
+        while drainedPipes < 2, Date() < drainDeadline { usleep(5_000) }
         return process.terminationStatus
     }
 

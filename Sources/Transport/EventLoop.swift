@@ -31,6 +31,8 @@ public final class EventLoop {
     /// `wallClockStart + now` is the current wall-clock time, without its jumps.
     public let wallClockStart: Int64
     private(set) var isClosed = false
+    /// The loop's thread, for `LoopBound` and `isOnLoopThread`.
+    let thread = LoopThread()
 
     /// Creates the loop. Also ignores SIGPIPE for the process: libuv writes with `write(2)`,
     /// so a peer that went away would otherwise kill the program instead of failing a write.
@@ -73,18 +75,30 @@ public final class EventLoop {
     /// keeps running with nothing to do: it always waits for cross-thread wake-ups.
     public func run() {
         precondition(!isClosed, "EventLoop.run() after close()")
+        thread.claim()
         uv_run(uvLoop, UV_RUN_DEFAULT)
+    }
+
+    /// Whether the caller is on the loop's thread (the creating thread until `run()`).
+    public var isOnLoopThread: Bool { thread.isCurrent }
+
+    /// Debug builds trap when a loop object is used off the loop's thread: such a bug would
+    /// otherwise corrupt libuv's state silently and far from its cause.
+    func assertOnLoopThread(_ what: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) {
+        assert(thread.isCurrent, "\(what()) called off the event loop's thread", file: file, line: line)
     }
 
     /// Runs one iteration without blocking; for tests and embedding.
     @discardableResult
     public func runOnce() -> Bool {
-        uv_run(uvLoop, UV_RUN_NOWAIT) != 0
+        thread.claim()
+        return uv_run(uvLoop, UV_RUN_NOWAIT) != 0
     }
 
     /// Makes `run()` return after the current iteration. Call on the loop thread
     /// (from another thread, use `remote.stop()`).
     public func stop() {
+        assertOnLoopThread("EventLoop.stop()")
         uv_stop(uvLoop)
     }
 

@@ -9,6 +9,7 @@ public final class SignalHandle: HandleOwner {
     public let signal: Int32
 
     init(loop: EventLoop, signal: Int32, body: @escaping (Int32) -> Void) throws {
+        loop.assertOnLoopThread("EventLoop.onSignal")
         self.signal = signal
         self.body = body
         let handle = UnsafeMutablePointer<uv_signal_t>.allocate(capacity: 1)

@@ -104,6 +104,7 @@ public final class TCPConnection: HandleOwner {
     /// Stops reading: no `onRead`/`onEnd(.fin)` until `resumeReading()`. Unread bytes stay in
     /// the kernel, whose full receive window then slows the peer down.
     public func pauseReading() {
+        loop.assertOnLoopThread("TCPConnection.pauseReading")
         readingWanted = false
         guard isReading, let tcp else { return }
         uv_read_stop(CUV_stream(tcp))
@@ -112,6 +113,7 @@ public final class TCPConnection: HandleOwner {
 
     /// Starts reading again after `pauseReading()`. No effect after EOF or close.
     public func resumeReading() {
+        loop.assertOnLoopThread("TCPConnection.resumeReading")
         readingWanted = true
         if started { startReading() }
     }
@@ -161,8 +163,10 @@ public final class TCPConnection: HandleOwner {
 
     /// `write` for bytes not in an array; they are copied if they cannot be sent at once.
     public func write(raw bytes: UnsafeRawBufferPointer, completion: ((TransportError?) -> Void)? = nil) {
-        guard let tcp, !shutdownRequested else {
-            let reason = tcp == nil ? "connection closed" : "already shut down for writing"
+        loop.assertOnLoopThread("TCPConnection.write")
+        guard let tcp, !shutdownRequested, !closeWhenFlushed else {
+            let reason = tcp == nil ? "connection closed"
+                : closeWhenFlushed ? "connection closing" : "already shut down for writing"
             report(completion, TransportError("write to \(remoteAddress): \(reason)"))
             return
         }
@@ -257,6 +261,7 @@ public final class TCPConnection: HandleOwner {
 
     /// Aborts the connection with RST (SO_LINGER 0, then close). Queued writes are dropped.
     public func reset() {
+        loop.assertOnLoopThread("TCPConnection.reset")
         guard let tcp else { return }
         self.tcp = nil
         if uv_tcp_close_reset(tcp, TCPConnection.closed) != 0 {
@@ -273,12 +278,14 @@ public final class TCPConnection: HandleOwner {
     /// Closes now; queued writes are cancelled (their completions get "cancelled").
     /// The kernel still sends what it already holds, then FIN. Idempotent.
     public func close() {
+        loop.assertOnLoopThread("TCPConnection.close")
         guard let tcp else { return }
         self.tcp = nil
         uv_close(CUV_handle(tcp), TCPConnection.closed)
     }
 
-    /// Closes once every queued write has reached the kernel. If the peer never reads this
+    /// Closes once every queued write has reached the kernel; later writes are refused
+    /// ("connection closing"). If the peer never reads this
     /// never happens: bound it with a timer that calls `close()` or `reset()`.
     public func closeAfterFlush() {
         guard tcp != nil else { return }

@@ -15,6 +15,7 @@ public enum TCPConnector {
     @discardableResult
     public static func connect(loop: EventLoop, host: String, port: Int, timeout: Int64 = 10_000_000,
                                completion: @escaping (Result<TCPConnection, TransportError>) -> Void) -> ConnectAttempt {
+        loop.assertOnLoopThread("TCPConnector.connect")
         let attempt = ConnectAttempt(loop: loop, host: host, port: port, completion: completion)
         attempt.begin(timeout: timeout)
         return attempt
@@ -22,7 +23,12 @@ public enum TCPConnector {
 }
 
 /// One `TCPConnector.connect` in progress: resolving, then trying addresses one by one.
-public final class ConnectAttempt {
+///
+/// Kept alive by its pending libuv requests (each holds a retain in its `data`). The handle
+/// being connected points back at the attempt *unretained* (the connect request's retain
+/// covers it; `data` is cleared before the handle is closed), so `EventLoop.close()` can
+/// find and cancel an attempt still in progress.
+public final class ConnectAttempt: HandleOwner {
     public let loop: EventLoop
     public let host: String
     public let port: Int
@@ -116,6 +122,7 @@ public final class ConnectAttempt {
         let request = UnsafeMutablePointer<uv_connect_t>.allocate(capacity: 1)
         request.pointee.data = Unmanaged.passRetained(self).toOpaque()
         connecting = tcp
+        tcp.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         let status = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
                 uv_tcp_connect(request, tcp, address) { request, status in
@@ -131,17 +138,23 @@ public final class ConnectAttempt {
             Unmanaged<ConnectAttempt>.fromOpaque(request.pointee.data).release()
             request.deallocate()
             connecting = nil
-            uv_close(CUV_handle(tcp), UV.freeOnClose)
+            abandon(tcp)
             lastError = status
             tryNext()
         }
+    }
+
+    /// Closes a handle that did not (or will not) become a connection.
+    private func abandon(_ tcp: UnsafeMutablePointer<uv_tcp_t>) {
+        tcp.pointee.data = nil
+        uv_close(CUV_handle(tcp), UV.freeOnClose)
     }
 
     private func connected(_ tcp: UnsafeMutablePointer<uv_tcp_t>, _ status: Int32) {
         guard connecting == tcp else { return }  // a handle we already gave up on (timeout, cancel)
         connecting = nil
         guard status == 0 else {
-            uv_close(CUV_handle(tcp), UV.freeOnClose)
+            abandon(tcp)
             lastError = status
             tryNext()
             return
@@ -156,6 +169,8 @@ public final class ConnectAttempt {
         completion = nil
         cleanUp()
     }
+
+    func closeForLoopShutdown() { cancel() }
 
     private func finish(_ result: Result<TCPConnection, TransportError>, deferred: Bool = false) {
         guard let completion else { return }
@@ -176,7 +191,7 @@ public final class ConnectAttempt {
         }
         if let tcp = connecting {
             connecting = nil
-            uv_close(CUV_handle(tcp), UV.freeOnClose)  // its connect callback then sees ECANCELED
+            abandon(tcp)  // its connect callback then sees ECANCELED
         }
     }
 }

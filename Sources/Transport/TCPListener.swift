@@ -20,6 +20,7 @@ public final class TCPListener: HandleOwner {
     /// free port. Throws "listen on HOST:PORT: <reason>".
     public init(loop: EventLoop, host: String = "127.0.0.1", port: Int, backlog: Int32 = 511,
                 onAccept: @escaping (TCPConnection) -> Void) throws {
+        loop.assertOnLoopThread("TCPListener.init")
         let display = SocketAddress.display(host: host, port: port)
         var storage = sockaddr_storage()
         guard (0...65535).contains(port), SocketAddress.parseNumeric(host: host, port: port, into: &storage) else {

@@ -15,6 +15,7 @@ public final class TimerHandle: HandleOwner {
     public var isActive: Bool { timer != nil }
 
     init(loop: EventLoop, delay: Int64, repeatEvery: Int64?, body: @escaping () -> Void) {
+        loop.assertOnLoopThread("EventLoop.schedule")
         self.body = body
         self.repeats = repeatEvery != nil
         let handle = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)

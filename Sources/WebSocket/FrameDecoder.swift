@@ -55,6 +55,17 @@ public struct FrameDecoder: Sendable {
 
     /// Hands the decoder more bytes; they are consumed by `next()`.
     public mutating func append<C: Collection>(_ bytes: C) where C.Element == UInt8 {
+        var rest = bytes[...]
+        if readIndex == buffer.count, case .awaitingPayload(var frame, let remaining) = state, remaining > 0 {
+            // Fast path for large frames: payload bytes go straight into the frame being
+            // built, skipping the buffer (one copy instead of two).
+            state = .awaitingHeader  // drop the state's reference so the append does not copy
+            let end = rest.index(rest.startIndex, offsetBy: remaining, limitedBy: rest.endIndex) ?? rest.endIndex
+            let taken = Self.appendPayload(rest[..<end], to: &frame)
+            state = .awaitingPayload(frame, remaining: remaining - taken)
+            rest = rest[end...]
+            if rest.isEmpty { return }
+        }
         if readIndex == buffer.count {
             buffer.removeAll(keepingCapacity: true)
             readIndex = 0
@@ -63,7 +74,19 @@ public struct FrameDecoder: Sendable {
             buffer.removeSubrange(0..<readIndex)
             readIndex = 0
         }
-        buffer.append(contentsOf: bytes)
+        buffer.append(contentsOf: rest)
+    }
+
+    /// Appends `chunk` to the frame's payload and unmasks just those bytes; returns their count.
+    private static func appendPayload<S: Collection>(_ chunk: S, to frame: inout Frame) -> Int where S.Element == UInt8 {
+        let offset = frame.payload.count
+        frame.payload.append(contentsOf: chunk)
+        if let key = frame.maskingKey {
+            frame.payload.withUnsafeMutableBytes { raw in
+                applyMask(key, to: UnsafeMutableRawBufferPointer(rebasing: raw[offset...]), offset: offset)
+            }
+        }
+        return frame.payload.count - offset
     }
 
     /// Bytes received but not yet part of a returned frame.
@@ -143,14 +166,8 @@ public struct FrameDecoder: Sendable {
                     let take = min(available, remaining)
                     // Release the state's copy so the append below does not copy the payload.
                     state = .awaitingHeader
-                    let offset = frame.payload.count
-                    frame.payload.append(contentsOf: buffer[readIndex ..< readIndex + take])
+                    _ = Self.appendPayload(buffer[readIndex ..< readIndex + take], to: &frame)
                     readIndex += take
-                    if let key = frame.maskingKey {
-                        frame.payload.withUnsafeMutableBytes { raw in
-                            applyMask(key, to: UnsafeMutableRawBufferPointer(rebasing: raw[offset...]), offset: offset)
-                        }
-                    }
                     if take < remaining {
                         state = .awaitingPayload(frame, remaining: remaining - take)
                         return nil

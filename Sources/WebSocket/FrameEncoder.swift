@@ -36,7 +36,10 @@ public enum FrameEncoder {
             out.append(contentsOf: frame.payload)
             return
         }
-        out.append(contentsOf: key.array)
+        out.append(key.bytes.0)
+        out.append(key.bytes.1)
+        out.append(key.bytes.2)
+        out.append(key.bytes.3)
         let start = out.count
         out.append(contentsOf: frame.payload)
         out.withUnsafeMutableBytes { raw in

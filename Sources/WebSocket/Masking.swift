@@ -11,24 +11,25 @@ public func applyMask(_ key: MaskingKey, to bytes: inout [UInt8], offset: Int = 
 func applyMask(_ key: MaskingKey, to buffer: UnsafeMutableRawBufferPointer, offset: Int) {
     let count = buffer.count
     guard count > 0, let base = buffer.baseAddress else { return }
-    let keyBytes = key.array
-    // The key rotated so that index 0 of `buffer` lines up with key byte `offset % 4`.
+    // Byte i of `buffer` is payload byte offset + i, so it takes key byte (offset + i) % 4.
     let shift = offset & 3
-    let rotated = (0..<4).map { keyBytes[($0 + shift) & 3] }
-    var index = 0
-    if count >= 8 {
-        var word: UInt64 = 0
-        withUnsafeMutableBytes(of: &word) { w in
-            for i in 0..<8 { w[i] = rotated[i & 3] }
+    var keyBytes = key.bytes
+    withUnsafeBytes(of: &keyBytes) { keyByte in
+        var index = 0
+        if count >= 16 {
+            var word: UInt64 = 0
+            withUnsafeMutableBytes(of: &word) { w in
+                for i in 0..<8 { w[i] = keyByte[(i + shift) & 3] }
+            }
+            while index + 8 <= count {
+                let value = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                base.storeBytes(of: value ^ word, toByteOffset: index, as: UInt64.self)
+                index += 8
+            }
         }
-        while index + 8 <= count {
-            let value = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            base.storeBytes(of: value ^ word, toByteOffset: index, as: UInt64.self)
-            index += 8
+        while index < count {
+            buffer[index] ^= keyByte[(index + shift) & 3]
+            index += 1
         }
-    }
-    while index < count {
-        buffer[index] ^= rotated[index & 3]
-        index += 1
     }
 }

@@ -7,5 +7,7 @@ enum CommandRegistry {
         SynthCommand.self,
         ExportCommand.self,
     ]
-    static let groups: [CommandGroup] = []
+    static let groups: [CommandGroup] = [
+        SimCommands.group,
+    ]
 }

@@ -77,54 +77,49 @@ enum FrameLine {
         return "\(sign)\(magnitude / 1_000_000).\(String(repeating: "0", count: 6 - fraction.count))\(fraction)"
     }
 
+    /// Written field by field (no JSONObject): this runs once per frame of captures of
+    /// gigabytes. `t` gets six fixed decimals so microseconds stay visible.
     static func json(_ frame: FrameRecord, into out: inout [UInt8]) {
-        var object = JSONObject()
-        object["conn"] = .int(Int64(frame.conn))
-        object["t"] = .double(0)  // placeholder, written as exact text below
-        object["from"] = .string(frame.from.rawValue)
-        object["opcode"] = .int(Int64(frame.opcode.rawValue))
-        object["fin"] = .bool(frame.fin)
-        object["rsv1"] = .bool(frame.rsv1)
-        object["len"] = .int(Int64(frame.length))
+        func key(_ name: String) {
+            out.append(contentsOf: name.utf8)
+        }
+        key("{\"conn\":\(frame.conn),\"t\":\(seconds(frame.t)),\"from\":\"\(frame.from.rawValue)\"")
+        key(",\"opcode\":\(frame.opcode.rawValue),\"fin\":\(frame.fin),\"rsv1\":\(frame.rsv1),\"len\":\(frame.length)")
         if let code = frame.closeCode {
-            object["close_code"] = .int(Int64(code))
-            object["close_reason"] = .string(frame.closeReason ?? "")
+            key(",\"close_code\":\(code),\"close_reason\":")
+            JSONWriter.writeString(frame.closeReason ?? "", into: &out)
         }
-        if let event = eventName(frame) { object["event"] = .string(event) }
+        if let event = eventName(frame) {
+            key(",\"event\":")
+            JSONWriter.writeString(event, into: &out)
+        }
         if frame.action != .forwarded {
-            object["action"] = .string(frame.action.name)
-            if case .delayed(let delay) = frame.action { object["delay_us"] = .int(delay) }
+            key(",\"action\":\"\(frame.action.name)\"")
+            if case .delayed(let delay) = frame.action { key(",\"delay_us\":\(delay)") }
         }
-        if let fault = frame.fault { object["fault"] = .string(fault) }
-        if let error = frame.protocolError { object["error"] = .string(error) }
-        // JSONWriter would print the double `t` in its shortest form; six fixed decimals
-        // keep microseconds visible and columns stable.
-        out.append(UInt8(ascii: "{"))
-        for (i, member) in object.members.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            JSONWriter.writeString(member.key, into: &out)
-            out.append(UInt8(ascii: ":"))
-            if member.key == "t" {
-                out.append(contentsOf: seconds(frame.t).utf8)
-            } else {
-                JSONWriter.write(member.value, into: &out)
-            }
+        if let fault = frame.fault {
+            key(",\"fault\":")
+            JSONWriter.writeString(fault, into: &out)
+        }
+        if let error = frame.protocolError {
+            key(",\"error\":")
+            JSONWriter.writeString(error, into: &out)
         }
         out.append(contentsOf: "}\n".utf8)
     }
 
-    /// `    12.000345  #3  server->client  text     fin      57  bird:pong`
+    /// `   12.000345  #3    server->client  text   fin          31  bird:pong`
     static func text(_ frame: FrameRecord, into out: inout [UInt8]) {
         var line = pad(seconds(frame.t), 12, left: true)
         line += "  " + pad("#\(frame.conn)", 5)
         line += frame.from == .client ? " client->server" : " server->client"
-        line += "  " + pad(frame.opcode.name, 12)
+        line += "  " + pad(shortName(frame.opcode), 6)
         var flags = frame.fin ? "fin" : "---"
         if frame.rsv1 { flags += ",rsv1" }
         if frame.rsv2 { flags += ",rsv2" }
         if frame.rsv3 { flags += ",rsv3" }
         line += " " + pad(flags, 8)
-        line += pad(String(frame.length), 8, left: true)
+        line += pad(String(frame.length), 7, left: true)
         var details: [String] = []
         if let code = frame.closeCode {
             details.append("code=\(code)" + ((frame.closeReason ?? "").isEmpty ? "" : " reason=\"\(frame.closeReason!)\""))
@@ -143,6 +138,13 @@ enum FrameLine {
         if !details.isEmpty { line += "  " + details.joined(separator: " ") }
         out.append(contentsOf: line.utf8)
         out.append(0x0A)
+    }
+
+    /// Opcode names fitting six columns: "cont" for continuation, "op0xb" for reserved ones.
+    static func shortName(_ opcode: Opcode) -> String {
+        if opcode == .continuation { return "cont" }
+        if opcode.isReserved { return "op0x" + String(opcode.rawValue, radix: 16) }
+        return opcode.name
     }
 
     private static func pad(_ text: String, _ width: Int, left: Bool = false) -> String {

@@ -8,9 +8,9 @@ import Pcap
 /// chosen by the file's first bytes, never by its name. Adding an input kind is one entry
 /// in `kinds`.
 ///
-/// Standard input ("-") works too: the peeked bytes are put back (by seeking when stdin is
-/// a file, otherwise by relaying stdin through a pipe that starts with them), so every
-/// opener can read "-" from its first byte.
+/// Standard input ("-") and pipes (`<(command)`, FIFOs) work too: the peeked bytes are put
+/// back (by seeking when stdin is a file, otherwise by relaying the input through a new
+/// pipe that starts with them), so every opener reads the input from its first byte.
 enum InputSources {
     struct Kind: Sendable {
         /// What the user would call it, for "expected one of" messages.
@@ -32,13 +32,13 @@ enum InputSources {
     /// The records of `path` ("-" for standard input). Throws `UsageError` for input of no
     /// known kind, `CaptureError` (or the kind's own error) for a damaged file.
     static func open(_ path: String) throws -> any RecordSource {
-        let head = try peek(path)
+        let (head, readablePath) = try peek(path)
         guard let kind = kinds.first(where: { $0.matches(head) }) else {
             let what = head.isEmpty ? "is empty" : "is not a recognized input"
             let name = path == "-" ? "<stdin>" : path
             throw UsageError("\(name): \(what) (expected one of: \(kinds.map(\.name).joined(separator: "; ")))")
         }
-        return try kind.open(path)
+        return try kind.open(readablePath)
     }
 
     /// A capture's first line is its header object, which names the format.
@@ -50,15 +50,26 @@ enum InputSources {
         return (0...(head.count - needle.count)).contains { head[$0..<($0 + needle.count)].elementsEqual(needle) }
     }
 
-    /// Up to `peekSize` first bytes of the input, leaving the input unread.
-    static func peek(_ path: String) throws -> [UInt8] {
-        if path == "-" { return try peekStandardInput() }
+    /// Up to `peekSize` first bytes of the input, and the path to open it by from its first
+    /// byte (the same path, except for a pipe, whose peeked bytes are relayed).
+    static func peek(_ path: String) throws -> (head: [UInt8], path: String) {
+        if path == "-" { return (try peekStandardInput(), path) }
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw UsageError("\(path): cannot open: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
         var st = stat()
-        if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR { throw UsageError("\(path): is a directory, not an input file") }
-        return try readSome(fd, path: path)
+        let type = fstat(fd, &st) == 0 ? st.st_mode & S_IFMT : S_IFREG
+        if type == S_IFDIR {
+            close(fd)
+            throw UsageError("\(path): is a directory, not an input file")
+        }
+        let head: [UInt8]
+        do { head = try readSome(fd, path: path) } catch { close(fd); throw error }
+        if type == S_IFREG {
+            close(fd)
+            return (head, path)
+        }
+        let relayed = try relay(head, thenRestOf: fd)
+        return (head, "/dev/fd/\(relayed)")
     }
 
     private static func readSome(_ fd: Int32, path: String) throws -> [UInt8] {
@@ -80,19 +91,24 @@ enum InputSources {
         let start = lseek(STDIN_FILENO, 0, SEEK_CUR)
         let head = try readSome(STDIN_FILENO, path: "<stdin>")
         if start >= 0, lseek(STDIN_FILENO, start, SEEK_SET) >= 0 { return head }
-        try putBack(head)
+        let original = dup(STDIN_FILENO)
+        guard original >= 0 else { throw UsageError("<stdin>: cannot re-open standard input: \(String(cString: strerror(errno)))") }
+        let relayed = try relay(head, thenRestOf: original)
+        guard dup2(relayed, STDIN_FILENO) >= 0 else {
+            throw UsageError("<stdin>: cannot re-open standard input: \(String(cString: strerror(errno)))")
+        }
+        close(relayed)
         return head
     }
 
-    /// Replaces standard input with a pipe that yields `head` and then the rest of the
-    /// original standard input, copied by a detached thread (constant memory).
-    private static func putBack(_ head: [UInt8]) throws {
+    /// A new pipe's read end, yielding `head` and then the rest of `original` (which it
+    /// takes over), copied by a detached thread in constant memory.
+    private static func relay(_ head: [UInt8], thenRestOf original: Int32) throws -> Int32 {
         var ends: [Int32] = [0, 0]
-        let original = dup(STDIN_FILENO)
-        guard original >= 0, pipe(&ends) == 0, dup2(ends[0], STDIN_FILENO) >= 0 else {
-            throw UsageError("<stdin>: cannot re-open standard input: \(String(cString: strerror(errno)))")
+        guard pipe(&ends) == 0 else {
+            close(original)
+            throw UsageError("cannot relay a piped input: \(String(cString: strerror(errno)))")
         }
-        close(ends[0])
         signal(SIGPIPE, SIG_IGN)  // the reader may stop early; the relay then just ends
         let writeEnd = ends[1]
         Thread.detachNewThread {
@@ -106,6 +122,7 @@ enum InputSources {
                 guard writeFully(writeEnd, Array(chunk[0..<n])) else { return }
             }
         }
+        return ends[0]
     }
 
     private static func writeFully(_ fd: Int32, _ bytes: [UInt8]) -> Bool {

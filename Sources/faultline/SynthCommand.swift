@@ -221,7 +221,7 @@ struct SynthClient {
         pending.append(.upgrade(UpgradeRecord(
             conn: 0, t: clock, from: .server, status: 101, reason: "Switching Protocols",
             headers: [HeaderField("Upgrade", "websocket"), HeaderField("Connection", "Upgrade"),
-                      HeaderField("Sec-WebSocket-Accept", Crypto.acceptKey(key))])))
+                      HeaderField("Sec-WebSocket-Accept", WebSocketHandshake.acceptKey(for: key))])))
         let socketID = "\(100_000 + rng.next() % 900_000).\(100_000 + rng.next() % 900_000)"
         _ = advance(&rng, 500...3_000)
         let established = JSONWriter.serialize(["socket_id": .string(socketID), "activity_timeout": 120])
@@ -340,17 +340,8 @@ extension CaptureRecord {
     }
 }
 
-/// The two digests a realistic capture needs, through OpenSSL's non-deprecated one-shot calls.
+/// The channel auth signature a realistic capture needs, through OpenSSL's one-shot HMAC.
 enum Crypto {
-    /// Sec-WebSocket-Accept for a Sec-WebSocket-Key (RFC 6455 4.2.2).
-    static func acceptKey(_ key: String) -> String {
-        let input = Array((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8)
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        _ = EVP_Digest(input, input.count, &digest, &length, EVP_sha1(), nil)
-        return Base64.encode(Array(digest[0..<Int(length)]))
-    }
-
     /// Lower-case hex HMAC-SHA256, as Bird/Pusher channel auth signatures are written.
     static func hmacSHA256Hex(key: String, _ message: String) -> String {
         let keyBytes = Array(key.utf8), data = Array(message.utf8)

@@ -1,4 +1,5 @@
 import Capture
+import JSON
 import Testing
 @testable import Faults
 
@@ -45,5 +46,19 @@ import Testing
         #expect(engine.connectionCount == 2)
         #expect(engine.firedCount == 3)
         #expect(engine.firedByKind == ["drop": 1, "latency": 2])
+    }
+}
+
+@Suite struct FaultListingTests {
+    @Test func entriesSerializeForTheControlAPI() {
+        let engine = FaultEngine(rules: [Make.rule("close:4009,after=30s")])
+        #expect(JSONWriter.serialize(engine.list()[0].json) == #"{"id":1,"rule":"close:4009,after=30s","kind":"close"}"#)
+    }
+
+    @Test func triggerHelpCoversEveryKey() {
+        #expect(FaultTrigger.helpLines.count == FaultTrigger.keys.count)
+        for (line, key) in zip(FaultTrigger.helpLines, FaultTrigger.keys) {
+            #expect(line.hasPrefix("  \(key)="))
+        }
     }
 }

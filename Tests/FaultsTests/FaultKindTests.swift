@@ -56,10 +56,13 @@ import Testing
         #expect(armed.target == .client)
         #expect(fault.apply(.frame(Make.event("a", from: .server)), context: &context).dropped)
         #expect(!fault.apply(.frame(Make.event("a", from: .client)), context: &context).dropped)
+        #expect(fault.apply(.streamEnded(from: .server), context: &context).dropped)
+        #expect(!fault.apply(.streamEnded(from: .client), context: &context).dropped)
         context.now = 2_000_010
         _ = fault.apply(.timer, context: &context)
         #expect(!fault.apply(.frame(Make.event("a", from: .server)), context: &context).dropped)
 
+        #expect(fault.apply(.streamEnded(from: .server), context: &context) == .pass)   // over
         var both = try Blackhole(Make.rule("blackhole"))
         _ = both.apply(.armed, context: &context)
         #expect(both.apply(.frame(Make.event("a", from: .client)), context: &context).dropped)

@@ -73,6 +73,17 @@ import WebSocket
         #expect(h.server(Wire.fromServer(.text("ok"))).sent(to: .client) == Wire.fromServer(.text("ok")))
     }
 
+    @Test func blackholeSwallowsTheEndOfABlackholedSender() {
+        var h = harness("blackhole,dir=s2c")
+        h.open()
+        let fin = h.handle(.ended(side: .server, kind: .fin, detail: nil))
+        #expect(fin.ends.map(\.side) == [.server])   // recorded: it happened
+        #expect(fin.socketCommands.isEmpty)            // but the client hears nothing
+        #expect(fin.notes.first?.message.contains("blackhole") == true)
+        let clientFin = h.handle(.ended(side: .client, kind: .fin, detail: nil))
+        #expect(clientFin.socketCommands == [.close(.client), .close(.server)])
+    }
+
     @Test func latencyDelaysFramesKeepingTheirOrder() throws {
         var h = harness("latency:100ms,dir=s2c")
         h.open()

@@ -1,4 +1,5 @@
 import Capture
+import Faults
 import Testing
 import WebSocket
 @testable import ProxyCore
@@ -172,5 +173,115 @@ import WebSocket
         #expect(commands.frameRecords.first?.compressed == false)
         #expect(commands.frameRecords.first?.payload == broken.payload)
         #expect(commands.notes.first?.message.contains("could not inflate") == true)
+    }
+}
+
+@Suite struct RelayHelperTests {
+    @Test func closeReasonsAreCutOnCharacterBoundaries() {
+        let text = String(repeating: "é", count: 100)   // 200 bytes
+        let cut = RelaySession.truncated(text, toUTF8Bytes: 123)
+        #expect(cut.utf8.count == 122)
+        #expect(cut == String(repeating: "é", count: 61))
+        #expect(RelaySession.truncated("short", toUTF8Bytes: 123) == "short")
+    }
+
+    @Test func clientKeyIsUserAgentAndTarget() {
+        let request = HTTPRequestHead(method: "GET", target: "/app/k?client=js",
+                                      headers: [HeaderField("user-agent", "pusher-js/8")])
+        #expect(ClientKey.derive(from: request) == "pusher-js/8 /app/k?client=js")
+        #expect(ClientKey.derive(from: HTTPRequestHead(method: "GET", target: "/", headers: [])) == "- /")
+    }
+}
+
+@Suite struct RelaySplitTests {
+    /// The same traffic fed whole and in random splits gives the same frames both ways.
+    @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
+    func randomSplitsChangeNothing(seed: UInt64) throws {
+        var frames: [Frame] = [Wire.event("bird:subscribe"), Frame(opcode: .binary, payload: Array(repeating: 9, count: 300)),
+                               Frame.text("part", fin: false), Frame(opcode: .ping, payload: [1]),
+                               Frame(opcode: .continuation, payload: Array("end".utf8)),
+                               Frame(opcode: .binary, payload: Array(repeating: 3, count: 70_000))]
+        frames.append(.close(code: 4009, reason: "done"))
+        var wire: [UInt8] = []
+        for frame in frames { wire += Wire.fromClient(frame) }
+
+        var generator = SplitMix(state: seed)
+        var harness = Harness()
+        var upstream: [UInt8] = []
+        var rest = Wire.request + wire
+        var records: [FrameRecord] = []
+        while !rest.isEmpty {
+            let size = min(rest.count, Int(generator.next() % 200) + 1)
+            var commands = harness.client(Array(rest.prefix(size)))
+            rest.removeFirst(size)
+            if commands.contains(.connectUpstream) {
+                commands += harness.handle(.upstreamConnected)
+                commands += harness.server(Wire.response101())
+            }
+            upstream += commands.sent(to: .server)
+            records += commands.frameRecords
+        }
+        var parser = HTTPHeadParser()
+        parser.append(upstream)
+        _ = try #require(try parser.parseRequest())
+        let relayed = try Wire.frames(parser.remainder)
+        #expect(relayed.map(\.payload) == frames.map(\.payload))
+        #expect(relayed.map(\.opcode) == frames.map(\.opcode))
+        #expect(relayed.map(\.fin) == frames.map(\.fin))
+        #expect(records.map(\.payload) == frames.map(\.payload))
+        #expect(records.allSatisfy { $0.protocolError == nil })
+    }
+
+    @Test func nonMinimalLengthIsNotedAndStrictRejectsIt() throws {
+        // A 5-byte text frame with its length in the 16-bit form.
+        let wire: [UInt8] = [0x81, 126, 0, 5] + Array("hello".utf8)
+        var transparent = Harness()
+        transparent.open()
+        let relayed = transparent.server(wire)
+        #expect(relayed.sent(to: .client) == FrameEncoder.encode(.text("hello")))
+        #expect(relayed.frameRecords.first?.protocolError?.contains("minimal") == true)
+        var strict = Harness(config: RelayConfig(upstreamHost: "u:1", strict: true))
+        strict.open()
+        let failed = strict.server(wire)
+        #expect(failed.sent(to: .client).isEmpty)
+        #expect(try ClosePayload.parse(try Wire.frames(failed.sent(to: .server))[0].payload).code == 1002)
+    }
+}
+
+/// A tiny deterministic generator for split sizes.
+struct SplitMix {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite struct RelayUnrelayableTests {
+    @Test func anUnparseableHeaderEndsThePairWith1002ToTheOffender() throws {
+        var harness = Harness()
+        harness.open()
+        // A 64-bit length with its top bit set: no frame can follow.
+        let commands = harness.server([0x82, 127, 0x80, 0, 0, 0, 0, 0, 0, 0])
+        #expect(commands.sent(to: .client).isEmpty)
+        let close = try #require(try Wire.frames(commands.sent(to: .server)).first)
+        #expect(close.isMasked)   // it goes upstream, so the proxy masks it like a client
+        #expect(try ClosePayload.parse(close.payload).code == 1002)
+        #expect(commands.notes.first?.level == .error)
+        #expect(commands.frameRecords.map(\.action) == [.injected])
+        #expect(commands.socketCommands == [.close(.client), .close(.server)])
+    }
+
+    @Test func injectedFramesOnCompressedConnectionsAreSentUncompressed() throws {
+        var harness = Harness(faults: FaultEngine(rules: [try FaultRule.parse(#"inject:{"event":"x"}"#)]))
+        harness.open(responseExtra: "Sec-WebSocket-Extensions: permessage-deflate\r\n")
+        var parser = HTTPHeadParser()
+        parser.append(harness.log.sent(to: .client))
+        _ = try parser.parseResponse()
+        let injected = try #require(try Wire.frames(parser.remainder).first)
+        #expect(!injected.rsv1 && injected.payload == Array(#"{"event":"x"}"#.utf8))
     }
 }

@@ -39,25 +39,9 @@ struct ConnectTests {
     }
 
     @Test func unansweredConnectTimesOut() throws {
-        // A listener whose accept queue is full drops new SYNs, so the connect never completes.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                _ = bind(fd, $0, length)
-                _ = listen(fd, 0)
-                _ = getsockname(fd, $0, &length)
-            }
-        }
-        let port = Int(UInt16(bigEndian: address.sin_port))
-        // With backlog 0 one unaccepted connection fills the queue (a second blocking
-        // connect would itself hang for the kernel's SYN retries).
-        let filler = try #require(PosixPeer.connect(port: port))
-        defer { filler.close() }
+        let unanswering = try UnansweringListener()
+        defer { unanswering.close() }
+        let port = unanswering.port
         let error = try #require(try failure(host: "127.0.0.1", port: port, timeout: 300_000))
         #expect(error.message == "connect to 127.0.0.1:\(port): timed out")
     }
@@ -73,5 +57,56 @@ struct ConnectTests {
             _ = try TCPListener(loop: loop, host: "not-an-address", port: 0) { _ in }
         }
         loop.close()
+    }
+}
+
+extension ConnectTests {
+    @Test func closingTheLoopCancelsAPendingConnect() throws {
+        let unanswering = try UnansweringListener()
+        defer { unanswering.close() }
+        let port = unanswering.port
+
+        let loop = try EventLoop()
+        var completions = 0
+        let attempt = TCPConnector.connect(loop: loop, host: "127.0.0.1", port: port, timeout: 60_000_000) { _ in
+            completions += 1
+        }
+        loop.schedule(after: 50_000) { loop.stop() }
+        runBounded(loop)  // closes the loop: must not wait for the kernel's SYN retries
+        #expect(attempt.isFinished)
+        #expect(completions == 0, "a cancelled attempt never completes")
+    }
+}
+
+/// A listener whose accept queue is full, so the kernel drops new SYNs and a connect to it
+/// neither succeeds nor fails until the kernel's retries run out (about two minutes).
+struct UnansweringListener {
+    let fd: Int32
+    let port: Int
+    let filler: PosixPeer
+
+    init() throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let fd = fd
+        withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                _ = bind(fd, $0, length)
+                _ = listen(fd, 0)
+                _ = getsockname(fd, $0, &length)
+            }
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        // With backlog 0 one unaccepted connection fills the queue (a second blocking
+        // connect would itself hang for the kernel's SYN retries).
+        filler = try #require(PosixPeer.connect(port: port))
+    }
+
+    func close() {
+        filler.close()
+        Glibc.close(fd)
     }
 }

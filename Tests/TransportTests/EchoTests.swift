@@ -1,3 +1,4 @@
+import CUV  // sys/socket.h types (SOCK_STREAM) come through uv.h
 import Glibc
 import Testing
 @testable import Transport

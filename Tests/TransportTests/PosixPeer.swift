@@ -1,3 +1,4 @@
+import CUV  // sys/socket.h types (SOCK_STREAM) come through uv.h
 import Foundation
 import Glibc
 import Synchronization
@@ -83,4 +84,13 @@ final class Shared<Value: Sendable>: Sendable {
     func set(_ newValue: Value) { value.withLock { $0 = newValue } }
     func update(_ body: (inout Value) -> Void) { value.withLock { body(&$0) } }
     var get: Value { value.withLock { $0 } }
+}
+
+/// Polls `condition` every 10 ms for at most `seconds` (for threads without a loop).
+func waitUntil(seconds: Double = 10, _ condition: () -> Bool) {
+    var waited = 0.0
+    while !condition() && waited < seconds {
+        usleep(10_000)
+        waited += 0.01
+    }
 }

@@ -1,7 +1,8 @@
 import Capture
 
 /// `blackhole [dir=c2s|s2c] [for=DUR]`: keep both sockets open and forward nothing (the
-/// frames are read and dropped): the network path that died silently.
+/// frames are read and dropped, and a FIN or RST is not passed on either): the network
+/// path that died silently.
 public struct Blackhole: Fault {
     public static let kind = "blackhole"
     public static let summary = "forward nothing, sockets stay open [dir=c2s|s2c] [for=DUR]"
@@ -36,6 +37,8 @@ public struct Blackhole: Fault {
             return FaultVerdict(report: "blackhole over, forwarding \(directionName) again")
         case .frame(let frame):
             return active && senders.contains(frame.from) ? FaultVerdict(frame: .drop) : .pass
+        case .streamEnded(let side):
+            return active && senders.contains(side) ? FaultVerdict(frame: .drop) : .pass
         case .upgrade:
             return .pass
         }

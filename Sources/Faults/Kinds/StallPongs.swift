@@ -32,7 +32,7 @@ public struct StallPongs: Fault {
             let isPong = frame.opcode == .pong
                 || BirdEvent.matches(frame.event, suffix: "pong", prefixes: context.prefixes)
             return isPong ? FaultVerdict(frame: .drop) : .pass
-        case .upgrade:
+        case .upgrade, .streamEnded:
             return .pass
         }
     }
