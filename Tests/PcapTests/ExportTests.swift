@@ -98,3 +98,25 @@ import TestSupport
         #expect(compared > 10)
     }
 }
+
+/// `faultline export` through the command line: tshark decodes the written pcap exactly as
+/// `faultline frames --format json` lists it.
+@Suite struct ExportCommandTests {
+    @Test func exportedPcapDecodesAsFramesLists() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: TestEnvironment.faultlineBinary))
+        let out = TestEnvironment.temporaryDirectory("export-cli").appendingPathComponent("sample.pcap").path
+        let export = try runFaultline(["export", TestEnvironment.path("Captures/sample-session.jsonl"), "--pcap", out])
+        #expect(export.status == 0, "\(export.stderr)")
+        #expect(export.stderr.contains("frames"))
+        let compare = try runCommand(TestEnvironment.python, [TestEnvironment.path("Tests/Peers/pcap_compare.py"), out,
+                                                              "--faultline", TestEnvironment.faultlineBinary, "--http-port", "6001"])
+        #expect(compare.status == 0, "\(compare.stdout)\n\(compare.stderr)")
+        #expect(compare.stdout.contains("0 differences") && !compare.stdout.contains(": 0 frames compared"), "\(compare.stdout)")
+    }
+
+    @Test func missingPcapOptionIsAUsageError() throws {
+        let result = try runFaultline(["export", TestEnvironment.path("Captures/sample-session.jsonl")])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("--pcap"))
+    }
+}

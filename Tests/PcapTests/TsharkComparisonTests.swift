@@ -47,3 +47,23 @@ import TestSupport
         }
     }
 }
+
+/// The same comparison through the command line: `faultline frames --format json` on each
+/// committed pcap against tshark (Tests/Peers/pcap_compare.py, as Tools/pcap-compare runs it).
+@Suite struct FramesCommandTsharkTests {
+    @Test func framesCommandAgreesWithTshark() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: TestEnvironment.faultlineBinary),
+                     "build faultline first (Tools/test does): \(TestEnvironment.faultlineBinary)")
+        let files = TsharkComparisonTests.captures.map { TestEnvironment.path("Captures/pcap/\($0)") }
+        let script = TestEnvironment.path("Tests/Peers/pcap_compare.py")
+        let result = try runCommand(TestEnvironment.python, [script] + files + ["--faultline", TestEnvironment.faultlineBinary],
+                                    timeout: 120)
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        // Every file was compared, with frames in it.
+        for name in TsharkComparisonTests.captures {
+            #expect(result.stdout.split(separator: "\n").contains {
+                $0.contains(name) && $0.contains("0 differences") && !$0.contains(": 0 frames")
+            }, "\(name): \(result.stdout)")
+        }
+    }
+}

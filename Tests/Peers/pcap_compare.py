@@ -8,7 +8,8 @@ tshark by the first packet). tshark 4.0 cannot inflate a fragmented compressed m
 loses the compression context after one, so texts that tshark could not decode (U+FFFD in
 them) are not compared.
 
-usage: pcap_compare.py FILE.pcap --faultline PATH   (exit 0: equal; 1: differences)
+usage: pcap_compare.py FILE.pcap... --faultline PATH [--http-port P]...
+(exit 0: equal; 1: differences; --http-port as in pcap_tshark.py)
 """
 import collections
 import json
@@ -46,8 +47,8 @@ def key(frame):
     return tuple(frame.get(k) for k in KEYS)
 
 
-def compare(path, binary):
-    ours, theirs = group(faultline_frames(path, binary)), group(tshark_frames(path))
+def compare(path, binary, http_ports=()):
+    ours, theirs = group(faultline_frames(path, binary)), group(tshark_frames(path, http_ports=http_ports))
     problems = []
     if len(ours) != len(theirs):
         problems.append(f"{path}: faultline found {len(ours)} connections, tshark {len(theirs)}")
@@ -79,9 +80,10 @@ def compare(path, binary):
 
 if __name__ == "__main__":
     binary = sys.argv[sys.argv.index("--faultline") + 1]
+    ports = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--http-port"]
     failures = 0
     for path in [a for a in sys.argv[1:] if a.endswith((".pcap", ".pcapng"))]:
-        total, problems = compare(path, binary)
+        total, problems = compare(path, binary, ports)
         for p in problems:
             print(p)
         print(f"{path}: {total} frames compared, {len(problems)} differences")
