@@ -67,3 +67,32 @@ import TestSupport
         }
     }
 }
+
+/// pcap input through the command line: from standard input (a pipe, so nothing can seek
+/// back over the magic number), and with a BPF filter through `InputSources`.
+@Suite struct PcapInputTests {
+    @Test func standardInputPipe() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: TestEnvironment.faultlineBinary))
+        let file = TestEnvironment.path("Captures/pcap/websocket-concurrent.pcap")
+        let direct = try runFaultline(["frames", file, "--format", "json"])
+        let piped = try runCommand("/bin/sh", ["-c", "cat '\(file)' | '\(TestEnvironment.faultlineBinary)' frames - --format json"])
+        #expect(direct.status == 0 && piped.status == 0, "\(piped.stderr)")
+        #expect(!direct.stdout.isEmpty)
+        #expect(piped.stdout == direct.stdout)
+    }
+
+    @Test func filterSelectsConnectionsAndBadFilterIsAClearError() throws {
+        let path = TestEnvironment.path("Captures/pcap/websocket-concurrent.pcap")
+        var all = try PcapRecordSource(path: path, tool: "test")
+        var clients: [String] = []
+        while let r = try all.next() { if case .open(let o) = r { clients.append(o.client) } }
+        try #require(clients.count == 3)
+        let port = clients[1].split(separator: ":").last!
+        var filtered = try PcapRecordSource(path: path, filter: "tcp port \(port)", tool: "test")
+        #expect(filtered.header.settings["filter"] == .string("tcp port \(port)"))
+        var kept: [String] = []
+        while let r = try filtered.next() { if case .open(let o) = r { kept.append(o.client) } }
+        #expect(kept == [clients[1]])
+        #expect(throws: PcapError.self) { try PcapRecordSource(path: path, filter: "port nonsense", tool: "test") }
+    }
+}
