@@ -274,7 +274,10 @@ final class WebSocketConnection {
         var payload = frame.payload
         var compressed = false
         if let inflater = directions[index].inflater, !frame.opcode.isControl {
-            if frame.opcode != .continuation { directions[index].messageCompressed = frame.rsv1 }
+            if frame.opcode != .continuation {
+                directions[index].messageCompressed = frame.rsv1
+                directions[index].messageParts = []
+            }
             if directions[index].messageCompressed {
                 compressed = true
                 directions[index].messageParts.append(contentsOf: frame.payload)
