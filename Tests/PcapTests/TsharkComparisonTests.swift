@@ -96,3 +96,25 @@ import TestSupport
         #expect(throws: PcapError.self) { try PcapRecordSource(path: path, filter: "port nonsense", tool: "test") }
     }
 }
+
+/// pcapng and nanosecond pcap (converted with Wireshark's editcap, installed with tshark)
+/// give the same records as the microsecond pcap they came from.
+@Suite struct PcapFormatTests {
+    static func records(_ path: String) throws -> [CaptureRecord] {
+        var source = try PcapRecordSource(path: path, tool: "test")
+        var records: [CaptureRecord] = []
+        while let r = try source.next() { records.append(r) }
+        return records
+    }
+
+    @Test(arguments: ["pcapng", "nsecpcap"])
+    func convertedFormatsDecodeTheSame(_ format: String) throws {
+        let original = TestEnvironment.path("Captures/pcap/websocket-deflate.pcap")
+        let converted = TestEnvironment.temporaryDirectory("pcap-format").appendingPathComponent("converted.\(format)").path
+        let result = try runCommand("/usr/bin/editcap", ["-F", format, original, converted])
+        try #require(result.status == 0, "editcap: \(result.stderr)")
+        let expected = try Self.records(original)
+        #expect(expected.count > 40)
+        #expect(try Self.records(converted) == expected)
+    }
+}
