@@ -63,16 +63,16 @@ final class WebSocketConnection {
     let key: FlowKey
     let openedAt: Micros
     let limits: Limits
-    private let queue: RecordQueue
+    let queue: RecordQueue
     private let assignID: () -> ConnectionID?
-    private(set) var phase = Phase.detecting
+    var phase = Phase.detecting
     private(set) var id: ConnectionID?
     /// Index (0 or 1) of the client's direction, once known.
     private(set) var clientIndex: Int?
     private(set) var sawSYN = false
-    private var directions: [Direction]
-    private var deflate: DeflateParameters?
-    private var midStream = false
+    var directions: [Direction]
+    var deflate: DeflateParameters?
+    var midStream = false
 
     init(key: FlowKey, openedAt: Micros, limits: Limits, queue: RecordQueue, assignID: @escaping () -> ConnectionID?) {
         self.key = key
@@ -93,15 +93,15 @@ final class WebSocketConnection {
         sawSYN = true
     }
 
-    private func side(_ index: Int) -> Side { index == clientIndex ? .client : .server }
-    private func endpoint(_ index: Int) -> Endpoint { index == 0 ? key.low : key.high }
+    func side(_ index: Int) -> Side { index == clientIndex ? .client : .server }
+    func endpoint(_ index: Int) -> Endpoint { index == 0 ? key.low : key.high }
 
-    private func note(_ level: NoteRecord.Level, _ message: String, t: Micros) {
+    func note(_ level: NoteRecord.Level, _ message: String, t: Micros) {
         guard let id else { return }
         queue.append(.note(NoteRecord(conn: id, t: t, level: level, message: message)))
     }
 
-    private func ignore() {
+    func ignore() {
         phase = .ignored
         for i in 0..<2 {
             directions[i].state = .idle
@@ -111,7 +111,7 @@ final class WebSocketConnection {
     }
 
     /// Becomes a recorded connection: takes the next id and writes the open record.
-    private func confirm(clientIndex index: Int, t: Micros) -> Bool {
+    func confirm(clientIndex index: Int, t: Micros) -> Bool {
         clientIndex = index
         guard let newID = assignID() else { ignore(); return false }
         id = newID
@@ -135,7 +135,7 @@ final class WebSocketConnection {
         }
     }
 
-    private func detect(_ bytes: UnsafeRawBufferPointer, from index: Int, midStream streamMidStart: Bool, t: Micros) {
+    func detect(_ bytes: UnsafeRawBufferPointer, from index: Int, midStream streamMidStart: Bool, t: Micros) {
         let startsWithGET = bytes.count >= 4 && bytes[0] == 0x47 && bytes[1] == 0x45 && bytes[2] == 0x54 && bytes[3] == 0x20
         if directions[index].offset == 0 || !directions[index].resync.isEmpty {
             if startsWithGET, directions[index].resync.isEmpty, clientIndex == nil || clientIndex == index {
@@ -178,7 +178,7 @@ final class WebSocketConnection {
     }
 
     /// Routes bytes by the direction's state.
-    private func feed(_ bytes: UnsafeRawBufferPointer, from index: Int, t: Micros) {
+    func feed(_ bytes: UnsafeRawBufferPointer, from index: Int, t: Micros) {
         switch directions[index].state {
         case .idle:
             return
@@ -193,7 +193,7 @@ final class WebSocketConnection {
         }
     }
 
-    private func parseHead(from index: Int, t: Micros) {
+    func parseHead(from index: Int, t: Micros) {
         if index == clientIndex {
             guard phase == .request else { return }
             do {
@@ -239,7 +239,7 @@ final class WebSocketConnection {
         }
     }
 
-    private func setUpDecoding(_ index: Int) {
+    func setUpDecoding(_ index: Int) {
         let isClient = index == clientIndex
         directions[index].validator = MessageValidator(rsv1Allowed: deflate != nil, expectMasked: isClient)
         if let deflate {
@@ -251,7 +251,7 @@ final class WebSocketConnection {
 
     // MARK: - Frames
 
-    private func drainFrames(_ index: Int, t: Micros) {
+    func drainFrames(_ index: Int, t: Micros) {
         guard directions[index].state == .frames else { return }
         while true {
             let frame: Frame?
@@ -267,7 +267,7 @@ final class WebSocketConnection {
         }
     }
 
-    private func record(_ frame: Frame, from index: Int, t: Micros) {
+    func record(_ frame: Frame, from index: Int, t: Micros) {
         guard let id else { return }
         let side = side(index)
         let protocolError = directions[index].validator?.validate(frame)?.description
@@ -305,105 +305,4 @@ final class WebSocketConnection {
             rsv3: frame.rsv3, masked: frame.isMasked, length: frame.payload.count, payload: payload,
             compressed: compressed, action: .observed, protocolError: protocolError)))
     }
-
-    // MARK: - Gaps and resynchronisation
-
-    func gap(_ count: Int64, reason: TCPGapReason, from index: Int, t: Micros) {
-        let at = directions[index].offset
-        directions[index].offset += count
-        switch phase {
-        case .ignored:
-            return
-        case .detecting:
-            directions[index].resync = []
-            directions[index].segmentEnds = []
-            if sawSYN && directions[index].offset == count && index == clientIndex { ignore() }
-        case .request, .response:
-            note(.error, "\(count) \(reason.rawValue) during the upgrade (\(side(index)) stream offset \(at)): "
-                 + "connection not decoded further", t: t)
-            ignore()
-        case .open:
-            guard directions[index].state != .idle else { return }
-            startResync(index, reason: "\(count) \(reason.rawValue) in the \(side(index)) stream at offset \(at)", t: t)
-        }
-    }
-
-    private func startResync(_ index: Int, reason: String?, t: Micros) {
-        if let reason { note(.warning, reason + "; resynchronising at the next provable frame boundary", t: t) }
-        var dir = directions[index]
-        dir.state = .resync
-        dir.decoder = FrameDecoder(maxPayload: limits.maxPayload)
-        dir.messageParts = []
-        dir.messageCompressed = false
-        dir.resync = []
-        dir.segmentEnds = []
-        dir.skipped = 0
-        if dir.validator != nil { dir.validator = MessageValidator(rsv1Allowed: deflate != nil || midStream, expectMasked: index == clientIndex) }
-        directions[index] = dir
-    }
-
-    private func resyncFeed(_ bytes: UnsafeRawBufferPointer, from index: Int, segmentEnds: [Int], t: Micros) {
-        var dir = directions[index]
-        directions[index] = Direction(decoder: FrameDecoder(maxPayload: 0))  // drop the reference: no copy on write
-        let base = dir.resync.count
-        dir.resync.append(contentsOf: bytes)
-        dir.segmentEnds.append(contentsOf: segmentEnds.map { $0 + base })
-        let finder = FrameBoundaryFinder(masked: index == clientIndex, rsv1Allowed: deflate != nil || midStream,
-                                         maxPayload: limits.maxPayload, minFrames: 1)
-        let ends = dir.segmentEnds
-        let result = dir.resync.withUnsafeBytes { finder.find(in: $0, segmentEnds: ends) }
-        switch result {
-        case .found(let start):
-            dir.skipped += start
-            let skipped = dir.skipped
-            dir.state = .frames
-            dir.decoder.append(dir.resync[start...])
-            dir.resync = []
-            dir.segmentEnds = []
-            dir.skipped = 0
-            directions[index] = dir
-            note(.info, "\(side(index)) stream: frames picked up at a proven frame boundary after skipping \(skipped) bytes", t: t)
-            if phase == .open { drainFrames(index, t: t) }
-        case .needMore(let discardable):
-            var drop = discardable
-            if dir.resync.count - drop > limits.maxResyncBuffer { drop = dir.resync.count - limits.maxResyncBuffer / 2 }
-            if drop > 0 {
-                dir.resync.removeFirst(drop)
-                dir.segmentEnds = dir.segmentEnds.compactMap { $0 > drop ? $0 - drop : nil }
-                dir.skipped += drop
-            }
-            directions[index] = dir
-        }
-    }
-
-    // MARK: - Ends
-
-    func end(_ kind: EndKind, from index: Int, t: Micros) {
-        guard !directions[index].ended else { return }
-        directions[index].ended = true
-        if case .resync = directions[index].state, directions[index].skipped + directions[index].resync.count > 0 {
-            note(.warning, "\(side(index)) stream ended before a frame boundary could be proven: "
-                 + "\(directions[index].skipped + directions[index].resync.count) bytes not decoded", t: t)
-        }
-        if case .frames = directions[index].state, directions[index].decoder.bufferedByteCount > 0, phase == .open {
-            note(.warning, "\(side(index)) stream ended inside a frame: \(directions[index].decoder.bufferedByteCount) bytes left undecoded", t: t)
-        }
-        directions[index].state = .idle
-        guard let id else { return }
-        queue.append(.end(EndRecord(conn: id, t: t, side: side(index), kind: kind)))
-    }
-
-    func conflict(offset: Int64, count: Int, from index: Int, t: Micros) {
-        note(.warning, "\(side(index)) stream: \(count) retransmitted bytes differ from the first copy near offset \(offset) "
-             + "(the first copy was kept)", t: t)
-    }
-
-    /// The capture ended: each direction still open gets a capture-end record.
-    func captureEnded(t: Micros) {
-        for index in 0..<2 where !directions[index].ended {
-            end(.captureEnd, from: index, t: t)
-        }
-    }
-
-    var bothEnded: Bool { directions[0].ended && directions[1].ended }
 }
