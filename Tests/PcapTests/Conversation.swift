@@ -42,10 +42,10 @@ final class Conversation {
     var serverSeq: UInt32
 
     init(_ builder: PcapBuilder, clientPort: UInt16 = 50000, serverPort: UInt16 = 9001,
-         clientISN: UInt32 = 1000, serverISN: UInt32 = 5000) {
+         clientISN: UInt32 = 1000, serverISN: UInt32 = 5000, ipv6: Bool = false) {
         self.builder = builder
-        client = Endpoint(IPAddress("127.0.0.1")!, clientPort)
-        server = Endpoint(IPAddress("127.0.0.2")!, serverPort)
+        client = Endpoint(IPAddress(ipv6 ? "2001:db8::1" : "127.0.0.1")!, clientPort)
+        server = Endpoint(IPAddress(ipv6 ? "2001:db8::2" : "127.0.0.2")!, serverPort)
         clientSeq = clientISN
         serverSeq = serverISN
     }

@@ -227,6 +227,19 @@ import WebSocket
         #expect(source.warnings.contains { $0.contains("more than 2 WebSocket connections") })
     }
 
+    @Test func ipv6ConnectionWithWrappingSequenceNumbers() throws {
+        let b = PcapBuilder()
+        let c = Conversation(b, clientISN: 0xFFFF_FF00, serverISN: 0xFFFF_FFF0, ipv6: true)
+        c.handshake()
+        c.upgrade()
+        for i in 0..<5 { c.text(fromClient: i % 2 == 0, "{\"event\":\"e\(i)\"}") }
+        let (records, _, _) = try Self.records(b)
+        guard case .open(let open) = records.first else { Issue.record("no open"); return }
+        #expect(open.client == "[2001:db8::1]:50000")
+        #expect(open.server == "[2001:db8::2]:9001")
+        #expect(Self.frames(records).compactMap(\.text) == (0..<5).map { "{\"event\":\"e\($0)\"}" })
+    }
+
     @Test func magicNumbers() {
         #expect(PcapMagic.matches([0xD4, 0xC3, 0xB2, 0xA1, 2, 0]))
         #expect(PcapMagic.matches([0x4D, 0x3C, 0xB2, 0xA1]))
