@@ -37,8 +37,7 @@ public struct TCPReassembler {
         public var maxBufferedBytes: Int = 4 << 20
         /// Out-of-order segments held per direction.
         public var maxBufferedSegments: Int = 4096
-        /// Delivered bytes remembered to compare retransmissions against (held up to a
-        /// quarter more, so trimming stays cheap).
+        /// Delivered bytes remembered (in a ring) to compare retransmissions against.
         public var historySize: Int = 16 << 10
         public init() {}
     }
@@ -207,35 +206,61 @@ public struct TCPReassembler {
         nextSeq = nextSeq &+ UInt32(truncatingIfNeeded: count)
         nextOffset = offset
         // The history no longer lines up with the stream: start it again.
-        history.removeAll(keepingCapacity: true)
         historyStart = offset
+        historyEnd = offset
     }
 
     // MARK: - Retransmission history
 
-    /// Stream offset of `history[0]`.
+    /// The remembered bytes are the stream offsets `historyStart..<historyEnd`, at
+    /// `offset % historySize` in the ring `history` (allocated on first use).
     private var historyStart: Int64 = 0
+    private var historyEnd: Int64 = 0
 
+    /// Copies delivered bytes (starting at `nextOffset`) into the ring: at most two memcpys.
     private mutating func remember(_ bytes: UnsafeRawBufferPointer) {
-        let size = limits.historySize
-        guard size > 0 else { return }
-        if history.isEmpty { historyStart = nextOffset }
-        history.append(contentsOf: bytes)
-        if history.count > size + size / 4 {
-            // Drop the oldest in bulk so trimming costs O(1) per byte overall.
-            let drop = history.count - size
-            history.removeFirst(drop)
-            historyStart += Int64(drop)
+        let limit = limits.historySize
+        guard limit > 0, !bytes.isEmpty else { return }
+        if historyEnd != nextOffset { historyStart = nextOffset; historyEnd = nextOffset }
+        // The ring grows with the traffic up to `historySize`, so idle connections stay small.
+        let wanted = min(limit, Int(historyEnd - historyStart) + bytes.count)
+        if wanted > history.count { growHistory(to: min(limit, max(wanted, 2 * history.count, 1024))) }
+        let size = history.count
+        var source = bytes
+        var offset = nextOffset
+        if source.count > size {
+            offset += Int64(source.count - size)
+            source = UnsafeRawBufferPointer(rebasing: source[(source.count - size)...])
         }
+        history.withUnsafeMutableBytes { ring in
+            let position = Int(offset % Int64(size))
+            let first = min(source.count, size - position)
+            ring.baseAddress!.advanced(by: position).copyMemory(from: source.baseAddress!, byteCount: first)
+            if first < source.count {
+                ring.baseAddress!.copyMemory(from: source.baseAddress!.advanced(by: first), byteCount: source.count - first)
+            }
+        }
+        historyEnd = nextOffset + Int64(bytes.count)
+        historyStart = max(historyStart, historyEnd - Int64(size))
+    }
+
+    private mutating func growHistory(to capacity: Int) {
+        var ring = [UInt8](repeating: 0, count: capacity)
+        if !history.isEmpty {
+            let old = Int64(history.count), new = Int64(capacity)
+            for offset in historyStart..<historyEnd { ring[Int(offset % new)] = history[Int(offset % old)] }
+        }
+        history = ring
     }
 
     private mutating func compareWithHistory<S: TCPStreamSink>(start: Int64, _ bytes: UnsafeRawBufferPointer,
                                                               t: Micros, sink: inout S) {
-        let from = max(start, historyStart), to = min(start + Int64(bytes.count), historyStart + Int64(history.count))
-        guard from < to else { return }
+        let from = max(start, historyStart), to = min(start + Int64(bytes.count), historyEnd)
+        guard from < to, !history.isEmpty else { return }
+        let size = Int64(history.count)
         var differing = 0
         var first: Int64 = -1
-        for offset in from..<to where history[Int(offset - historyStart)] != bytes[Int(offset - start)] {
+        for offset in from..<to where history[Int(offset % size)] != bytes[Int(offset - start)] {
             differing += 1
             if first < 0 { first = offset }
         }

@@ -125,3 +125,34 @@ import Capture
         #expect(h.sink.events == [.data(bytes("a")), .gap(1, .ended), .data(bytes("c")), .end(.fin)])
     }
 }
+
+@Suite struct RetransmissionHistoryTests {
+    @Test func conflictsAreFoundAcrossTheRingsWrapAndOldBytesAreForgotten() {
+        var limits = TCPReassembler.Limits()
+        limits.historySize = 8
+        var h = ReassemblyHarness(limits: limits)
+        h.send(seq: 0, flags: [.syn])
+        h.send(seq: 1, bytes("abcdef"))     // offsets 0..<6
+        h.send(seq: 7, bytes("ghijk"))      // offsets 6..<11: the ring of 8 wraps
+        h.send(seq: 5, bytes("eXgYi"))      // offsets 4..<9: two differ (5 and 7)
+        #expect(h.sink.events.last == .conflict(offset: 5, count: 2))
+        h.send(seq: 1, bytes("ZZZ"))        // offsets 0..<3: no longer remembered, not judged
+        #expect(h.sink.events.last == .conflict(offset: 5, count: 2))
+        #expect(h.sink.bytes == bytes("abcdefghijk"))
+    }
+
+    @Test func theRingGrowsWithTrafficAndKeepsWhatItHeld() {
+        var h = ReassemblyHarness()  // 16 KiB limit; the ring starts at 1 KiB
+        h.send(seq: 0, flags: [.syn])
+        let first = (0..<900).map { UInt8(truncatingIfNeeded: $0) }
+        let second = (0..<3000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        h.send(seq: 1, first)
+        h.send(seq: 901, second)          // grows the ring past 1 KiB
+        var copy = first
+        copy[10] ^= 0xFF
+        h.send(seq: 1, copy)              // offset 10 differs, from before the growth
+        #expect(h.sink.events.last == .conflict(offset: 10, count: 1))
+        h.send(seq: 901, second)          // an identical copy: no new conflict
+        #expect(h.sink.events.filter { if case .conflict = $0 { true } else { false } }.count == 1)
+    }
+}
