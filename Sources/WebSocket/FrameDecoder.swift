@@ -67,7 +67,9 @@ public struct FrameDecoder: Sendable {
             if rest.isEmpty { return }
         }
         if readIndex == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
+            // Everything consumed: start over, keeping the storage unless one huge read
+            // grew it (an idle connection should not hold megabytes).
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
             readIndex = 0
         } else if readIndex >= 64 * 1024 && readIndex * 2 >= buffer.count {
             // Compact: drop the consumed prefix once it outweighs what is left.

@@ -4,6 +4,7 @@ import CLI
 enum CommandRegistry {
     static let commands: [any Command.Type] = [
         FramesCommand.self,
+        AnalyzeCommand.self,
         SynthCommand.self,
         ExportCommand.self,
     ]
