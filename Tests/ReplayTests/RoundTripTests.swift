@@ -1,5 +1,6 @@
 import Capture
 import Foundation
+import JSON
 import Testing
 import TestSupport
 import WebSocket
@@ -8,9 +9,9 @@ import WebSocket
 /// The issue's main test: record a sim client and sim server through `faultline proxy`,
 /// replay the capture as the server to a sim client and as the client to a sim server,
 /// each recorded through the proxy again, and check that the three captures agree frame by
-/// frame (each direction of each connection) modulo the ignored and mapped fields.
-@Suite(.serialized, .enabled(if: ProxyAvailability.built, "needs `faultline proxy` (the proxy issue)"))
-struct RoundTripTests {
+/// frame (each direction of each connection) modulo the ignored and mapped fields, and
+/// that the analyzer sees the same lifecycle in all three.
+@Suite(.serialized) struct RoundTripTests {
     /// The sim server closes every connection with 4200 after 1 s, so a 2.5 s sim client
     /// makes three connections: two told to reconnect, the third closed by the client.
     static let simServer = ["sim", "server", "--listen", "127.0.0.1:0", "--event-interval", "0",
@@ -121,10 +122,32 @@ struct RoundTripTests {
         // 4. The recordings of both replays agree with the original, frame by frame.
         #expect(try disagreements(original, asServer) == [])
         #expect(try disagreements(original, asClient) == [])
+
+        // 5. And the analyzer sees the same lifecycle in all three: the same state changes,
+        // the same closes, the same findings.
+        let expected = try analysis(original)
+        #expect(expected.closes == ["4200 by server", "4200 by server", "1000 by client"])
+        #expect(try analysis(asServer) == expected)
+        #expect(try analysis(asClient) == expected)
+    }
+
+    struct Analysis: Equatable {
+        var states: [String]
+        var closes: [String]
+        var findings: [String]
+    }
+
+    /// What `faultline analyze --format json` says about a capture, times left out.
+    func analysis(_ path: String) throws -> Analysis {
+        let run = try runFaultline(["analyze", path, "--format", "json"], timeout: 60)
+        #expect(run.status == 0 || run.status == 1, "analyze \(path): \(run.stderr)")
+        let report = try JSONParser.parse(run.stdout)
+        let states = (report["transitions"]?.arrayValue ?? []).map { ($0["to"]?.stringValue ?? "?") }
+        let closes = (report["clients"]?.arrayValue ?? []).flatMap { $0["connections"]?.arrayValue ?? [] }.map {
+            "\($0["close_code"]?.intValue.map(String.init) ?? "none") by \($0["closed_by"]?.stringValue ?? "?")"
+        }
+        let findings = (report["findings"]?.arrayValue ?? []).map { ($0["rule"]?.stringValue ?? JSONWriter.serialize($0)) }.sorted()
+        return Analysis(states: states, closes: closes, findings: findings)
     }
 }
 
-/// Whether the binary under test has the proxy command (until the proxy lands on main).
-enum ProxyAvailability {
-    static var built: Bool { (try? runFaultline(["help", "proxy"], timeout: 20).status) == 0 }
-}
