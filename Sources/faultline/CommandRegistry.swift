@@ -6,11 +6,11 @@ enum CommandRegistry {
     static let commands: [any Command.Type] = [
         ProxyCommand.self,
         AnalyzeCommand.self,
+        ReplayCommand.self,
         FramesCommand.self,
         CtlCommand.self,
         ExportCommand.self,
         SynthCommand.self,
-        ReplayCommand.self,
     ]
     static let groups: [CommandGroup] = [
         SimCommands.group,
