@@ -112,7 +112,7 @@ public struct ReplayScript: Sendable {
     /// through (RFC 6455 7.1.1) when the recording says nothing more.
     var sentClose = false
     var receivedClose = false
-    var generator: SplitMix64
+    var generator: SeededGenerator
     var scheduled: Micros?
 
     public init(_ recording: RecordedConnection, config: Config) {
@@ -142,7 +142,7 @@ public struct ReplayScript: Sendable {
         self.answersPings = peerPings == 0 || ourPongs > 0
         self.aligner = PeerAligner(expected: expected, matcher: FrameMatcher(rules: config.rules))
         self.phase = config.role == .client ? .connecting : .awaitingRequest
-        self.generator = SplitMix64(seed: config.seed)
+        self.generator = SeededGenerator(seed: config.seed)
     }
 
     /// Deviations found so far are reported through `.report`; this says whether the
