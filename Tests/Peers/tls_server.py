@@ -4,7 +4,7 @@
 Serves wss:// on 127.0.0.1 (port 0 = any free port) with the given certificate and key
 (made by `faultline cert`), prints `READY <port>` once listening, echoes every message,
 closes with 4009 "bye" on the text "close-4009", and prints `CLOSED <code> <reason>`
-when a connection ends and `TLSERROR <reason>` when a client's handshake fails.
+when a connection ends.
 permessage-deflate is offered to clients that ask (websockets' default). Runs until killed.
 """
 import argparse
@@ -29,24 +29,18 @@ async def handler(ws):
         print(f"CLOSED {ws.close_code} {ws.close_reason}", flush=True)
 
 
-def report_tls_errors(loop, context):
-    error = context.get("exception")
-    if isinstance(error, ssl.SSLError):
-        print(f"TLSERROR {error.reason}", flush=True)
-    else:
-        loop.default_exception_handler(context)
-
-
 async def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cert", required=True)
     parser.add_argument("--key", required=True)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--no-compression", action="store_true", help="refuse permessage-deflate")
+    parser.add_argument("--tls12", action="store_true", help="offer TLS 1.2 at most")
     args = parser.parse_args()
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    if args.tls12:
+        context.maximum_version = ssl.TLSVersion.TLSv1_2
     context.load_cert_chain(args.cert, args.key)
-    asyncio.get_running_loop().set_exception_handler(report_tls_errors)
     compression = None if args.no_compression else "deflate"
     async with serve(handler, "127.0.0.1", args.port, ssl=context, compression=compression,
                      max_size=16 << 20) as server:
