@@ -79,7 +79,7 @@ public enum TLSCertificates {
 
     // MARK: Building blocks
 
-    static func isIPAddress(_ text: String) -> Bool {
+    public static func isIPAddress(_ text: String) -> Bool {
         var v4 = in_addr()
         var v6 = in6_addr()
         return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1

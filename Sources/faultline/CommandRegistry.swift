@@ -5,6 +5,7 @@ enum CommandRegistry {
     static let commands: [any Command.Type] = [
         FramesCommand.self,
         SynthCommand.self,
+        CertCommand.self,
     ]
     static let groups: [CommandGroup] = [
         SimCommands.group,
