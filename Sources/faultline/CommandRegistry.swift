@@ -4,7 +4,9 @@ import CLI
 enum CommandRegistry {
     static let commands: [any Command.Type] = [
         FramesCommand.self,
+        AnalyzeCommand.self,
         SynthCommand.self,
+        ProxyCommand.self,
         CertCommand.self,
     ]
     static let groups: [CommandGroup] = [

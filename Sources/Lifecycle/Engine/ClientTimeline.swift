@@ -1,0 +1,313 @@
+import Capture
+import Realtime
+import WebSocket
+
+/// One client's state machine: turns its connections' records into timeline steps,
+/// transitions and rule findings. Keeps only this client's state.
+struct ClientTimeline {
+    let info: ClientInfo
+    let spec: LifecycleSpec
+    let appSecret: String?
+    private(set) var state: String
+    private var rules: [any LifecycleRule]
+    private var views: [ConnectionID: ConnectionView] = [:]
+    /// Connection order, newest last; views of old connections are dropped beyond a few.
+    private var order: [ConnectionID] = []
+    private var summaries: [ConnectionID: ConnectionSummary] = [:]
+    /// The fault that ended the previous connection, per new connection.
+    private var causeFault: [ConnectionID: String] = [:]
+    private var lastDrop: Drop?
+    private var attempts = 0
+    private var attemptsWithoutReset = 0
+    private var interruptedAt: Micros?
+    /// Connections the client still holds (not yet dropped as far as it knows): the
+    /// overlap test of client grouping.
+    private var live: Set<ConnectionID> = []
+    var openConnections: Int { live.count }
+    var lastActivity: Micros
+
+    init(info: ClientInfo, spec: LifecycleSpec, appSecret: String?) {
+        self.info = info
+        self.spec = spec
+        self.appSecret = appSecret
+        self.state = spec.states.initial
+        self.lastActivity = info.firstSeen
+        self.rules = spec.rules.compactMap { RuleRegistry.type(for: $0)?.init(spec: spec) }
+    }
+
+    var context: RuleContext {
+        RuleContext(spec: spec, client: info.id, appSecret: appSecret, connections: views,
+                    current: order.last, state: state)
+    }
+
+    /// The first event of the client: its `initialized` state.
+    func start() -> [AnalysisEvent] {
+        [.transition(Transition(client: info.id, conn: nil, t: info.firstSeen, from: nil, to: state,
+                                cause: "first observation", evidence: nil))]
+    }
+
+    // MARK: records
+
+    mutating func open(_ record: OpenRecord) -> [AnalysisEvent] {
+        var events = advance(to: record.t)
+        lastActivity = record.t
+        live.insert(record.conn)
+        let fromState = state
+        let evidence = Evidence(conn: record.conn, t: record.t, from: .client, summary: "tcp open from \(record.client)")
+        var delay: Micros?
+        if let drop = lastDrop, drop.action != .disconnect {
+            attempts += 1
+            attemptsWithoutReset += 1
+            delay = record.t - drop.t
+            if let fault = drop.fault { causeFault[record.conn] = fault }
+        } else {
+            // A first connect, or connect() after disconnect(): not a scheduled retry.
+            attempts = 0
+            attemptsWithoutReset = 0
+        }
+        var view = ConnectionView(conn: record.conn, openedAt: record.t,
+                                  activityTimeout: spec.stale?.activityTimeout ?? 0)
+        view.lastReceivedAt = record.t
+        views[record.conn] = view
+        order.append(record.conn)
+        pruneViews()
+        summaries[record.conn] = ConnectionSummary(conn: record.conn, client: info.id, openedAt: record.t)
+        events += setState(spec.states.connecting, conn: record.conn, t: record.t, cause: "tcp open", evidence: evidence)
+        let attempt = Attempt(conn: record.conn, t: record.t, number: attempts, numberWithoutReset: attemptsWithoutReset,
+                              fromState: fromState, previousDrop: lastDrop, delay: delay,
+                              interruptedAt: interruptedAt, evidence: evidence)
+        events += run(.attempt(attempt))
+        return events
+    }
+
+    mutating func upgrade(_ record: UpgradeRecord) -> [AnalysisEvent] {
+        var events = advance(to: record.t)
+        lastActivity = record.t
+        guard record.from == .server, var view = views[record.conn] else { return events }
+        events += run(.upgradeResponse(conn: record.conn, t: record.t, status: record.status))
+        let status = record.status ?? 0
+        let evidence = Evidence(conn: record.conn, t: record.t, from: .server, summary: "upgrade response \(status)")
+        if status == 101 {
+            if spec.connectedOn == .upgrade {
+                view.connectedAt = record.t
+                views[record.conn] = view
+                events += connected(conn: record.conn, t: record.t, cause: "upgrade 101", evidence: evidence)
+            }
+        } else if view.droppedAt == nil {
+            let action: CloseAction = spec.refusalStatuses.contains(status) ? .fail : .backoff
+            events += drop(conn: record.conn, t: record.t, code: nil, by: .server, action: action,
+                           cause: "upgrade refused \(status)", evidence: evidence, fault: nil)
+        }
+        return events
+    }
+
+    mutating func frame(_ record: FrameRecord, event: RealtimeEvent?) -> [AnalysisEvent] {
+        var events = advance(to: record.t)
+        lastActivity = record.t
+        guard var view = views[record.conn] else { return events }
+        if let fault = record.fault { view.lastFault = fault }
+        let evidence = Evidence(conn: record.conn, t: record.t, from: record.from, summary: Self.summary(record, event))
+        if record.from == .server {
+            // A frame a fault swallowed never reached the client.
+            guard record.action != .dropped else { views[record.conn] = view; return events }
+            view.lastReceivedAt = record.t
+            if view.lastPing != nil {
+                if view.receivedSincePing == nil { view.receivedSincePing = evidence }
+                if view.pongSincePing == nil, record.opcode == .pong || event?.kind == .pong { view.pongSincePing = evidence }
+            }
+            views[record.conn] = view
+            if event?.kind == .connectionEstablished, let event {
+                view.handshakeAt = record.t
+                view.socketID = event.socketID
+                view.handshakeMissingID = event.socketID == nil
+                if let stale = spec.stale {
+                    view.activityTimeout = stale.handshakeOverrides
+                        ? event.activityTimeout.map { micros(seconds: $0) } ?? stale.activityTimeout : stale.activityTimeout
+                }
+                views[record.conn] = view
+                events += run(.handshake(Handshake(conn: record.conn, t: record.t, socketID: event.socketID,
+                                                   activityTimeout: event.activityTimeout, evidence: evidence)))
+                if event.socketID != nil, spec.connectedOn == .handshake, view.droppedAt == nil {
+                    view.connectedAt = record.t
+                    views[record.conn] = view
+                    events += connected(conn: record.conn, t: record.t, cause: "handshake socket_id \(event.socketID ?? "")", evidence: evidence)
+                }
+                return events
+            }
+            events += run(.frame(record, event))
+            if record.opcode == .close, view.droppedAt == nil {
+                let code = record.closeCode
+                events += drop(conn: record.conn, t: record.t, code: code, by: .server,
+                               action: spec.action(forClose: code, closedBy: .server),
+                               cause: "close \(code.map(String.init) ?? "(no code)") from server", evidence: evidence,
+                               fault: record.fault ?? (record.action == .injected ? "injected close" : nil))
+            }
+            return events
+        }
+        // From the client.
+        if record.opcode == .ping || event?.kind == .ping {
+            view.lastPing = evidence
+            view.receivedSincePing = nil
+            view.pongSincePing = nil
+        }
+        if record.opcode == .close, view.clientClose == nil {
+            view.clientClose = evidence
+            view.clientCloseCode = record.closeCode
+        }
+        views[record.conn] = view
+        events += run(.frame(record, event))
+        if record.opcode == .close, view.droppedAt == nil {
+            let code = record.closeCode
+            events += drop(conn: record.conn, t: record.t, code: code, by: .client,
+                           action: spec.action(forClose: code, closedBy: .client),
+                           cause: "close \(code.map(String.init) ?? "(no code)") from client", evidence: evidence,
+                           fault: record.fault ?? (record.action == .injected ? "injected close" : nil))
+        }
+        return events
+    }
+
+    mutating func end(_ record: EndRecord) -> [AnalysisEvent] {
+        var events = advance(to: record.t)
+        lastActivity = record.t
+        guard let view = views[record.conn] else { return events }
+        let name = record.kind == .captureEnd ? "capture end" : "\(record.kind.rawValue.uppercased()) from \(record.side.rawValue)"
+        let evidence = Evidence(conn: record.conn, t: record.t, from: record.kind == .captureEnd ? nil : record.side, summary: name)
+        if view.droppedAt == nil, record.kind != .captureEnd {
+            events += drop(conn: record.conn, t: record.t, code: nil, by: record.side, action: .backoff,
+                           cause: name, evidence: evidence, fault: view.lastFault)
+        }
+        if var summary = summaries.removeValue(forKey: record.conn) {
+            summary.endedAt = record.t
+            if summary.end == nil { summary.end = name }
+            events.append(.connectionEnded(summary))
+        }
+        live.remove(record.conn)
+        return events
+    }
+
+    mutating func fault(_ record: FaultRecord) -> [AnalysisEvent] {
+        if let conn = record.conn, var view = views[conn] {
+            view.lastFault = record.rule
+            views[conn] = view
+        }
+        return [.fault(FaultMark(client: info.id, conn: record.conn, t: record.t, rule: record.rule, detail: record.detail))]
+    }
+
+    /// Runs timer checks up to `now`.
+    mutating func advance(to now: Micros) -> [AnalysisEvent] {
+        var findings: [Finding] = []
+        let context = self.context
+        for i in rules.indices { findings += rules[i].advance(to: now, context) }
+        return attribute(findings)
+    }
+
+    mutating func finish(at now: Micros) -> [AnalysisEvent] {
+        var findings: [Finding] = []
+        let context = self.context
+        for i in rules.indices { findings += rules[i].finish(at: now, context) }
+        var events = attribute(findings)
+        for (_, var summary) in summaries.sorted(by: { $0.key < $1.key }) {
+            summary.endedAt = now
+            if summary.end == nil { summary.end = "capture end" }
+            events.append(.connectionEnded(summary))
+        }
+        summaries.removeAll()
+        live.removeAll()
+        return events
+    }
+
+    // MARK: state changes
+
+    private mutating func connected(conn: ConnectionID, t: Micros, cause: String, evidence: Evidence) -> [AnalysisEvent] {
+        if spec.backoff.resetOnConnect { attempts = 0 }
+        interruptedAt = nil
+        lastDrop = nil
+        summaries[conn]?.connectedAt = t
+        return setState(spec.states.connected, conn: conn, t: t, cause: cause, evidence: evidence)
+    }
+
+    private mutating func drop(conn: ConnectionID, t: Micros, code: UInt16?, by side: Side?, action: CloseAction,
+                               cause: String, evidence: Evidence, fault: String?) -> [AnalysisEvent] {
+        guard var view = views[conn] else { return [] }
+        view.droppedAt = t
+        views[conn] = view
+        live.remove(conn)
+        summaries[conn]?.closeCode = code
+        summaries[conn]?.closedBy = code == nil ? nil : side
+        summaries[conn]?.end = cause
+        // Only the client's newest connection moves its state.
+        guard conn == order.last else { return [] }
+        let wasConnected = view.connectedAt != nil
+        if interruptedAt == nil, action == .backoff || action == .immediate { interruptedAt = t }
+        if action == .disconnect || action == .fail { interruptedAt = nil }
+        let newState: String
+        switch action {
+        case .fail: newState = spec.states.failed
+        case .disconnect: newState = spec.states.disconnected
+        case .immediate: newState = spec.states.connecting
+        case .backoff:
+            let elapsed = t - (interruptedAt ?? t)
+            if let giveUp = spec.backoff.giveUpAfter, elapsed >= giveUp {
+                newState = spec.states.failed
+            } else {
+                newState = spec.phase(at: elapsed)?.state ?? spec.states.connecting
+            }
+        }
+        let drop = Drop(conn: conn, t: t, closeCode: code, closedBy: side, action: action, wasConnected: wasConnected,
+                        newState: newState, cause: cause, evidence: evidence, fault: fault)
+        lastDrop = drop
+        if action == .disconnect { attemptsWithoutReset = 0 }
+        var events = setState(newState, conn: conn, t: t, cause: cause, evidence: evidence)
+        events += run(.drop(drop))
+        return events
+    }
+
+    private mutating func setState(_ new: String, conn: ConnectionID?, t: Micros, cause: String, evidence: Evidence?) -> [AnalysisEvent] {
+        guard new != state else { return [] }
+        let old = state
+        state = new
+        return [.transition(Transition(client: info.id, conn: conn, t: t, from: old, to: new, cause: cause, evidence: evidence))]
+    }
+
+    private mutating func run(_ step: TimelineStep) -> [AnalysisEvent] {
+        var findings: [Finding] = []
+        let context = self.context
+        for i in rules.indices { findings += rules[i].observe(step, context) }
+        return attribute(findings)
+    }
+
+    /// Says which injected fault explains a finding: one that touched its connection, or
+    /// the one that ended the connection before it.
+    private func attribute(_ findings: [Finding]) -> [AnalysisEvent] {
+        findings.map { finding in
+            var finding = finding
+            if finding.causedByFault == nil {
+                finding.causedByFault = views[finding.conn]?.lastFault ?? causeFault[finding.conn]
+            }
+            return .finding(finding)
+        }
+    }
+
+    private mutating func pruneViews() {
+        while order.count > 4 {
+            let old = order.removeFirst()
+            views.removeValue(forKey: old)
+            causeFault.removeValue(forKey: old)
+        }
+    }
+
+    static func summary(_ record: FrameRecord, _ event: RealtimeEvent?) -> String {
+        var text = record.opcode.name
+        if let code = record.closeCode {
+            text += " \(code)"
+            if let reason = record.closeReason, !reason.isEmpty { text += " '\(reason)'" }
+        } else if let event {
+            text += " \(event.name)"
+            if let channel = event.targetChannel { text += " \(channel)" }
+        } else if record.opcode == .text, let body = record.text {
+            text += " " + (body.count > 60 ? String(body.prefix(57)) + "..." : body)
+        }
+        if record.action != .forwarded && record.action != .observed { text += " (\(record.action.name))" }
+        return text
+    }
+}

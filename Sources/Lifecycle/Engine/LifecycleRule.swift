@@ -1,0 +1,87 @@
+import Capture
+
+/// One lifecycle rule. One instance per client: it sees that client's steps in time order
+/// and keeps whatever little state it needs. Adding a rule is one file and one line in
+/// `RuleRegistry`. Numbers come from the spec, never from the checker.
+public protocol LifecycleRule: Sendable {
+    static var id: String { get }
+    static var severity: Severity { get }
+    /// Whose behaviour it judges; server rules are listed apart in reports.
+    static var party: Party { get }
+    /// What the rule checks, one line, for reports and `--help`.
+    static var summary: String { get }
+    init(spec: LifecycleSpec)
+    /// A step of this client's timeline.
+    mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding]
+    /// Time reached `now` (from record times, never the wall clock): for timer checks.
+    mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding]
+    /// The input ended at `now`.
+    mutating func finish(at now: Micros, _ context: RuleContext) -> [Finding]
+}
+
+extension LifecycleRule {
+    public static var party: Party { .client }
+    public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] { [] }
+    public mutating func finish(at now: Micros, _ context: RuleContext) -> [Finding] { advance(to: now, context) }
+
+    /// A finding of this rule for the context's client.
+    public func finding(_ context: RuleContext, conn: ConnectionID, t: Micros, _ message: String,
+                        evidence: [Evidence], fault: String? = nil) -> Finding {
+        Finding(rule: Self.id, severity: Self.severity, party: Self.party, client: context.client,
+                conn: conn, t: t, message: message, evidence: evidence, causedByFault: fault)
+    }
+}
+
+/// What a rule may read about its client besides the step: the spec, options, and the
+/// engine's per-connection facts (kept once, not by every rule).
+public struct RuleContext: Sendable {
+    public var spec: LifecycleSpec
+    public var client: String
+    public var appSecret: String?
+    /// The client's open (or last) connections by id.
+    public var connections: [ConnectionID: ConnectionView]
+    /// The client's newest connection.
+    public var current: ConnectionID?
+    /// The client's state.
+    public var state: String
+
+    public var currentConnection: ConnectionView? { current.flatMap { connections[$0] } }
+}
+
+/// Facts about one connection that several rules share.
+public struct ConnectionView: Sendable, Hashable {
+    public var conn: ConnectionID
+    public var openedAt: Micros
+    public var handshakeAt: Micros?
+    public var socketID: String?
+    /// A handshake arrived without `socket_id`.
+    public var handshakeMissingID = false
+    public var connectedAt: Micros?
+    /// The activity timeout in force (spec default or the handshake's value).
+    public var activityTimeout: Micros
+    /// Last frame the client received (delivered, not dropped by a fault).
+    public var lastReceivedAt: Micros
+    /// The client's latest ping (event or frame), if any since the last receipt.
+    public var lastPing: Evidence?
+    /// The first frame delivered from the server after `lastPing`.
+    public var receivedSincePing: Evidence?
+    /// The first pong delivered after `lastPing`.
+    public var pongSincePing: Evidence?
+    /// The first close frame the client sent.
+    public var clientClose: Evidence?
+    public var clientCloseCode: UInt16?
+    /// When the client learned the connection ended.
+    public var droppedAt: Micros?
+    /// A fault touched a frame of this connection (its rule text), most recent.
+    public var lastFault: String?
+
+    public init(conn: ConnectionID, openedAt: Micros, activityTimeout: Micros) {
+        self.conn = conn
+        self.openedAt = openedAt
+        self.activityTimeout = activityTimeout
+        self.lastReceivedAt = openedAt
+    }
+
+    /// Open as far as the client knows.
+    public var isOpen: Bool { droppedAt == nil && clientClose == nil }
+}

@@ -1,0 +1,60 @@
+import Capture
+
+/// `channels.resubscribe`: channels subscribed when a connection ended (by a drop or by
+/// `disconnect()`) must be subscribed again within the window after the next `connected`.
+/// A subscribe the server refuses still counts as sent.
+public struct ChannelsResubscribe: LifecycleRule {
+    public static let id = "channels.resubscribe"
+    public static let severity = Severity.error
+    public static let summary = "lost subscriptions are sent again within the window after connected"
+    let spec: LifecycleSpec
+    /// Subscribed (succeeded, not unsubscribed) on the current connection.
+    var subscribed: Set<String> = []
+    /// Owed from earlier connections, with the evidence of their last subscription.
+    var owed: [String: Evidence] = [:]
+    var checkedConn: ConnectionID?
+    /// When the owed channels were lost: only a connection opened later owes them.
+    var owedSince: Micros = 0
+    public init(spec: LifecycleSpec) { self.spec = spec }
+
+    public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
+        switch step {
+        case .frame(let frame, let event?):
+            guard let channel = event.targetChannel else { return [] }
+            if frame.from == .client {
+                if event.kind == .subscribe { owed.removeValue(forKey: channel) }
+                if event.kind == .unsubscribe { subscribed.remove(channel); owed.removeValue(forKey: channel) }
+            } else if event.kind == .subscriptionSucceeded {
+                subscribed.insert(channel)
+                lastEvidence[channel] = Evidence(conn: frame.conn, t: frame.t, from: .server, summary: "subscription_succeeded \(channel)")
+            }
+        case .drop(let drop):
+            guard drop.conn == context.current else { return [] }
+            for channel in subscribed { owed[channel] = lastEvidence[channel] ?? drop.evidence }
+            if !subscribed.isEmpty { owedSince = drop.t }
+            subscribed.removeAll()
+        case .attempt:
+            checkedConn = nil
+        default:
+            break
+        }
+        return []
+    }
+
+    var lastEvidence: [String: Evidence] = [:]
+
+    public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {
+        guard !owed.isEmpty, let view = context.currentConnection, let connected = view.connectedAt,
+              view.openedAt >= owedSince, checkedConn != view.conn else { return [] }
+        let deadline = connected + spec.channels.resubscribeWindow
+        guard now > deadline else { return [] }
+        if let dropped = view.droppedAt, dropped <= deadline { return [] }
+        checkedConn = view.conn
+        let missing = owed.keys.sorted()
+        let evidence = missing.compactMap { owed[$0] }
+        owed.removeAll()
+        return [finding(context, conn: view.conn, t: deadline,
+                        "not subscribed again within \(formatSeconds(spec.channels.resubscribeWindow)) of connected: \(missing.joined(separator: ", "))",
+                        evidence: evidence)]
+    }
+}

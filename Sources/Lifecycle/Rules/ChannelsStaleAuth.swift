@@ -1,0 +1,29 @@
+import Capture
+
+/// `channels.stale-auth`: a private or presence subscribe reuses an `auth` sent on an
+/// earlier connection, a signature over an old socket id.
+public struct ChannelsStaleAuth: LifecycleRule {
+    public static let id = "channels.stale-auth"
+    public static let severity = Severity.error
+    public static let summary = "private and presence subscribes carry a fresh auth on each connection"
+    /// Auths by the connection they were first sent on; bounded.
+    var seen: [String: Evidence] = [:]
+    static let maximumKept = 1024
+    public init(spec: LifecycleSpec) {}
+
+    public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
+        guard case .frame(let frame, let event?) = step, frame.from == .client, event.kind == .subscribe,
+              let auth = event.auth, let channel = event.targetChannel,
+              channel.hasPrefix("private-") || channel.hasPrefix("presence-") else { return [] }
+        let here = Evidence(conn: frame.conn, t: frame.t, from: .client, summary: "subscribe \(channel)")
+        if let earlier = seen[auth] {
+            guard earlier.conn != frame.conn else { return [] }
+            return [finding(context, conn: frame.conn, t: frame.t,
+                            "subscribe \(channel) reuses the auth sent on connection \(earlier.conn)",
+                            evidence: [earlier, here])]
+        }
+        if seen.count >= Self.maximumKept { seen.removeAll() }
+        seen[auth] = here
+        return []
+    }
+}

@@ -1,0 +1,43 @@
+import Capture
+
+/// `handshake.missing-id`: after a handshake without `socket_id` the client must close the
+/// socket within the immediate tolerance and send nothing but a close on it.
+public struct HandshakeMissingID: LifecycleRule {
+    public static let id = "handshake.missing-id"
+    public static let severity = Severity.error
+    public static let summary = "after a handshake without socket_id the client closes at once"
+    let spec: LifecycleSpec
+    var pending: Handshake?
+    var reported: Set<ConnectionID> = []
+    public init(spec: LifecycleSpec) { self.spec = spec }
+
+    public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
+        switch step {
+        case .handshake(let h) where h.socketID == nil:
+            pending = h
+        case .frame(let frame, let event) where frame.from == .client && frame.opcode != .close:
+            guard let h = pending, h.conn == frame.conn, !reported.contains(frame.conn) else { return [] }
+            reported.insert(frame.conn)
+            let what = event?.name ?? frame.opcode.name
+            return [finding(context, conn: frame.conn, t: frame.t,
+                            "sent \(what) \(formatSeconds(frame.t - h.t)) after a handshake without socket_id (only a close is allowed)",
+                            evidence: [h.evidence, Evidence(conn: frame.conn, t: frame.t, from: .client, summary: what)])]
+        default:
+            break
+        }
+        return []
+    }
+
+    public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {
+        guard let h = pending, let view = context.connections[h.conn] else { return [] }
+        let deadline = h.t + spec.tolerances.immediate
+        if let closed = view.clientClose?.t ?? view.droppedAt, closed <= deadline { pending = nil; return [] }
+        guard now > deadline else { return [] }
+        pending = nil
+        guard !reported.contains(h.conn) else { return [] }
+        reported.insert(h.conn)
+        return [finding(context, conn: h.conn, t: deadline,
+                        "socket still open \(formatSeconds(now - h.t)) after a handshake without socket_id > bound \(formatSeconds(spec.tolerances.immediate))",
+                        evidence: [h.evidence])]
+    }
+}

@@ -1,0 +1,37 @@
+import Capture
+
+/// `signin.repeat`: once signed in successfully, the client signs in again on every later
+/// connection, within the window after `connected`.
+public struct SigninRepeat: LifecycleRule {
+    public static let id = "signin.repeat"
+    public static let severity = Severity.error
+    public static let summary = "after one successful sign-in, every later connection signs in again"
+    let spec: LifecycleSpec
+    var signedInOn: Evidence?
+    var sentOn: Set<ConnectionID> = []
+    var checked: Set<ConnectionID> = []
+    public init(spec: LifecycleSpec) { self.spec = spec }
+
+    public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
+        guard case .frame(let frame, let event?) = step else { return [] }
+        if frame.from == .client, event.kind == .signin { sentOn.insert(frame.conn) }
+        if frame.from == .server, event.kind == .signinSuccess {
+            signedInOn = Evidence(conn: frame.conn, t: frame.t, from: .server, summary: "signin_success")
+        }
+        return []
+    }
+
+    public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {
+        guard let earlier = signedInOn, let view = context.currentConnection, view.conn != earlier.conn,
+              let connected = view.connectedAt, !checked.contains(view.conn) else { return [] }
+        let deadline = connected + spec.channels.resubscribeWindow
+        if sentOn.contains(view.conn) { checked.insert(view.conn); return [] }
+        guard now > deadline else { return [] }
+        if let dropped = view.droppedAt, dropped <= deadline { return [] }
+        checked.insert(view.conn)
+        if checked.count > 64 { checked = [view.conn]; sentOn = sentOn.filter { $0 >= view.conn } }
+        return [finding(context, conn: view.conn, t: deadline,
+                        "no signin within \(formatSeconds(spec.channels.resubscribeWindow)) of connected after signing in on connection \(earlier.conn)",
+                        evidence: [earlier])]
+    }
+}

@@ -1,0 +1,33 @@
+import Capture
+
+/// `trigger.unsubscribed`: a client event on a channel whose subscription has not
+/// succeeded on the current connection (the library must return false instead of sending).
+public struct TriggerUnsubscribed: LifecycleRule {
+    public static let id = "trigger.unsubscribed"
+    public static let severity = Severity.error
+    public static let summary = "client events only on channels subscribed on this connection"
+    var subscribed: [ConnectionID: Set<String>] = [:]
+    public init(spec: LifecycleSpec) {}
+
+    public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
+        switch step {
+        case .attempt(let attempt):
+            subscribed = [attempt.conn: []]
+        case .frame(let frame, let event?):
+            if frame.from == .server, event.kind == .subscriptionSucceeded, let channel = event.targetChannel {
+                subscribed[frame.conn, default: []].insert(channel)
+            } else if frame.from == .client, event.kind == .unsubscribe, let channel = event.targetChannel {
+                subscribed[frame.conn]?.remove(channel)
+            } else if frame.from == .client, event.kind == .clientEvent {
+                let channel = event.channel ?? "(no channel)"
+                guard !(subscribed[frame.conn]?.contains(channel) ?? false) else { return [] }
+                return [finding(context, conn: frame.conn, t: frame.t,
+                                "\(event.name) sent on \(channel) before its subscription succeeded on this connection",
+                                evidence: [Evidence(conn: frame.conn, t: frame.t, from: .client, summary: "text \(event.name) \(channel)")])]
+            }
+        default:
+            break
+        }
+        return []
+    }
+}

@@ -1,0 +1,206 @@
+import Capture
+
+/// A client library's lifecycle contract as data: states, what each close code makes the
+/// client do, its reconnect schedule, its keep-alive timeouts, channel rules, tolerances
+/// and which rules apply. Built-in specs are JSON files loaded by `SpecLoader`, the same
+/// way as a user's `--spec FILE`. Times are in microseconds here, seconds in the file.
+public struct LifecycleSpec: Sendable, Hashable {
+    public var name: String
+    public var description: String
+    /// Which wire events the spec can see.
+    public var events: EventLevel
+    /// The Bird/Pusher event prefix, when fixed by the spec (else detected or `--protocol-prefix`).
+    public var prefix: String?
+    public var states: StateNames
+    /// When a connection counts as connected.
+    public var connectedOn: ConnectedOn
+    /// Close-code bands and the client's reaction; codes in no band mean `backoff`.
+    public var closeBands: [CloseBand]
+    /// Codes the client sends first when the app called `disconnect()`.
+    public var disconnectCodes: [UInt16]
+    /// Upgrade response statuses that are fatal refusals (state `failed`); others mean backoff.
+    public var refusalStatuses: [Int]
+    public var backoff: BackoffSpec
+    /// Nil when the spec has no keep-alive check.
+    public var stale: StaleSpec?
+    public var channels: ChannelSpec
+    public var tolerances: Tolerances
+    /// Rule ids that apply, in report order.
+    public var rules: [String]
+
+    public enum EventLevel: String, Sendable, Hashable, CaseIterable {
+        /// Bird/Pusher JSON events are decoded (handshake, pings, channels).
+        case realtime
+        /// Only connection-level events: TCP open, upgrade, close, FIN/RST.
+        case connection
+    }
+
+    public enum ConnectedOn: String, Sendable, Hashable, CaseIterable {
+        /// The server's handshake event with a socket id.
+        case handshake
+        /// The upgrade response 101.
+        case upgrade
+    }
+
+    public struct StateNames: Sendable, Hashable {
+        public var initial: String
+        public var connecting: String
+        public var connected: String
+        /// After the app closed on purpose.
+        public var disconnected: String
+        public var failed: String
+        public init(initial: String, connecting: String, connected: String, disconnected: String, failed: String) {
+            self.initial = initial
+            self.connecting = connecting
+            self.connected = connected
+            self.disconnected = disconnected
+            self.failed = failed
+        }
+    }
+
+    public struct CloseBand: Sendable, Hashable {
+        public var from: UInt16
+        public var to: UInt16
+        public var action: CloseAction
+        public init(from: UInt16, to: UInt16, action: CloseAction) {
+            self.from = from
+            self.to = to
+            self.action = action
+        }
+        public func contains(_ code: UInt16) -> Bool { (from...to).contains(code) }
+    }
+
+    public struct BackoffSpec: Sendable, Hashable {
+        /// Phases in order; a phase applies while the time since the interruption is below its `until`.
+        public var phases: [BackoffPhase]
+        /// Whether a successful connection resets the attempt counter.
+        public var resetOnConnect: Bool
+        /// After this long without success the client must have given up (state `failed`).
+        public var giveUpAfter: Micros?
+        public init(phases: [BackoffPhase], resetOnConnect: Bool, giveUpAfter: Micros?) {
+            self.phases = phases
+            self.resetOnConnect = resetOnConnect
+            self.giveUpAfter = giveUpAfter
+        }
+    }
+
+    public struct BackoffPhase: Sendable, Hashable {
+        public enum Kind: String, Sendable, Hashable, CaseIterable { case exponential, fixed }
+        public enum Jitter: String, Sendable, Hashable, CaseIterable {
+            /// Any delay in [0, bound] (full jitter): only an upper bound is checked.
+            case full
+            /// The delay is the bound itself, within the timing tolerance.
+            case none
+        }
+        public var kind: Kind
+        /// Exponential: first delay. Fixed: the interval.
+        public var base: Micros
+        public var factor: Double
+        public var cap: Micros?
+        public var jitter: Jitter
+        /// Time since the interruption after which the next phase applies; nil = forever.
+        public var until: Micros?
+        /// The client's state while it waits in this phase.
+        public var state: String
+        /// The rule id reporting a delay that breaks this phase.
+        public var rule: String
+
+        public init(kind: Kind, base: Micros, factor: Double, cap: Micros?, jitter: Jitter,
+                    until: Micros?, state: String, rule: String) {
+            self.kind = kind
+            self.base = base
+            self.factor = factor
+            self.cap = cap
+            self.jitter = jitter
+            self.until = until
+            self.state = state
+            self.rule = rule
+        }
+
+        /// The bound (full jitter) or expected delay (no jitter) of attempt `n` (from 1).
+        public func bound(attempt n: Int) -> Micros {
+            switch kind {
+            case .fixed: return base
+            case .exponential:
+                let raw = Double(base) * pow(factor, Double(max(0, n - 1)))
+                let capped = cap.map { min(Double($0), raw) } ?? raw
+                return Micros(min(capped, 9e15))
+            }
+        }
+    }
+
+    public struct StaleSpec: Sendable, Hashable {
+        public var activityTimeout: Micros
+        /// Whether the handshake's `activity_timeout` replaces the default.
+        public var handshakeOverrides: Bool
+        public var pongTimeout: Micros
+        /// Codes a stale close must use.
+        public var closeBand: CloseBand
+        public init(activityTimeout: Micros, handshakeOverrides: Bool, pongTimeout: Micros, closeBand: CloseBand) {
+            self.activityTimeout = activityTimeout
+            self.handshakeOverrides = handshakeOverrides
+            self.pongTimeout = pongTimeout
+            self.closeBand = closeBand
+        }
+    }
+
+    public struct ChannelSpec: Sendable, Hashable {
+        /// Time after `connected` within which lost subscriptions and sign-in must be sent again.
+        public var resubscribeWindow: Micros
+        public init(resubscribeWindow: Micros) { self.resubscribeWindow = resubscribeWindow }
+    }
+
+    public struct Tolerances: Sendable, Hashable {
+        /// Slack on every measured delay.
+        public var timing: Micros
+        /// How soon "immediately" must be (retry after 4200-4299, closing after a bad handshake).
+        public var immediate: Micros
+        public init(timing: Micros, immediate: Micros) {
+            self.timing = timing
+            self.immediate = immediate
+        }
+    }
+
+    /// What a close makes the client do.
+    public func action(forClose code: UInt16?, closedBy: Side?) -> CloseAction {
+        if let code, closedBy == .client, disconnectCodes.contains(code) { return .disconnect }
+        if let code, let band = closeBands.first(where: { $0.contains(code) }) {
+            // A refusal is the server's word; the client closing with such a code is not one.
+            if band.action == .fail && closedBy != .server { return .backoff }
+            return band.action
+        }
+        return .backoff
+    }
+
+    /// The backoff phase for a wait starting `elapsed` after the interruption.
+    public func phase(at elapsed: Micros) -> BackoffPhase? {
+        backoff.phases.first { $0.until.map { elapsed < $0 } ?? true } ?? backoff.phases.last
+    }
+}
+
+/// A client's reaction to the end of a connection.
+public enum CloseAction: String, Sendable, Hashable, CaseIterable {
+    /// Refused: state `failed`, no retry.
+    case fail
+    /// Reconnect now, without backoff.
+    case immediate
+    /// Wait per the backoff schedule.
+    case backoff
+    /// The app closed on purpose; nothing is scheduled.
+    case disconnect
+}
+
+/// Seconds (as written in specs and reports) to microseconds.
+public func micros(seconds: Double) -> Micros { Micros((seconds * 1_000_000).rounded()) }
+
+/// Microseconds as seconds with two decimals: "4.20 s".
+public func formatSeconds(_ t: Micros) -> String {
+    let hundredths = (Double(t) / 10_000).rounded()
+    let value = hundredths / 100
+    let whole = Int64(value)
+    let frac = Int64(abs(hundredths)) % 100
+    let sign = t < 0 && whole == 0 ? "-" : ""
+    return "\(sign)\(whole).\(frac < 10 ? "0" : "")\(frac) s"
+}
+
+import Foundation

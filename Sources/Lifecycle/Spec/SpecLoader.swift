@@ -1,0 +1,176 @@
+import JSON
+import Capture
+import Foundation
+
+/// Loads specs: built-in names (`bird`, `agora-rtm`, `agora-rtm-stream`) are JSON files
+/// shipped with the package and go through exactly the same parser as a user's file.
+public enum SpecLoader {
+    public static let builtInNames = ["bird", "agora-rtm", "agora-rtm-stream"]
+
+    /// `NAME` of a built-in spec, or the path of a JSON spec file.
+    public static func load(_ nameOrPath: String) throws(SpecError) -> LifecycleSpec {
+        if builtInNames.contains(nameOrPath) {
+            guard let path = SpecFiles.path(ofBuiltIn: nameOrPath) else {
+                throw SpecError(file: "\(nameOrPath).json", field: "",
+                                message: "built-in spec file not found (searched: \(SpecFiles.searchedDirectories().joined(separator: ", ")))")
+            }
+            return try load(file: path)
+        }
+        return try load(file: nameOrPath)
+    }
+
+    public static func load(file path: String) throws(SpecError) -> LifecycleSpec {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw SpecError(file: path, field: "", message: "cannot read the spec file (expected a built-in name: \(builtInNames.joined(separator: ", ")), or a JSON file)")
+        }
+        return try parse(Array(data), file: path)
+    }
+
+    /// Parses a spec document; `file` names it in errors.
+    public static func parse(_ bytes: [UInt8], file: String) throws(SpecError) -> LifecycleSpec {
+        let value: JSONValue
+        do { value = try JSONParser.parse(bytes) } catch {
+            throw SpecError(file: file, field: "", message: "not valid JSON: \(error)")
+        }
+        return try parse(value, file: file)
+    }
+
+    public static func parse(_ value: JSONValue, file: String) throws(SpecError) -> LifecycleSpec {
+        let root = try SpecReader(file: file, path: "", value: value)
+        try root.only(["name", "description", "events", "prefix", "states", "connectedOn", "closeCodes",
+                       "disconnectCodes", "refusalStatuses", "backoff", "stale", "channels", "tolerances", "rules"])
+        let states = try parseStates(root.child("states"), root)
+        let tolerances = try parseTolerances(root.child("tolerances"))
+        var spec = LifecycleSpec(
+            name: try root.requiredString("name"),
+            description: try root.string("description") ?? "",
+            events: try root.choice("events", LifecycleSpec.EventLevel.self) ?? .realtime,
+            prefix: try root.string("prefix"),
+            states: states,
+            connectedOn: try root.choice("connectedOn", LifecycleSpec.ConnectedOn.self) ?? .handshake,
+            closeBands: try parseBands(root),
+            disconnectCodes: try codes(root, "disconnectCodes") ?? [1000, 1001],
+            refusalStatuses: try statuses(root),
+            backoff: try parseBackoff(root.child("backoff"), root),
+            stale: try parseStale(root.child("stale")),
+            channels: LifecycleSpec.ChannelSpec(
+                resubscribeWindow: try root.child("channels").map { c throws(SpecError) in
+                    try c.only(["resubscribeWindow"])
+                    return try c.seconds("resubscribeWindow") ?? micros(seconds: 10)
+                } ?? micros(seconds: 10)),
+            tolerances: tolerances,
+            rules: [])
+        guard let rules = try root.array("rules") else { throw root.fail("rules", "missing (expected an array of rule ids)") }
+        for (i, rule) in rules.enumerated() {
+            guard let id = rule.stringValue, RuleRegistry.type(for: id) != nil else {
+                throw SpecError(file: file, field: "rules[\(i)]",
+                                message: "unknown rule \(JSONWriter.serialize(rule)) (known: \(RuleRegistry.ids.joined(separator: ", ")))")
+            }
+            spec.rules.append(id)
+        }
+        for (i, phase) in spec.backoff.phases.enumerated() where RuleRegistry.type(for: phase.rule) == nil {
+            throw SpecError(file: file, field: "backoff.phases[\(i)].rule", message: "unknown rule \"\(phase.rule)\"")
+        }
+        return spec
+    }
+
+    private static func parseStates(_ r: SpecReader?, _ root: SpecReader) throws(SpecError) -> LifecycleSpec.StateNames {
+        guard let r else { throw root.fail("states", "missing (expected an object)") }
+        try r.only(["initial", "connecting", "connected", "disconnected", "failed"])
+        return LifecycleSpec.StateNames(
+            initial: try r.requiredString("initial"), connecting: try r.requiredString("connecting"),
+            connected: try r.requiredString("connected"), disconnected: try r.requiredString("disconnected"),
+            failed: try r.requiredString("failed"))
+    }
+
+    private static func parseBand(_ r: SpecReader, needsAction: Bool) throws(SpecError) -> LifecycleSpec.CloseBand {
+        try r.only(needsAction ? ["from", "to", "action"] : ["from", "to"])
+        guard let from = try r.closeCode("from") else { throw r.fail("from", "missing (expected a close code)") }
+        let to = try r.closeCode("to") ?? from
+        guard to >= from else { throw r.fail("to", "must not be below 'from' (\(from))") }
+        var action = CloseAction.backoff
+        if needsAction {
+            guard let a = try r.choice("action", CloseAction.self) else { throw r.fail("action", "missing (expected fail, immediate or backoff)") }
+            action = a
+        }
+        return LifecycleSpec.CloseBand(from: from, to: to, action: action)
+    }
+
+    private static func parseBands(_ root: SpecReader) throws(SpecError) -> [LifecycleSpec.CloseBand] {
+        var bands: [LifecycleSpec.CloseBand] = []
+        for (i, v) in (try root.array("closeCodes") ?? []).enumerated() {
+            bands.append(try parseBand(SpecReader(file: root.file, path: "closeCodes[\(i)]", value: v), needsAction: true))
+        }
+        return bands
+    }
+
+    private static func codes(_ r: SpecReader, _ key: String) throws(SpecError) -> [UInt16]? {
+        guard let list = try r.array(key) else { return nil }
+        var out: [UInt16] = []
+        for (i, v) in list.enumerated() {
+            guard let c = v.intValue, (0...65535).contains(c) else {
+                throw SpecError(file: r.file, field: r.field("\(key)[\(i)]"), message: "expected a close code, found \(JSONWriter.serialize(v))")
+            }
+            out.append(UInt16(c))
+        }
+        return out
+    }
+
+    private static func statuses(_ r: SpecReader) throws(SpecError) -> [Int] {
+        var out: [Int] = []
+        for (i, v) in (try r.array("refusalStatuses") ?? []).enumerated() {
+            guard let c = v.intValue, (100...599).contains(c) else {
+                throw SpecError(file: r.file, field: "refusalStatuses[\(i)]", message: "expected an HTTP status, found \(JSONWriter.serialize(v))")
+            }
+            out.append(Int(c))
+        }
+        return out
+    }
+
+    private static func parseBackoff(_ r: SpecReader?, _ root: SpecReader) throws(SpecError) -> LifecycleSpec.BackoffSpec {
+        guard let r else { throw root.fail("backoff", "missing (expected an object with phases)") }
+        try r.only(["phases", "resetOnConnect", "giveUpAfter"])
+        guard let list = try r.array("phases"), !list.isEmpty else { throw r.fail("phases", "missing or empty (expected at least one phase)") }
+        var phases: [LifecycleSpec.BackoffPhase] = []
+        for (i, v) in list.enumerated() {
+            let p = try SpecReader(file: r.file, path: r.field("phases[\(i)]"), value: v)
+            try p.only(["kind", "base", "interval", "factor", "cap", "jitter", "until", "state", "rule"])
+            let kind = try p.choice("kind", LifecycleSpec.BackoffPhase.Kind.self) ?? .exponential
+            let base: Micros
+            if kind == .fixed {
+                guard let interval = try p.seconds("interval") else { throw p.fail("interval", "missing (a fixed phase needs seconds)") }
+                base = interval
+            } else {
+                base = try p.requiredSeconds("base")
+            }
+            let factor = try p.number("factor") ?? 2
+            guard factor >= 1 else { throw p.fail("factor", "must be >= 1, found \(factor)") }
+            phases.append(LifecycleSpec.BackoffPhase(
+                kind: kind, base: base, factor: factor, cap: try p.seconds("cap"),
+                jitter: try p.choice("jitter", LifecycleSpec.BackoffPhase.Jitter.self) ?? .full,
+                until: try p.seconds("until"), state: try p.requiredString("state"),
+                rule: try p.string("rule") ?? "backoff.bound"))
+        }
+        return LifecycleSpec.BackoffSpec(phases: phases, resetOnConnect: try r.bool("resetOnConnect") ?? true,
+                                         giveUpAfter: try r.seconds("giveUpAfter"))
+    }
+
+    private static func parseStale(_ r: SpecReader?) throws(SpecError) -> LifecycleSpec.StaleSpec? {
+        guard let r else { return nil }
+        try r.only(["activityTimeout", "handshakeOverrides", "pongTimeout", "closeCodes"])
+        let band = try r.child("closeCodes").map { c throws(SpecError) in try parseBand(c, needsAction: false) }
+            ?? LifecycleSpec.CloseBand(from: 4200, to: 4299, action: .immediate)
+        return LifecycleSpec.StaleSpec(
+            activityTimeout: try r.seconds("activityTimeout") ?? micros(seconds: 120),
+            handshakeOverrides: try r.bool("handshakeOverrides") ?? true,
+            pongTimeout: try r.seconds("pongTimeout") ?? micros(seconds: 30),
+            closeBand: band)
+    }
+
+    private static func parseTolerances(_ r: SpecReader?) throws(SpecError) -> LifecycleSpec.Tolerances {
+        guard let r else { return LifecycleSpec.Tolerances(timing: micros(seconds: 0.25), immediate: micros(seconds: 0.5)) }
+        try r.only(["timing", "immediate"])
+        return LifecycleSpec.Tolerances(timing: try r.seconds("timing") ?? micros(seconds: 0.25),
+                                        immediate: try r.seconds("immediate") ?? micros(seconds: 0.5))
+    }
+}

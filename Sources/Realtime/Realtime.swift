@@ -1,1 +1,0 @@
-// The Realtime module; see README "Design" for what it holds. Filled in by its issue.

@@ -1,0 +1,100 @@
+import Capture
+import JSON
+import Lifecycle
+
+/// The JSON report; schema documented in docs/report-json.md (format "faultline-analysis",
+/// version 1). Times are seconds since the capture's start, as numbers.
+public enum JSONReport {
+    public static let format = "faultline-analysis"
+    public static let version: Int64 = 1
+
+    public static func render(_ report: AnalysisReport) -> String {
+        JSONWriter.serialize(value(report)) + "\n"
+    }
+
+    public static func value(_ report: AnalysisReport) -> JSONValue {
+        var root = JSONObject()
+        root["format"] = .string(format)
+        root["version"] = .int(version)
+        root["spec"] = .string(report.spec.name)
+        root["inputs"] = .array(report.inputs.map { .string($0) })
+        root["prefix"] = report.prefix.map { .string($0) } ?? .null
+        root["warnings"] = .array(report.warnings.map { .string($0) })
+        root["grouping"] = .object([
+            "key": .string(report.grouping),
+            "clients": .array(report.clients.map { c in
+                .object(["id": .string(c.info.id), "key": .string(c.info.key),
+                         "connections": .array(c.connectionIDs.map { .int(Int64($0)) })])
+            }),
+        ])
+        root["clients"] = .array(report.clients.map(client))
+        root["transitions"] = .array(report.clients.flatMap { $0.transitions.map(transition) })
+        root["findings"] = .array(report.findings.map(finding))
+        root["summary"] = .object([
+            "clients": .int(Int64(report.clients.count)),
+            "connections": .int(Int64(report.connectionCount)),
+            "findings": .int(Int64(report.findings.count)),
+            "errors": .int(Int64(report.errorCount)),
+            "warnings": .int(Int64(report.warningCount)),
+            "end": time(report.endTime),
+            "exit_status": .int(Int64(report.exitStatus)),
+        ])
+        return .object(root)
+    }
+
+    static func time(_ t: Micros) -> JSONValue { .double(Double(t) / 1_000_000) }
+    static func optionalTime(_ t: Micros?) -> JSONValue { t.map(time) ?? .null }
+
+    static func client(_ c: AnalysisReport.Client) -> JSONValue {
+        .object([
+            "id": .string(c.info.id),
+            "key": .string(c.info.key),
+            "first_seen": time(c.info.firstSeen),
+            "state": c.transitions.last.map { .string($0.to) } ?? .null,
+            "connections": .array(c.connections.map { s in
+                .object([
+                    "conn": .int(Int64(s.conn)),
+                    "opened": time(s.openedAt),
+                    "connected": optionalTime(s.connectedAt),
+                    "ended": optionalTime(s.endedAt),
+                    "close_code": s.closeCode.map { .int(Int64($0)) } ?? .null,
+                    "closed_by": s.closedBy.map { .string($0.rawValue) } ?? .null,
+                    "end": s.end.map { .string($0) } ?? .null,
+                ])
+            }),
+            "faults": .array(c.faults.map { f in
+                .object(["t": time(f.t), "conn": f.conn.map { .int(Int64($0)) } ?? .null,
+                         "rule": .string(f.rule), "detail": .string(f.detail)])
+            }),
+            "findings": .int(Int64(c.findings.count)),
+        ])
+    }
+
+    static func transition(_ t: Transition) -> JSONValue {
+        .object([
+            "client": .string(t.client),
+            "conn": t.conn.map { .int(Int64($0)) } ?? .null,
+            "t": time(t.t),
+            "from": t.from.map { .string($0) } ?? .null,
+            "to": .string(t.to),
+            "cause": .string(t.cause),
+        ])
+    }
+
+    static func finding(_ f: Finding) -> JSONValue {
+        .object([
+            "rule": .string(f.rule),
+            "severity": .string(f.severity.rawValue),
+            "party": .string(f.party.rawValue),
+            "client": .string(f.client),
+            "conn": .int(Int64(f.conn)),
+            "t": time(f.t),
+            "message": .string(f.message),
+            "caused_by_fault": f.causedByFault.map { .string($0) } ?? .null,
+            "evidence": .array(f.evidence.map { e in
+                .object(["conn": .int(Int64(e.conn)), "t": time(e.t),
+                         "from": e.from.map { .string($0.rawValue) } ?? .null, "summary": .string(e.summary)])
+            }),
+        ])
+    }
+}

@@ -1,0 +1,44 @@
+import Capture
+import Lifecycle
+
+/// Plain text: the grouping, a timeline per client, then the findings, then one summary line.
+public enum TextReport {
+    public static func render(_ report: AnalysisReport) -> String {
+        var out = "faultline analyze: spec \(report.spec.name), input \(report.inputs.joined(separator: ", "))"
+        if let prefix = report.prefix { out += ", prefix \(prefix)" }
+        out += "\ngrouping: \(report.grouping)\n"
+        for warning in report.warnings { out += "warning: \(warning)\n" }
+        for client in report.clients {
+            out += "\n\(client.info.id)  key \(client.info.key)  connections \(client.connectionIDs.map(String.init).joined(separator: ", "))\n"
+            var lines: [(Micros, Int, String)] = []
+            for (i, t) in client.transitions.enumerated() {
+                let conn = t.conn.map { "conn \($0)" } ?? ""
+                lines.append((t.t, i, "  \(pad(seconds(t.t), 10)) s  \(pad(conn, 8))  \(t.from.map { "\($0) -> " } ?? "")\(t.to)  (\(t.cause))"))
+            }
+            for f in client.faults {
+                lines.append((f.t, 1_000_000, "  \(pad(seconds(f.t), 10)) s  \(pad(f.conn.map { "conn \($0)" } ?? "", 8))  fault injected: \(f.rule) (\(f.detail))"))
+            }
+            for f in client.findings {
+                lines.append((f.t, 2_000_000, "  \(pad(seconds(f.t), 10)) s  \(pad("conn \(f.conn)", 8))  ! \(f.rule)"))
+            }
+            for line in lines.sorted(by: { ($0.0, $0.1) < ($1.0, $1.1) }) { out += line.2 + "\n" }
+        }
+        out += "\nfindings:\n"
+        if report.findings.isEmpty { out += "  none\n" }
+        for f in report.findings {
+            out += "  \(pad(f.severity.rawValue, 7)) \(f.rule)  \(f.client) conn \(f.conn) at \(seconds(f.t)) s: \(f.message)"
+            if f.party == .server { out += " [server]" }
+            if let fault = f.causedByFault { out += " (caused by injected fault \(fault))" }
+            out += "\n"
+            for e in f.evidence {
+                out += "      conn \(e.conn) \(seconds(e.t)) s \(e.from?.rawValue ?? "-"): \(e.summary)\n"
+            }
+        }
+        out += "\nsummary: \(report.summaryLine)\n"
+        return out
+    }
+
+    static func pad(_ s: String, _ width: Int) -> String {
+        s.count >= width ? s : s + String(repeating: " ", count: width - s.count)
+    }
+}

@@ -1,0 +1,50 @@
+import Testing
+import Capture
+@testable import Lifecycle
+
+@Suite struct HandshakeRuleTests {
+    @Test func missingSocketIDIsServerErrorAndClientMustClose() throws {
+        var wire = Wire()
+        wire.connect(at: 0, missingID: true)
+        let out = try analyze(wire, end: 5)
+        #expect(Set(out.rules()) == ["server.handshake-missing-id", "handshake.missing-id"])
+        #expect(out.findings("server.handshake-missing-id").first?.party == .server)
+        #expect(out.findings("handshake.missing-id").first?.message.contains("> bound 0.50 s") == true)
+        #expect(!out.transitions.map(\.to).contains("connected"))
+    }
+
+    @Test func closingAtOnceAfterMissingIDIsClean() throws {
+        var wire = Wire()
+        let a = wire.connect(at: 0, missingID: true)
+        wire.close(a, at: 0.2, from: .client, code: 4200)
+        let out = try analyze(wire, end: 5)
+        #expect(out.rules() == ["server.handshake-missing-id"])
+    }
+
+    @Test func sendingAfterMissingIDIsReported() throws {
+        var wire = Wire()
+        let a = wire.connect(at: 0, missingID: true)
+        wire.ping(a, at: 0.1)
+        wire.close(a, at: 0.2, from: .client, code: 4200)
+        let out = try analyze(wire, end: 5)
+        #expect(out.findings("handshake.missing-id").first?.message.hasPrefix("sent bird:ping 0.09 s after a handshake without socket_id") == true)
+    }
+
+    @Test func subscribeBeforeHandshakeIsReported() throws {
+        var wire = Wire()
+        let a = wire.connect(at: 0, handshake: false)
+        wire.subscribe(a, at: 0.005, "news")
+        wire.handshake(a, at: 0.01)
+        let out = try analyze(wire, end: 5)
+        #expect(out.rules() == ["handshake.early-subscribe"])
+        #expect(out.findings.first?.message.hasPrefix("sent bird:subscribe news") == true)
+    }
+
+    @Test func subscribeAfterHandshakeIsClean() throws {
+        var wire = Wire()
+        let a = wire.connect(at: 0)
+        wire.subscribe(a, at: 0.05, "news")
+        wire.subscribed(a, at: 0.06, "news")
+        #expect(try analyze(wire, end: 5).findings.isEmpty)
+    }
+}

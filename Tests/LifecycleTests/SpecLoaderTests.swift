@@ -1,0 +1,82 @@
+import Testing
+import Foundation
+import JSON
+@testable import Lifecycle
+
+@Suite struct SpecLoaderTests {
+    @Test func builtInsLoadWithTheirRules() throws {
+        let bird = try SpecLoader.load("bird")
+        #expect(bird.rules.count == 18)
+        #expect(bird.backoff.phases.first?.bound(attempt: 1) == 1_000_000)
+        #expect(bird.backoff.phases.first?.bound(attempt: 10) == 30_000_000)
+        #expect(bird.stale?.pongTimeout == 30_000_000)
+        #expect(bird.action(forClose: 4009, closedBy: .server) == .fail)
+        #expect(bird.action(forClose: 4250, closedBy: .client) == .immediate)
+        #expect(bird.action(forClose: 1000, closedBy: .client) == .disconnect)
+        #expect(bird.action(forClose: 1000, closedBy: .server) == .backoff)
+        let agora = try SpecLoader.load("agora-rtm")
+        #expect(agora.phase(at: 119_000_000)?.state == "disconnected")
+        #expect(agora.phase(at: 121_000_000)?.state == "suspended")
+        #expect(try SpecLoader.load("agora-rtm-stream").backoff.giveUpAfter == 1_200_000_000)
+        for id in bird.rules + agora.rules { #expect(RuleRegistry.type(for: id) != nil) }
+    }
+
+    func bird(with change: (inout JSONObject) -> Void) throws -> JSONValue {
+        let path = try #require(SpecFiles.path(ofBuiltIn: "bird"))
+        let data = try #require(FileManager.default.contents(atPath: path))
+        let parsed = try JSONParser.parse(Array(data))
+        var object = try #require(parsed.objectValue)
+        change(&object)
+        return .object(object)
+    }
+
+    @Test func badFieldIsNamedWithTheFile() throws {
+        let value = try bird { spec in
+            spec["backoff"] = ["phases": [["kind": "exponential", "base": "one", "state": "unavailable"]]]
+        }
+        #expect(throws: SpecError(file: "my.json", field: "backoff.phases[0].base", message: "expected a number, found a string")) {
+            try SpecLoader.parse(value, file: "my.json")
+        }
+    }
+
+    @Test func unknownFieldAndRuleAreRejected() throws {
+        let typo = try bird { $0["tolerances"] = ["timming": 1] }
+        let error = #expect(throws: SpecError.self) { try SpecLoader.parse(typo, file: "x.json") }
+        #expect(error?.field == "tolerances.timming")
+        let rule = try bird { $0["rules"] = ["backoff.bound", "backoff.nope"] }
+        let ruleError = #expect(throws: SpecError.self) { try SpecLoader.parse(rule, file: "x.json") }
+        #expect(ruleError?.field == "rules[1]")
+        #expect(ruleError?.description.hasPrefix("x.json: field 'rules[1]': unknown rule \"backoff.nope\"") == true)
+    }
+
+    @Test func userSpecFileGoesThroughTheSamePath() throws {
+        let value = try bird { spec in
+            spec["name"] = "slowpoke"
+            spec["backoff"] = ["phases": [["kind": "exponential", "base": 5, "factor": 3, "cap": 60, "state": "waiting"]]]
+        }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("spec-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let file = dir.appendingPathComponent("slowpoke.json").path
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(JSONWriter.serialize(value).utf8)))
+        let spec = try SpecLoader.load(file)
+        #expect(spec.name == "slowpoke")
+        #expect(spec.backoff.phases[0].bound(attempt: 3) == 45_000_000)
+        #expect(throws: SpecError.self) { try SpecLoader.load(dir.appendingPathComponent("missing.json").path) }
+        #expect(throws: SpecError.self) { try SpecLoader.parse(Array("{".utf8), file: "broken.json") }
+    }
+
+    /// The worked example of docs/spec-format.md parses and means what the doc says.
+    @Test func workedExampleInDocsLoads() throws {
+        let doc = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/spec-format.md")
+        let text = try String(contentsOf: doc, encoding: .utf8)
+        let start = try #require(text.range(of: "```json\n"))
+        let end = try #require(text.range(of: "\n```", range: start.upperBound..<text.endIndex))
+        let spec = try SpecLoader.parse(Array(text[start.upperBound..<end.lowerBound].utf8), file: "docs/spec-format.md")
+        #expect(spec.name == "heron")
+        #expect(spec.backoff.phases[0].bound(attempt: 3) == 4_500_000)
+        #expect(spec.action(forClose: 4401, closedBy: .server) == .fail)
+        #expect(spec.action(forClose: 4009, closedBy: .server) == .backoff)
+        #expect(!spec.backoff.resetOnConnect)
+    }
+}

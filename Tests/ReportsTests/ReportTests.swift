@@ -1,0 +1,198 @@
+import Testing
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import Capture
+import JSON
+import WebSocket
+import Lifecycle
+@testable import Reports
+
+/// Two clients: one that retries too late after a drop and again after an injected 4009,
+/// and one clean client.
+func sampleRecords() -> [CaptureRecord] {
+    func us(_ s: Double) -> Micros { Micros(s * 1_000_000) }
+    var records: [CaptureRecord] = []
+    func connect(_ conn: Int, _ t: Double, ip: String) {
+        records.append(.open(OpenRecord(conn: conn, t: us(t), client: "\(ip):5\(conn)", server: "127.0.0.1:80")))
+        records.append(.upgrade(UpgradeRecord(conn: conn, t: us(t) + 1000, from: .client, method: "GET",
+                                              target: "/app/k?protocol=7", headers: [HeaderField("User-Agent", "ua <&>")])))
+        records.append(.upgrade(UpgradeRecord(conn: conn, t: us(t) + 2000, from: .server, status: 101, headers: [])))
+        let hs = #"{"event":"bird:connection_established","data":"{\"socket_id\":\"\#(conn).1\"}"}"#
+        records.append(.frame(FrameRecord(conn: conn, t: us(t) + 3000, from: .server, opcode: .text, masked: false, payload: Array(hs.utf8))))
+    }
+    connect(1, 0, ip: "10.0.0.1")
+    connect(2, 0.5, ip: "10.0.0.2")
+    records.append(.end(EndRecord(conn: 1, t: us(10), side: .server, kind: .rst)))
+    connect(3, 14.2, ip: "10.0.0.1")
+    records.append(.fault(FaultRecord(conn: 3, t: us(20), rule: "close:4009", kind: "close", target: .client, detail: "sent close 4009")))
+    records.append(.frame(FrameRecord(conn: 3, t: us(20), from: .server, opcode: .close, masked: false,
+                                      payload: [0x0F, 0xA9], action: .injected, fault: "close:4009")))
+    records.append(.end(EndRecord(conn: 3, t: us(20.01), side: .server, kind: .fin)))
+    connect(4, 25, ip: "10.0.0.1")
+    records.append(.end(EndRecord(conn: 2, t: us(28), side: .client, kind: .fin)))
+    return records
+}
+
+func sampleReport() throws -> AnalysisReport {
+    func us(_ s: Double) -> Micros { Micros(s * 1_000_000) }
+    let records = sampleRecords()
+    let spec = try SpecLoader.load("bird")
+    var analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: spec))
+    var builder = ReportBuilder()
+    for r in records { builder.add(analyzer.feed(r)) }
+    builder.add(analyzer.finish(at: us(30)))
+    return builder.build(spec: spec, inputs: ["sample.jsonl"], grouping: ClientKeyMode.standard.description,
+                         prefix: analyzer.prefix, endTime: us(30))
+}
+
+@Suite struct ReportTests {
+    @Test func sampleHasTheExpectedFindings() throws {
+        let report = try sampleReport()
+        #expect(report.clients.map(\.info.id) == ["client-1", "client-2"])
+        #expect(report.findings.map(\.rule) == ["backoff.bound", "failed.retried"])
+        #expect(report.findings.last?.causedByFault == "close:4009")
+        #expect(report.exitStatus == 1)
+    }
+
+    @Test func textHasTimelinesThenFindingsThenSummary() throws {
+        let text = TextReport.render(try sampleReport())
+        let grouping = try #require(text.range(of: "grouping: source IP"))
+        let timeline = try #require(text.range(of: "client-1  key 10.0.0.1 | ua <&> | /app/k?protocol=7  connections 1, 3, 4"))
+        let findings = try #require(text.range(of: "\nfindings:\n"))
+        #expect(grouping.lowerBound < timeline.lowerBound && timeline.lowerBound < findings.lowerBound)
+        #expect(text.contains("connecting -> connected  (handshake socket_id 1.1)"))
+        #expect(text.contains("error   backoff.bound  client-1 conn 3 at 14.200 s: delay 4.20 s > bound 1.00 s for attempt 1"))
+        #expect(text.contains("(caused by injected fault close:4009)"))
+        let lines = text.split(separator: "\n")
+        #expect(lines.last == "summary: 2 clients, 4 connections: 2 errors, 0 warnings")
+    }
+
+    @Test func jsonParsesWithTheDocumentedSchema() throws {
+        let json = try JSONParser.parse(JSONReport.render(try sampleReport()))
+        #expect(json["format"]?.stringValue == "faultline-analysis")
+        #expect(json["version"]?.intValue == 1)
+        #expect(json["grouping"]?["key"]?.stringValue?.hasPrefix("source IP") == true)
+        let groups = try #require(json["grouping"]?["clients"]?.arrayValue)
+        #expect(groups.first?["connections"] == [1, 3, 4])
+        let clients = try #require(json["clients"]?.arrayValue)
+        #expect(clients.count == 2)
+        #expect(clients.first?["state"]?.stringValue == "connected")
+        #expect(clients.first?["connections"]?.arrayValue?.count == 3)
+        #expect(clients.first?["faults"]?.arrayValue?.first?["rule"]?.stringValue == "close:4009")
+        let transitions = try #require(json["transitions"]?.arrayValue)
+        #expect(transitions.first?["to"]?.stringValue == "initialized")
+        #expect(transitions.allSatisfy { $0["client"]?.stringValue != nil && $0["t"]?.doubleValue != nil })
+        let findings = try #require(json["findings"]?.arrayValue)
+        #expect(findings.count == 2)
+        let first = try #require(findings.first)
+        #expect(first["rule"]?.stringValue == "backoff.bound")
+        #expect(first["severity"]?.stringValue == "error")
+        #expect(first["conn"]?.intValue == 3)
+        #expect(first["t"]?.doubleValue == 14.2)
+        #expect(first["evidence"]?.arrayValue?.count == 2)
+        #expect(findings.last?["caused_by_fault"]?.stringValue == "close:4009")
+        let summary = try #require(json["summary"])
+        #expect(summary["errors"]?.intValue == 2)
+        #expect(summary["exit_status"]?.intValue == 1)
+        #expect(summary["connections"]?.intValue == 4)
+    }
+
+    @Test func junitHasACasePerClientAndRuleAndFailuresForErrors() throws {
+        let report = try sampleReport()
+        let xml = JUnitReport.render(report)
+        let collector = XMLCollector()
+        let parser = XMLParser(data: Data(xml.utf8))
+        parser.delegate = collector
+        #expect(parser.parse(), "JUnit XML does not parse: \(parser.parserError.map(String.init(describing:)) ?? "")")
+        #expect(collector.counts["testsuites"] == 1)
+        #expect(collector.counts["testsuite"] == 2)
+        #expect(collector.counts["testcase"] == 2 * report.spec.rules.count)
+        #expect(collector.counts["failure"] == 2)
+        #expect(collector.failures == ["client-1/backoff.bound", "client-1/failed.retried"])
+        #expect(collector.rootAttributes["tests"] == "\(2 * report.spec.rules.count)")
+        #expect(collector.rootAttributes["failures"] == "2")
+    }
+
+    @Test func htmlIsSelfContainedWithALanePerClientAndLinkedFindings() throws {
+        let report = try sampleReport()
+        let html = HTMLReport.render(report)
+        #expect(html.hasPrefix("<!DOCTYPE html>"))
+        #expect(html.components(separatedBy: "<svg ").count - 1 == report.clients.count)
+        for client in report.clients { #expect(html.contains("id=\"lane-\(client.info.id)\"")) }
+        for n in 1...report.findings.count {
+            #expect(html.contains("id=\"finding-\(n)\""))
+            #expect(html.contains("href=\"#marker-\(n)\""))
+            #expect(html.contains("id=\"marker-\(n)\""))
+            #expect(html.contains("href=\"#finding-\(n)\""))
+        }
+        #expect(html.contains("ua &lt;&amp;&gt;"))
+        #expect(!html.contains("<script") && !html.contains("<link") && !html.contains("src="))
+        #expect(html.contains(">4009</text>"))  // the close code marker
+        #expect(html.contains("fault close:4009"))
+    }
+}
+
+/// Counts elements and remembers failing test cases.
+final class XMLCollector: NSObject, XMLParserDelegate {
+    var counts: [String: Int] = [:]
+    var failures: [String] = []
+    var rootAttributes: [String: String] = [:]
+    private var currentCase = ""
+
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+                attributes: [String: String] = [:]) {
+        counts[name, default: 0] += 1
+        if name == "testsuites" { rootAttributes = attributes }
+        if name == "testcase" { currentCase = "\(attributes["classname"] ?? "")/\(attributes["name"] ?? "")" }
+        if name == "failure" { failures.append(currentCase) }
+    }
+}
+
+@Suite struct LiveLineTests {
+    @Test func findingsAndTransitionsGetOneLineEach() throws {
+        let spec = try SpecLoader.load("bird")
+        var analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: spec))
+        var lines: [String] = []
+        for r in sampleRecords() { lines += analyzer.feed(r).compactMap(LiveLine.format) }
+        #expect(lines.contains("14.200 s  client-1 conn 3  ERROR backoff.bound: delay 4.20 s > bound 1.00 s for attempt 1 (tolerance 0.25 s)"))
+        #expect(lines.contains("0.003 s  client-1 conn 1  connecting -> connected  (handshake socket_id 1.1)"))
+        #expect(lines.contains { $0.contains("(caused by injected fault close:4009)") })
+    }
+}
+
+@Suite struct JUnitWarningTests {
+    @Test func warningsAreFailuresOfTypeWarning() throws {
+        let spec = try SpecLoader.load("bird")
+        var builder = ReportBuilder()
+        builder.add(.client(ClientInfo(id: "client-1", key: "k", firstSeen: 0)))
+        builder.add(.finding(Finding(rule: "backoff.jitter", severity: .warning, party: .client, client: "client-1",
+                                     conn: 1, t: 5, message: "all 8 delays are 0.50 of their bound: no jitter", evidence: [])))
+        let report = builder.build(spec: spec, inputs: ["x"], grouping: "g", prefix: nil)
+        #expect(report.exitStatus == 0)
+        let xml = JUnitReport.render(report)
+        let collector = XMLCollector()
+        let parser = XMLParser(data: Data(xml.utf8))
+        parser.delegate = collector
+        #expect(parser.parse())
+        #expect(collector.failures == ["client-1/backoff.jitter"])
+        #expect(xml.contains(#"<failure type="warning" message="all 8 delays are 0.50 of their bound: no jitter">"#))
+    }
+}
+
+@Suite struct HTMLNumberingTests {
+    @Test func identicalFindingsGetTheirOwnAnchors() throws {
+        let spec = try SpecLoader.load("bird")
+        var builder = ReportBuilder()
+        builder.add(.client(ClientInfo(id: "client-1", key: "k", firstSeen: 0)))
+        let f = Finding(rule: "trigger.unsubscribed", severity: .error, party: .client, client: "client-1",
+                        conn: 1, t: 5, message: "m", evidence: [])
+        builder.add([.finding(f), .finding(f)])
+        let html = HTMLReport.render(builder.build(spec: spec, inputs: ["x"], grouping: "g", prefix: nil))
+        for n in [1, 2] {
+            #expect(html.components(separatedBy: "id=\"finding-\(n)\"").count == 2)
+            #expect(html.components(separatedBy: "id=\"marker-\(n)\"").count == 2)
+        }
+    }
+}
