@@ -9,6 +9,8 @@ import TestSupport
 /// `websockets` wss:// server whose certificate `faultline cert` made.
 @Suite(.serialized) struct TLSProxyTests {
     static let event = #"{"event":"bird:greeting","data":{"text":"hello over TLS"}}"#
+    /// Echoed by the server, this is the server's Bird handshake as far as the analyzer knows.
+    static let handshake = #"{"event":"bird:connection_established","data":"{\"socket_id\":\"123.456\",\"activity_timeout\":120}"}"#
     /// Repetitive enough that deflate makes it clearly smaller on the wire.
     static let bigEvent = #"{"event":"bird:members","data":{"members":["#
         + (1...20).map { #"{"id":"member-\#($0)","status":"online"}"# }.joined(separator: ",") + "]}}"
@@ -108,24 +110,33 @@ import TestSupport
         let rig = try TLSProxyRig(serverCertificates: certificates, proxy: [
             "--upstream-ca", certificates.ca, "--tls-cert", certificates.certificate, "--tls-key", certificates.key,
             "--fault", "close:4009,after=1s,reason=terminated"])
-        let lines = try rig.client(ca: certificates.ca, ["--send", Self.bigEvent, "--await-close", "--wait", "15"])
+        let lines = try rig.client(ca: certificates.ca, ["--send", Self.handshake, "--send", Self.bigEvent,
+                                                         "--await-close", "--wait", "15"])
         #expect(lines.of(kind: "open").first?["extensions"]?.arrayValue?.first?.stringValue == "permessage-deflate", "\(lines)")
-        #expect(lines.received == [Self.bigEvent])
+        #expect(lines.received == [Self.handshake, Self.bigEvent])
         let closed = try #require(lines.of(kind: "closed").first)
         #expect(closed["code"]?.intValue == 4009, "\(lines)")
         #expect(closed["reason"]?.stringValue == "terminated")
         let capture = try rig.stopProxy()
         let data = capture.frames.filter { $0.opcode == .text }
-        #expect(data.count == 2)
+        #expect(data.map(\.text) == [Self.handshake, Self.handshake, Self.bigEvent, Self.bigEvent])
         for frame in data {
-            #expect(frame.rsv1 && frame.compressed, "relayed compressed")
-            #expect(frame.text == Self.bigEvent, "recorded inflated")
+            #expect(frame.rsv1 && frame.compressed, "relayed compressed, recorded inflated")
+        }
+        for frame in data where frame.text == Self.bigEvent {
             #expect(frame.length < Self.bigEvent.utf8.count / 2, "len counts the compressed bytes on the wire")
         }
         let injected = try #require(capture.frames.first { $0.opcode == .close && $0.from == .server })
         #expect(injected.closeCode == 4009)
         #expect(!injected.rsv1, "control frames are never compressed")
         #expect(capture.faults.count == 1)
+
+        // The analyzer reads the inflated events: the handshake, then the 4009.
+        let analysis = try runFaultline(["analyze", rig.capturePath, "--format", "json"], timeout: 30)
+        let report = try JSONParser.parse(analysis.stdout)
+        let causes = report["transitions"]?.arrayValue?.compactMap { $0["cause"]?.stringValue } ?? []
+        #expect(causes.contains("handshake socket_id 123.456"), "\(analysis.stdout)")
+        #expect(causes.contains("close 4009 from server"), "\(analysis.stdout)")
     }
 
     @Test func unusableTLSFlagsAreRefusedBeforeListening() throws {
