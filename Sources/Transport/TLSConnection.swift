@@ -73,6 +73,11 @@ public final class TLSConnection: ByteStream {
     private var readEnded = false
     private var sentCloseNotify = false
     private var drainScheduled = false
+    /// Buffered ciphertext at or below which `resumeReading` reads the socket again at once.
+    private static let inputLowWater = 64 * 1024
+    /// close_notify or TCP FIN arrived: reported as `.fin` once the plaintext before it has
+    /// been delivered and reading is wanted.
+    private var endPending = false
 
     // MARK: Making
 
@@ -250,11 +255,17 @@ public final class TLSConnection: ByteStream {
             guard !tcp.isClosed else { return }
             switch stop {
             case SSL_ERROR_NONE: continue  // batch full: deliver more if still wanted
-            case SSL_ERROR_WANT_READ: return
-            case SSL_ERROR_ZERO_RETURN:
-                peerSentCloseNotify = true
-                readEnded = true
-                onEnd?(.fin)
+            case SSL_ERROR_WANT_READ, SSL_ERROR_ZERO_RETURN:
+                if stop == SSL_ERROR_WANT_READ && readingWanted { tcp.resumeReading() }  // input used up: read the socket again
+                if stop == SSL_ERROR_ZERO_RETURN {
+                    peerSentCloseNotify = true
+                    endPending = true
+                }
+                // Everything before the end is out; the end itself waits while reading is paused.
+                if endPending && readingWanted {
+                    readEnded = true
+                    onEnd?(.fin)
+                }
                 return
             default:
                 readEnded = true
@@ -272,11 +283,13 @@ public final class TLSConnection: ByteStream {
 
     public func resumeReading() {
         readingWanted = true
-        tcp.resumeReading()
+        // Ciphertext already buffered is decrypted first; the socket is read again once that
+        // runs low, so a reader that pauses often never makes the input buffer grow.
+        if COpenSSL_BIO_pending(input) <= TLSConnection.inputLowWater { tcp.resumeReading() }
         // Plaintext may already be decrypted or buffered: deliver it on the next iteration,
         // never from inside the caller's own callback.
-        guard case .open = state, !drainScheduled, let ssl,
-              SSL_pending(ssl) > 0 || COpenSSL_BIO_pending(input) > 0 else { return }
+        guard case .open = state, !drainScheduled, !readEnded, let ssl,
+              SSL_pending(ssl) > 0 || COpenSSL_BIO_pending(input) > 0 || endPending else { return }
         drainScheduled = true
         loop.schedule(after: 0) { [weak self] in
             self?.drainScheduled = false
@@ -290,8 +303,11 @@ public final class TLSConnection: ByteStream {
             handshakeFailed(end == .fin ? "the peer closed the connection" : describe(end))
         case .open:
             if end == .fin {
-                guard !readEnded else { return }  // close_notify came first
-                readEnded = true
+                guard !readEnded, !endPending else { return }  // close_notify came first
+                // Plaintext still held (reading paused) goes out first; then `.fin`.
+                endPending = true
+                drainPlaintext()
+                return
             }
             onEnd?(end)
         case .failed:
