@@ -75,6 +75,21 @@ import TestSupport
         }, "the refused client handshake is noted in the capture")
     }
 
+    @Test func aLargeMessageCrossesBothTLSLegsIntact() throws {
+        let certificates = try CertDirectory()
+        let rig = try TLSProxyRig(serverCertificates: certificates, proxy: [
+            "--upstream-ca", certificates.ca, "--tls-cert", certificates.certificate, "--tls-key", certificates.key])
+        let size = 2 * 1024 * 1024
+        let lines = try rig.client(ca: certificates.ca, ["--send-binary", String(size), "--no-compression", "--wait", "30"])
+        let echoed = try #require(lines.of(kind: "echoed").first, "\(lines)")
+        #expect(echoed["len"]?.intValue == Int64(size))
+        #expect(echoed["intact"]?.boolValue == true)
+        #expect(lines.of(kind: "closed").first?["code"]?.intValue == 1000)
+        let capture = try rig.stopProxy()
+        #expect(capture.frames.filter { $0.opcode == .binary || $0.opcode == .continuation }.reduce(0) { $0 + $1.length } == 2 * size)
+        #expect(capture.ends.allSatisfy { $0.kind == .fin }, "clean ends on both legs: \(capture.ends)")
+    }
+
     @Test(arguments: [
         ("wrong CA", [String](), true, "certificate verify failed: unable to get local issuer certificate"),
         ("wrong host name", ["--host", "elsewhere.example"], false, "certificate verify failed: hostname mismatch"),

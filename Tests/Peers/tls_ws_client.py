@@ -3,11 +3,13 @@
 
 Connects to URL (ws:// or wss://; for wss:// the server is verified against --ca), with
 permessage-deflate offered unless --no-compression, sends each --send text and reads its
-echo, then either closes with 1000 or, with --await-close, waits up to --wait seconds for
+echo (and with --send-binary N, N pseudo-random bytes as one binary message and checks
+the echo byte for byte), then either closes with 1000 or, with --await-close, waits up to --wait seconds for
 the server (or the proxy) to close. Prints one JSON object a line:
 
   {"kind": "open", "extensions": ["permessage-deflate", ...]}
   {"kind": "received", "data": "..."}
+  {"kind": "echoed", "len": N, "intact": true|false}     for --send-binary N
   {"kind": "closed", "code": C, "reason": "..."}
   {"kind": "refused", "status": S, "body": "..."}        the upgrade got an HTTP error
   {"kind": "error", "type": "...", "detail": "..."}
@@ -15,6 +17,7 @@ the server (or the proxy) to close. Prints one JSON object a line:
 import argparse
 import asyncio
 import json
+import random
 import ssl
 import sys
 
@@ -32,6 +35,7 @@ async def main():
     parser.add_argument("url")
     parser.add_argument("--ca")
     parser.add_argument("--send", action="append", default=[])
+    parser.add_argument("--send-binary", type=int, default=0, metavar="N")
     parser.add_argument("--no-compression", action="store_true")
     parser.add_argument("--await-close", action="store_true")
     parser.add_argument("--wait", type=float, default=10)
@@ -41,13 +45,18 @@ async def main():
         context = ssl.create_default_context(cafile=args.ca)
     try:
         async with connect(args.url, ssl=context, compression=None if args.no_compression else "deflate",
-                           ping_interval=None, open_timeout=10) as ws:
+                           ping_interval=None, open_timeout=10, max_size=None) as ws:
             extensions = [type(e).__name__ for e in ws.protocol.extensions]
             emit(kind="open", extensions=["permessage-deflate" if "Deflate" in e else e for e in extensions])
             try:
                 for text in args.send:
                     await ws.send(text)
                     emit(kind="received", data=await asyncio.wait_for(ws.recv(), args.wait))
+                if args.send_binary:
+                    data = random.Random(7).randbytes(args.send_binary)
+                    await ws.send(data)
+                    echo = await asyncio.wait_for(ws.recv(), args.wait)
+                    emit(kind="echoed", len=len(echo), intact=echo == data)
                 if args.await_close:
                     await asyncio.wait_for(ws.wait_closed(), args.wait)
                 else:
