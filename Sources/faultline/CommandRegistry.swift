@@ -9,6 +9,7 @@ enum CommandRegistry {
         ReplayCommand.self,
         FramesCommand.self,
         CtlCommand.self,
+        CertCommand.self,
         ExportCommand.self,
         SynthCommand.self,
     ]

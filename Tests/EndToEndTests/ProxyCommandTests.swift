@@ -30,10 +30,6 @@ import TestSupport
         _ = try refused(["--listen", "not-an-ip:0"] + Self.upstream, "listen on not-an-ip:0")
     }
 
-    @Test func wssUpstreamIsNotSupportedYet() throws {
-        _ = try refused(["--listen", "127.0.0.1:0", "--upstream", "wss://example.com/ws"], "wss://", "not supported yet")
-    }
-
     @Test func aBadFaultRuleIsShownWithACaretUnderTheBadPart() throws {
         let message = try refused(["--listen", "127.0.0.1:0", "--fault", "stall-pongs", "--fault", "close:99999,after=5s"]
                                   + Self.upstream, "close code 99999")

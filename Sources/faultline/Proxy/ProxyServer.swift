@@ -98,7 +98,26 @@ final class ProxyServer {
 
     // MARK: Connections
 
+    /// A new client: with `--tls-cert` its TLS handshake runs first (a failed one is noted
+    /// and shown, and never becomes a connection); then it is admitted as a byte stream.
     private func accept(_ connection: TCPConnection) {
+        guard let context = settings.listenerTLS else {
+            admit(connection)
+            return
+        }
+        TLSConnection.server(over: connection, context: context) { [unowned self] result in
+            switch result {
+            case .success(let tls):
+                admit(tls)
+            case .failure(let error):
+                let message = "TLS from a client: \(error.message)"
+                record(.note(NoteRecord(conn: nil, t: now, level: .warning, message: message)))
+                live?.problem(message)
+            }
+        }
+    }
+
+    private func admit(_ connection: any ByteStream) {
         guard pairs.count < settings.maxConnections else {
             refuse(connection)
             return
@@ -117,7 +136,7 @@ final class ProxyServer {
 
     /// Over `--max-connections`: a 503 that says why, then FIN; the request is read and
     /// discarded so the close is clean (no RST from unread bytes), bounded by a timer.
-    private func refuse(_ connection: TCPConnection) {
+    private func refuse(_ connection: any ByteStream) {
         let body = "faultline: too many connections (limit \(settings.maxConnections), see --max-connections)\n"
         let response = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
             + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
