@@ -1,6 +1,7 @@
 import CLI
 import Faults
 import Glibc
+import Lifecycle
 import Transport
 
 /// `faultline proxy`: the recording, fault-injecting WebSocket proxy. This file turns flags
@@ -32,7 +33,8 @@ enum ProxyCommand: Command {
             OptionSpec("max-payload", value: "bytes", help: "Largest frame payload relayed (K, M, G suffixes).", default: "64M"),
             OptionSpec("max-connections", value: "n", help: "Open connections at most; more get HTTP 503.", default: "10000"),
             OptionSpec("live", help: "Print connection lifecycle events on standard error."),
-            OptionSpec("spec", value: "name|file", help: "Check lifecycles live against a spec (with --live)."),
+            OptionSpec("spec", value: "name|file",
+                       help: "Check lifecycles live against a spec: bird, agora-rtm, agora-rtm-stream or a file; findings on stderr (with --live also state changes; default: bird with --live)."),
             OptionSpec("control", value: "host:port", help: "Serve the control API (HTTP/JSON) here; loopback only unless told."),
             OptionSpec("control-token", value: "token", help: "Require this bearer token on the control API."),
             OptionSpec("verbose", short: "v", help: "Also print a debug line for every frame and note."),
@@ -41,9 +43,11 @@ enum ProxyCommand: Command {
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let settings = try settings(from: arguments)
         let live = LiveView(lifecycle: arguments.flag("live"), verbose: arguments.flag("verbose"))
+        let analysis = try liveAnalysis(arguments)
         let loop: EventLoop
         do { loop = try EventLoop() } catch { throw UsageError("faultline proxy: \(error)") }
         let server = ProxyServer(loop: loop, settings: settings, live: live)
+        analysis?.attach(to: server)
         let address: String
         do {
             address = try server.start()
@@ -57,6 +61,7 @@ enum ProxyCommand: Command {
         // `settings(from:)` refuses --control.
         let shutdown: (Int32) -> Void = { _ in
             server.stop()
+            analysis?.finish(at: server.now)
             loop.stop()
         }
         do {
@@ -70,6 +75,7 @@ enum ProxyCommand: Command {
         Console.out("listening on \(address)\n")
         loop.run()
         server.stop()
+        analysis?.finish(at: server.now)
         loop.close()
         return ExitStatus.success
     }
@@ -111,11 +117,7 @@ enum ProxyCommand: Command {
         }
         settings.faultRules = rules
 
-        // HOOK(live analysis): accept --spec once the analyzer's LiveAnalyzer exists, and feed
-        // it every record in `ProxyServer.record` beside the live view.
-        if let spec = arguments.value("spec") {
-            throw UsageError("\(command): --spec \(spec): live lifecycle analysis is not built yet in this version")
-        }
+        // --live / --spec: see `liveAnalysis(_:)`, run beside the live view.
         if let control = arguments.value("control") {
             throw UsageError("\(command): --control \(control): the control API is not built yet in this version")
         }
@@ -123,6 +125,16 @@ enum ProxyCommand: Command {
             throw UsageError("\(command): --control-token needs --control")
         }
         return settings
+    }
+
+    /// The live lifecycle check: with `--spec` (findings only, or everything with `--live`),
+    /// or with `--live` alone against the default spec `bird`. Nil when neither is given.
+    static func liveAnalysis(_ arguments: ParsedArguments) throws(UsageError) -> LiveAnalysis? {
+        let live = arguments.flag("live")
+        guard let name = arguments.value("spec") ?? (live ? "bird" : nil) else { return nil }
+        let spec: LifecycleSpec
+        do { spec = try SpecLoader.load(name) } catch { throw UsageError("faultline proxy: --spec: \(error)") }
+        return LiveAnalysis(spec: spec, transitions: live)
     }
 
     /// "65536", "512K", "64M", "1G" (powers of 1024).
