@@ -1,4 +1,5 @@
 import CLI
+import ControlAPI
 import Faults
 import Glibc
 import Lifecycle
@@ -35,10 +36,8 @@ enum ProxyCommand: Command {
             OptionSpec("live", help: "Print connection lifecycle events on standard error."),
             OptionSpec("spec", value: "name|file",
                        help: "Check lifecycles live against a spec: bird, agora-rtm, agora-rtm-stream or a file; findings on stderr (with --live also state changes; default: bird with --live)."),
-            OptionSpec("control", value: "host:port", help: "Serve the control API (HTTP/JSON) here; loopback only unless told."),
-            OptionSpec("control-token", value: "token", help: "Require this bearer token on the control API."),
             OptionSpec("verbose", short: "v", help: "Also print a debug line for every frame and note."),
-        ])
+        ] + ProxyControl.options)
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let settings = try settings(from: arguments)
@@ -55,11 +54,18 @@ enum ProxyCommand: Command {
             loop.close()
             throw UsageError("faultline proxy: \(error)")
         }
-        // HOOK(control API): when Sources/faultline/Control lands, start it here on `loop`
-        // with `server` as its ControlTarget (and set `settings.faultsAlwaysOn` in
-        // `settings(from:)` so rules added later reach every session); until then
-        // `settings(from:)` refuses --control.
+        // The control API (--control) shares the proxy's loop: it reads and changes the
+        // proxy's state on the thread that owns it.
+        let control: ControlServer?
+        do {
+            control = try ProxyControl.start(arguments, loop: loop, target: server)
+        } catch {
+            server.stop()
+            loop.close()
+            throw error
+        }
         let shutdown: (Int32) -> Void = { _ in
+            control?.close()
             server.stop()
             analysis?.finish(at: server.now)
             loop.stop()
@@ -73,6 +79,7 @@ enum ProxyCommand: Command {
             throw UsageError("faultline proxy: \(error)")
         }
         Console.out("listening on \(address)\n")
+        if let control { Console.out("control API on http://\(control.address)\n") }
         loop.run()
         server.stop()
         analysis?.finish(at: server.now)
@@ -118,12 +125,8 @@ enum ProxyCommand: Command {
         settings.faultRules = rules
 
         // --live / --spec: see `liveAnalysis(_:)`, run beside the live view.
-        if let control = arguments.value("control") {
-            throw UsageError("\(command): --control \(control): the control API is not built yet in this version")
-        }
-        if arguments.value("control-token") != nil {
-            throw UsageError("\(command): --control-token needs --control")
-        }
+        // Rules may arrive later through the control API: every session consults the engine.
+        settings.faultsAlwaysOn = try ProxyControl.check(arguments, command: command)
         return settings
     }
 
