@@ -10,6 +10,7 @@ enum CommandRegistry {
         CtlCommand.self,
         ExportCommand.self,
         SynthCommand.self,
+        DemoCommand.self,
     ]
     static let groups: [CommandGroup] = [
         SimCommands.group,
