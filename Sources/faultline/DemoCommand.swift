@@ -76,6 +76,7 @@ enum DemoCommand: Command {
             Console.out("demo: ran as designed: every fault had its effect and the analyzer caught the bug\n")
             return ExitStatus.success
         }
+        if demo.interrupted { Console.out("demo: interrupted by a signal before --duration had passed\n") }
         Console.out("demo: did not run as designed: \(checks.filter { !$0.passed }.map(\.name).joined(separator: "; "))\n")
         return ExitStatus.failure
     }

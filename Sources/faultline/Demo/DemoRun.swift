@@ -18,6 +18,8 @@ final class DemoRun {
     /// Progress lines go here (standard output by default).
     var emit: (String) -> Void = { Console.out($0 + "\n") }
     /// What the sim clients reported: (client number, from, to, detail), in order.
+    /// SIGINT or SIGTERM ended the run before `duration`.
+    private(set) var interrupted = false
     private(set) var stateChanges: [(client: Int, from: SimConnectionState, to: SimConnectionState, detail: String)] = []
 
     init(scenario: DemoScenario, duration: Int64, seed: UInt64, capturePath: String) {
@@ -80,8 +82,12 @@ final class DemoRun {
             }
         }
         loop.schedule(after: duration) { finish() }
-        try loop.onSignal(SIGINT) { _ in finish() }
-        try loop.onSignal(SIGTERM) { _ in finish() }
+        let stopEarly: (Int32) -> Void = { [unowned self] _ in
+            if !finishing { interrupted = true }
+            finish()
+        }
+        try loop.onSignal(SIGINT, stopEarly)
+        try loop.onSignal(SIGTERM, stopEarly)
         clients.feed(0, .connect)
         let count = scenario.clients
         loop.schedule(after: DemoScenario.clientsDelay) {
