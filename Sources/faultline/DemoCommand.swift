@@ -16,14 +16,17 @@ enum DemoCommand: Command {
         name: "demo",
         abstract: "Run the simulator server, the recording proxy with faults and sim clients, then analyse the recording.",
         discussion: """
-            On loopback, in one process: client 1's pongs are stalled (activity timeout
-            rewritten to 2 s): it must close with 4201 and reconnect at once; client 2 is
+            On loopback, in one process: on client 1's first connection pongs are stalled
+            (activity timeout rewritten to 2 s): it must close with 4201 and reconnect at
+            once; client 2 is
             terminated with 4009: failed, no retry; client 3's connections are dropped (FIN)
             and client 4's reset (RST): unavailable, backoff, reconnect; client 5 runs with
             --bug reuse-auth and is dropped: the analyzer must report channels.stale-auth.
             Faults are scoped with client=(client N), a substring of each sim client's
             User-Agent. Progress is printed as it happens; at the end the text report, the
-            paths of the capture and the HTML report, and the verdict.
+            paths of the capture and the HTML report, and the verdict. The recording is
+            checked with the bird spec and the clients' 1 s pong timeout and a 3 s
+            resubscribe window (the analyze command line is printed).
             """,
         options: [
             OptionSpec("duration", value: "duration", help: "How long the clients run (at least 10s).", default: "30s"),
