@@ -20,8 +20,6 @@ final class LiveAnalysis {
     private(set) var connections = 0
     private(set) var errors = 0
     private(set) var warnings = 0
-    /// Rule ids of the findings so far, with counts (the demo checks them).
-    private(set) var findingCounts: [String: Int] = [:]
     private let spec: LifecycleSpec
     /// Show transitions and new clients, not only findings and faults.
     let transitions: Bool
@@ -31,10 +29,10 @@ final class LiveAnalysis {
     private var last: Micros = 0
     private var finished = false
 
-    init(spec: LifecycleSpec, transitions: Bool, options: (LifecycleSpec) -> AnalyzerOptions = { AnalyzerOptions(spec: $0) }) {
+    init(spec: LifecycleSpec, transitions: Bool) {
         self.spec = spec
         self.transitions = transitions
-        analyzer = LiveAnalyzer(options: options(spec))
+        analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: spec))
     }
 
     /// Hooks into `server` (every record it produces) and starts the 1 s clock.
@@ -78,7 +76,6 @@ final class LiveAnalysis {
             switch event {
             case .finding(let finding):
                 if finding.severity == .error { errors += 1 } else { warnings += 1 }
-                findingCounts[finding.rule, default: 0] += 1
             case .fault: break
             case .client:
                 clients += 1
