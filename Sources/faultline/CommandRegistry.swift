@@ -6,6 +6,7 @@ enum CommandRegistry {
     static let commands: [any Command.Type] = [
         ProxyCommand.self,
         AnalyzeCommand.self,
+        ReplayCommand.self,
         FramesCommand.self,
         CtlCommand.self,
         ExportCommand.self,
