@@ -12,6 +12,7 @@ enum CommandRegistry {
         CertCommand.self,
         ExportCommand.self,
         SynthCommand.self,
+        DemoCommand.self,
     ]
     static let groups: [CommandGroup] = [
         SimCommands.group,

@@ -2,6 +2,7 @@ import CLI
 import ControlAPI
 import Faults
 import Glibc
+import Lifecycle
 import Transport
 
 /// `faultline proxy`: the recording, fault-injecting WebSocket proxy. This file turns flags
@@ -38,16 +39,19 @@ enum ProxyCommand: Command {
             OptionSpec("max-payload", value: "bytes", help: "Largest frame payload relayed (K, M, G suffixes).", default: "64M"),
             OptionSpec("max-connections", value: "n", help: "Open connections at most; more get HTTP 503.", default: "10000"),
             OptionSpec("live", help: "Print connection lifecycle events on standard error."),
-            OptionSpec("spec", value: "name|file", help: "Check lifecycles live against a spec (with --live)."),
+            OptionSpec("spec", value: "name|file",
+                       help: "Check lifecycles live against a spec: bird, agora-rtm, agora-rtm-stream or a file; findings on stderr (with --live also state changes; default: bird with --live)."),
             OptionSpec("verbose", short: "v", help: "Also print a debug line for every frame and note."),
         ] + ProxyControl.options)
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let settings = try settings(from: arguments)
         let live = LiveView(lifecycle: arguments.flag("live"), verbose: arguments.flag("verbose"))
+        let analysis = try liveAnalysis(arguments)
         let loop: EventLoop
         do { loop = try EventLoop() } catch { throw UsageError("faultline proxy: \(error)") }
         let server = ProxyServer(loop: loop, settings: settings, live: live)
+        analysis?.attach(to: server)
         let address: String
         do {
             address = try server.start()
@@ -68,6 +72,7 @@ enum ProxyCommand: Command {
         let shutdown: (Int32) -> Void = { _ in
             control?.close()
             server.stop()
+            analysis?.finish(at: server.now)
             loop.stop()
         }
         do {
@@ -85,6 +90,7 @@ enum ProxyCommand: Command {
         if let control { Console.out("control API on http://\(control.address)\n") }
         loop.run()
         server.stop()
+        analysis?.finish(at: server.now)
         loop.close()
         return ExitStatus.success
     }
@@ -127,11 +133,7 @@ enum ProxyCommand: Command {
         settings.faultRules = rules
         try configureTLS(&settings, from: arguments)
 
-        // HOOK(live analysis): accept --spec once the analyzer's LiveAnalyzer exists, and feed
-        // it every record in `ProxyServer.record` beside the live view.
-        if let spec = arguments.value("spec") {
-            throw UsageError("\(command): --spec \(spec): live lifecycle analysis is not built yet in this version")
-        }
+        // --live / --spec: see `liveAnalysis(_:)`, run beside the live view.
         // Rules may arrive later through the control API: every session consults the engine.
         settings.faultsAlwaysOn = try ProxyControl.check(arguments, command: command)
         return settings
@@ -168,6 +170,16 @@ enum ProxyCommand: Command {
         } catch {
             throw UsageError("\(command): \(error)")
         }
+    }
+
+    /// The live lifecycle check: with `--spec` (findings only, or everything with `--live`),
+    /// or with `--live` alone against the default spec `bird`. Nil when neither is given.
+    static func liveAnalysis(_ arguments: ParsedArguments) throws(UsageError) -> LiveAnalysis? {
+        let live = arguments.flag("live")
+        guard let name = arguments.value("spec") ?? (live ? "bird" : nil) else { return nil }
+        let spec: LifecycleSpec
+        do { spec = try SpecLoader.load(name) } catch { throw UsageError("faultline proxy: --spec: \(error)") }
+        return LiveAnalysis(spec: spec, transitions: live)
     }
 
     /// "65536", "512K", "64M", "1G" (powers of 1024).

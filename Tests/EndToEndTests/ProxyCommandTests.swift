@@ -55,7 +55,7 @@ import TestSupport
         _ = try refused(base + ["--max-connections", "0"], "--max-connections")
         _ = try refused(base + ["--max-payload", "lots"], "--max-payload")
         _ = try refused(base + ["--seed", "-1"], "--seed")
-        _ = try refused(base + ["--spec", "bird"], "--spec", "not built yet")
+        _ = try refused(base + ["--spec", "/nonexistent/spec.json"], "--spec", "/nonexistent/spec.json")
         // --control and its flags are checked by the control API's own tests (branch `control`).
         _ = try refused(base + ["--record", "/nonexistent-dir/capture.jsonl"], "/nonexistent-dir/capture.jsonl")
     }

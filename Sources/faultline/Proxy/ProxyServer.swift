@@ -31,6 +31,8 @@ final class ProxyServer {
     var counters = ProxyMetrics()
     /// Called once when `stop()` has finished (the capture is closed).
     var onStopped: (() -> Void)?
+    /// Sees every record as it is made, before it is written (live analysis).
+    var recordObserver: ((CaptureRecord) -> Void)?
 
     init(loop: EventLoop, settings: ProxySettings, live: LiveView? = nil) {
         self.loop = loop
@@ -165,6 +167,7 @@ final class ProxyServer {
     func record(_ record: CaptureRecord) {
         counters.observe(record)
         live?.show(record)
+        recordObserver?(record)
         guard let capture else { return }
         do {
             try capture.append(record)
