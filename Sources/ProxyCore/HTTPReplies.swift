@@ -14,13 +14,18 @@ enum HTTPReplies {
     }
 
     static func response(status: Int, body: String, extraHeaders: [HeaderField] = []) -> [UInt8] {
+        reply(status: status, body: body, extraHeaders: extraHeaders).bytes
+    }
+
+    /// The reply's head (to record it) and its bytes (to send them).
+    static func reply(status: Int, body: String, extraHeaders: [HeaderField] = []) -> (head: HTTPResponseHead, bytes: [UInt8]) {
         let bodyBytes = Array((body.hasSuffix("\n") ? body : body + "\n").utf8)
         let head = HTTPResponseHead(status: status, reason: reason(for: status), headers: extraHeaders + [
             HeaderField("Content-Type", "text/plain; charset=utf-8"),
             HeaderField("Content-Length", String(bodyBytes.count)),
             HeaderField("Connection", "close"),
         ])
-        return head.serialized + bodyBytes
+        return (head, head.serialized + bodyBytes)
     }
 
     /// Why `request` is not a WebSocket upgrade, as a status, a message and extra headers.

@@ -43,8 +43,7 @@ extension RelaySession {
             closeSocket(target.other, into: &out)
         case .refuseHTTP(let status):
             guard phase == .awaitingRequest else { return }
-            out.append(.send(to: .client, bytes: HTTPReplies.response(
-                status: status, body: "faultline: refused by fault rule \(rule)")))
+            answerUpgrade(status: status, body: "faultline: refused by fault rule \(rule)", now: now, into: &out)
             finishBeforeUpstream(into: &out)
         case .refuseUpgrade(let code, let reason):
             guard phase == .awaitingRequest, let request else { return }
@@ -156,8 +155,8 @@ extension RelaySession {
         case .connecting, .awaitingResponse:
             if side == .server {
                 out.append(note(.error, "upstream ended (\(kind.rawValue)) before answering the upgrade; answered 502", now: now))
-                out.append(.send(to: .client, bytes: HTTPReplies.response(
-                    status: 502, body: "faultline: the upstream closed the connection before answering the upgrade")))
+                answerUpgrade(status: 502, body: "faultline: the upstream closed the connection before answering the upgrade",
+                              now: now, into: &out)
             }
             if kind == .fin { finish(into: &out) } else { abort(after: side, into: &out) }
         case .relayingRefusal:

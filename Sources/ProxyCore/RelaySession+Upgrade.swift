@@ -107,9 +107,18 @@ extension RelaySession {
             return
         }
         out.append(note(.error, "upstream \(upstreamAddress) unreachable: \(reason); answered 502", now: now))
-        out.append(.send(to: .client, bytes: HTTPReplies.response(
-            status: 502, body: "faultline: cannot reach the upstream \(upstreamAddress): \(reason)")))
+        answerUpgrade(status: 502, body: "faultline: cannot reach the upstream \(upstreamAddress): \(reason)", now: now, into: &out)
         finish(into: &out)
+    }
+
+    /// The proxy answers a WebSocket upgrade request itself (a 502, a refuse-http fault).
+    /// To the client this is the server's response, so it is recorded as one: a reader sees
+    /// a refused upgrade exactly as if the upstream had refused it.
+    mutating func answerUpgrade(status: Int, body: String, now: Micros, into out: inout [RelayCommand]) {
+        let reply = HTTPReplies.reply(status: status, body: body)
+        out.append(.send(to: .client, bytes: reply.bytes))
+        out.append(.record(.upgrade(UpgradeRecord(conn: conn, t: now, from: .server, status: reply.head.status,
+                                                  reason: reply.head.reason, headers: reply.head.headers))))
     }
 
     mutating func readResponse(now: Micros, into out: inout [RelayCommand]) {
@@ -118,8 +127,8 @@ extension RelaySession {
             parsed = try responseParser.parseResponse()
         } catch {
             out.append(note(.error, "unparseable upgrade response from the upstream: \(error.message); answered 502", now: now))
-            out.append(.send(to: .client, bytes: HTTPReplies.response(
-                status: 502, body: "faultline: the upstream's response could not be parsed: \(error.message)")))
+            answerUpgrade(status: 502, body: "faultline: the upstream's response could not be parsed: \(error.message)",
+                          now: now, into: &out)
             finish(into: &out)
             return
         }

@@ -128,6 +128,9 @@ import WebSocket
         #expect(String(decoding: commands.sent(to: .client), as: UTF8.self).hasPrefix("HTTP/1.1 503 Service Unavailable"))
         #expect(!commands.contains(.connectUpstream))
         #expect(commands.faults.first?.detail == "refused the upgrade with HTTP 503")
+        // Recorded as the response the client saw, so a reader sees a refused upgrade.
+        let responses = commands.records.compactMap { if case .upgrade(let u) = $0, u.from == .server { u } else { nil } }
+        #expect(responses.map(\.status) == [503])
         #expect(commands.socketCommands == [.close(.client)])
         #expect(h.session.isFinished)
     }
