@@ -33,7 +33,7 @@ public enum JSONReport {
         root["summary"] = .object([
             "clients": .int(Int64(report.clients.count)),
             "connections": .int(Int64(report.connectionCount)),
-            "findings": .int(Int64(report.findings.count)),
+            "findings": .int(Int64(report.findingCount)),
             "errors": .int(Int64(report.errorCount)),
             "warnings": .int(Int64(report.warningCount)),
             "end": time(report.endTime),
@@ -50,7 +50,7 @@ public enum JSONReport {
             "id": .string(c.info.id),
             "key": .string(c.info.key),
             "first_seen": time(c.info.firstSeen),
-            "state": c.transitions.last.map { .string($0.to) } ?? .null,
+            "state": c.finalState.map { .string($0) } ?? .null,
             "connections": .array(c.connections.map { s in
                 .object([
                     "conn": .int(Int64(s.conn)),
@@ -66,7 +66,11 @@ public enum JSONReport {
                 .object(["t": time(f.t), "conn": f.conn.map { .int(Int64($0)) } ?? .null,
                          "rule": .string(f.rule), "detail": .string(f.detail)])
             }),
-            "findings": .int(Int64(c.findings.count)),
+            "findings": .int(Int64(c.findingCount)),
+            "omitted": .object([
+                "transitions": .int(Int64(c.omitted.transitions)), "connections": .int(Int64(c.omitted.connections)),
+                "faults": .int(Int64(c.omitted.faults)), "findings": .int(Int64(c.omitted.findings)),
+            ]),
         ])
     }
 

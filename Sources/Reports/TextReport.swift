@@ -9,7 +9,10 @@ public enum TextReport {
         out += "\ngrouping: \(report.grouping)\n"
         for warning in report.warnings { out += "warning: \(warning)\n" }
         for client in report.clients {
-            out += "\n\(client.info.id)  key \(client.info.key)  connections \(client.connectionIDs.map(String.init).joined(separator: ", "))\n"
+            out += "\n\(client.info.id)  key \(client.info.key)  connections \(client.connectionIDs.map(String.init).joined(separator: ", "))"
+            if client.omitted.connections > 0 { out += " (and \(client.omitted.connections) more)" }
+            out += "\n"
+            if let note = omittedNote(client.omitted) { out += "  (\(note))\n" }
             var lines: [(Micros, Int, String)] = []
             for (i, t) in client.transitions.enumerated() {
                 let conn = t.conn.map { "conn \($0)" } ?? ""
@@ -34,8 +37,19 @@ public enum TextReport {
                 out += "      conn \(e.conn) \(seconds(e.t)) s \(e.from?.rawValue ?? "-"): \(e.summary)\n"
             }
         }
+        if report.findings.count < report.findingCount {
+            out += "  (\(report.findingCount - report.findings.count) more findings omitted: each client keeps its first and last ones)\n"
+        }
         out += "\nsummary: \(report.summaryLine)\n"
         return out
+    }
+
+    /// "omitted from the middle: 812 transitions, 203 connections", or nil if nothing was.
+    static func omittedNote(_ o: AnalysisReport.Omitted) -> String? {
+        guard !o.isEmpty else { return nil }
+        let parts = [(o.transitions, "transitions"), (o.connections, "connections"), (o.faults, "faults"), (o.findings, "findings")]
+            .filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }
+        return "omitted from the middle of this client's history: " + parts.joined(separator: ", ")
     }
 
     static func pad(_ s: String, _ width: Int) -> String {
