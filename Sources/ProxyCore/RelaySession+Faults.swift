@@ -21,8 +21,10 @@ extension RelaySession {
         guard phase != .finished else { return }
         switch effect {
         case .drop:
+            recordInjectedEnds(.fin, rule: rule, now: now, into: &out)
             finish(into: &out)
         case .reset:
+            recordInjectedEnds(.rst, rule: rule, now: now, into: &out)
             phase = .finished
             resetSocket(.client, into: &out)
             resetSocket(.server, into: &out)
@@ -52,6 +54,17 @@ extension RelaySession {
                                                       reason: response.reason, headers: response.headers))))
             closedSockets.insert(.server)   // never opened
             sendFaultClose(to: .client, code: code, reason: reason, rule: rule, now: now, into: &out)
+        }
+    }
+
+    /// A fault that ends both TCP streams is, to each peer, the other side's FIN or RST: record
+    /// it that way, because the sockets are closed at once and no end will ever be read from
+    /// them. Without these records a reader could not tell when the client learned of the drop.
+    mutating func recordInjectedEnds(_ kind: EndKind, rule: String, now: Micros, into out: inout [RelayCommand]) {
+        for side in [Side.server, .client] where !recordedEnds.contains(side) {
+            recordedEnds.insert(side)
+            let detail = "sent by the proxy to the \(side.other.rawValue) (fault \(rule))"
+            out.append(.record(.end(EndRecord(conn: conn, t: now, side: side, kind: kind, detail: detail))))
         }
     }
 

@@ -9,20 +9,20 @@ public enum TextReport {
         out += "\ngrouping: \(report.grouping)\n"
         for warning in report.warnings { out += "warning: \(warning)\n" }
         for client in report.clients {
-            out += "\n\(client.info.id)  key \(client.info.key)  connections \(client.connectionIDs.map(String.init).joined(separator: ", "))"
+            out += "\n\(client.info.id)  key \(client.info.key)  connections: \(client.connectionIDs.map(String.init).joined(separator: ", "))"
             if client.omitted.connections > 0 { out += " (and \(client.omitted.connections) more)" }
             out += "\n"
             if let note = omittedNote(client.omitted) { out += "  (\(note))\n" }
             var lines: [(Micros, Int, String)] = []
             for (i, t) in client.transitions.enumerated() {
                 let conn = t.conn.map { "conn \($0)" } ?? ""
-                lines.append((t.t, i, "  \(pad(seconds(t.t), 10)) s  \(pad(conn, 8))  \(t.from.map { "\($0) -> " } ?? "")\(t.to)  (\(t.cause))"))
+                lines.append((t.t, i, "  \(time(t.t))  \(pad(conn, 8))  \(t.from.map { "\($0) -> " } ?? "")\(t.to)  (\(t.cause))"))
             }
             for f in client.faults {
-                lines.append((f.t, 1_000_000, "  \(pad(seconds(f.t), 10)) s  \(pad(f.conn.map { "conn \($0)" } ?? "", 8))  fault injected: \(f.rule) (\(f.detail))"))
+                lines.append((f.t, 1_000_000, "  \(time(f.t))  \(pad(f.conn.map { "conn \($0)" } ?? "", 8))  fault injected: \(f.rule) (\(f.detail))"))
             }
             for f in client.findings {
-                lines.append((f.t, 2_000_000, "  \(pad(seconds(f.t), 10)) s  \(pad("conn \(f.conn)", 8))  ! \(f.rule)"))
+                lines.append((f.t, 2_000_000, "  \(time(f.t))  \(pad("conn \(f.conn)", 8))  ! \(f.rule)"))
             }
             for line in lines.sorted(by: { ($0.0, $0.1) < ($1.0, $1.1) }) { out += line.2 + "\n" }
         }
@@ -50,6 +50,12 @@ public enum TextReport {
         let parts = [(o.transitions, "transitions"), (o.connections, "connections"), (o.faults, "faults"), (o.findings, "findings")]
             .filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }
         return "omitted from the middle of this client's history: " + parts.joined(separator: ", ")
+    }
+
+    /// A right-aligned "12.345 s" column, so the timeline's times line up.
+    static func time(_ t: Micros) -> String {
+        let text = seconds(t) + " s"
+        return String(repeating: " ", count: max(0, 11 - text.count)) + text
     }
 
     static func pad(_ s: String, _ width: Int) -> String {

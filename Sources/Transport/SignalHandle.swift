@@ -1,8 +1,10 @@
 import CUV
+import Glibc
 
 /// A watcher for one POSIX signal (SIGINT, SIGTERM...) delivered as a callback on the loop
 /// thread, where it is safe to flush files and close connections (a raw signal handler is
-/// not). Active until `cancel()` or `EventLoop.close()`.
+/// not). Active until `cancel()` or `EventLoop.close()`. Creating a watcher unblocks the
+/// signal for the loop thread, in case the process inherited it blocked.
 public final class SignalHandle: HandleOwner {
     private var handle: UnsafeMutablePointer<uv_signal_t>?
     private var body: ((Int32) -> Void)?
@@ -11,6 +13,13 @@ public final class SignalHandle: HandleOwner {
     init(loop: EventLoop, signal: Int32, body: @escaping (Int32) -> Void) throws {
         loop.assertOnLoopThread("EventLoop.onSignal")
         self.signal = signal
+        // A process may start with the signal blocked (a parent's mask is inherited: Swift
+        // Testing's children get SIGINT/SIGTERM blocked), and a blocked signal never reaches
+        // libuv's handler. Watching a signal means wanting it: unblock it on this thread.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, signal)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
         self.body = body
         let handle = UnsafeMutablePointer<uv_signal_t>.allocate(capacity: 1)
         uv_signal_init(loop.uvLoop, handle)

@@ -62,7 +62,7 @@ enum AnalyzeCommand: Command {
         var prefix: String?
         var end: Micros = 0
         for (i, path) in inputs.enumerated() {
-            var source = try InputSources.open(path)
+            var source = try InputSources.open(path, options: .init(filter: arguments.value("filter")))
             var analyzer = LiveAnalyzer(options: AnalyzerOptions(
                 spec: spec, clientKey: clientKey, prefix: arguments.value("protocol-prefix"),
                 appSecret: arguments.value("app-secret"), clientIDPrefix: inputs.count > 1 ? "\(i + 1)/" : ""))

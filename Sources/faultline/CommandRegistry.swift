@@ -1,10 +1,14 @@
 import CLI
 
-/// Every subcommand, in the order `--help` lists them. Adding a command is one line here.
+/// Every subcommand, in the order `--help` lists them: the main jobs first, then the
+/// helpers. Adding a command is one line here.
 enum CommandRegistry {
     static let commands: [any Command.Type] = [
-        FramesCommand.self,
+        ProxyCommand.self,
         AnalyzeCommand.self,
+        FramesCommand.self,
+        CtlCommand.self,
+        ExportCommand.self,
         SynthCommand.self,
     ]
     static let groups: [CommandGroup] = [

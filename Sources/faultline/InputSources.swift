@@ -2,6 +2,7 @@ import CLI
 import Capture
 import Foundation
 import Glibc
+import Pcap
 
 /// Opens any input `faultline` reads records from (a capture file, later pcap and pcapng),
 /// chosen by the file's first bytes, never by its name. Adding an input kind is one entry
@@ -16,7 +17,13 @@ enum InputSources {
         let name: String
         /// Whether the first bytes of the input (up to `peekSize`) look like this kind.
         let matches: @Sendable ([UInt8]) -> Bool
-        let open: @Sendable (String) throws -> any RecordSource
+        let open: @Sendable (String, Options) throws -> any RecordSource
+    }
+
+    /// Settings some kinds honour: `--filter` (a BPF expression) applies to pcap input only.
+    struct Options: Sendable {
+        var filter: String?
+        init(filter: String? = nil) { self.filter = filter }
     }
 
     static let peekSize = 512
@@ -24,19 +31,20 @@ enum InputSources {
     static let kinds: [Kind] = [
         Kind(name: "faultline capture (JSON Lines starting with {\"type\":\"header\",\"format\":\"faultline-capture\",...})",
              matches: isCapture,
-             open: { path in try CaptureReader(path: path) }),
+             open: { path, _ in try CaptureReader(path: path) }),
+        Kind(name: "pcap or pcapng", matches: PcapMagic.matches, open: { path, options in try PcapRecordSource(path: path, filter: options.filter, tool: FaultlineVersion.tool) }),
     ]
 
     /// The records of `path` ("-" for standard input). Throws `UsageError` for input of no
     /// known kind, `CaptureError` (or the kind's own error) for a damaged file.
-    static func open(_ path: String) throws -> any RecordSource {
+    static func open(_ path: String, options: Options = Options()) throws -> any RecordSource {
         let (head, readablePath) = try peek(path)
         guard let kind = kinds.first(where: { $0.matches(head) }) else {
             let what = head.isEmpty ? "is empty" : "is not a recognized input"
             let name = path == "-" ? "<stdin>" : path
             throw UsageError("\(name): \(what) (expected one of: \(kinds.map(\.name).joined(separator: "; ")))")
         }
-        return try kind.open(readablePath)
+        return try kind.open(readablePath, options)
     }
 
     /// A capture's first line is its header object, which names the format.

@@ -64,6 +64,22 @@ import WebSocket
         #expect(reset.log.socketCommands.suffix(2) == [.reset(.client), .reset(.server)])
     }
 
+    /// The sockets close at once, so no end is ever read from them: the session records what
+    /// each peer saw (the other side's FIN or RST), or a reader could not tell when it ended.
+    @Test func dropAndResetRecordWhatEachPeerSaw() {
+        var drop = harness("drop,frames=1")
+        drop.open()
+        let dropped = drop.server(Wire.fromServer(.text("x")))
+        let dropEnds = dropped.records.compactMap { if case .end(let e) = $0 { e } else { nil } }
+        #expect(dropEnds.map(\.side) == [.server, .client])
+        #expect(dropEnds.allSatisfy { $0.kind == .fin && $0.detail?.contains("drop") == true })
+        var reset = harness("reset")
+        reset.open()
+        let resetEnds = reset.log.records.compactMap { if case .end(let e) = $0 { e } else { nil } }
+        #expect(resetEnds.map(\.side) == [.server, .client])
+        #expect(resetEnds.allSatisfy { $0.kind == .rst })
+    }
+
     @Test func blackholeKeepsSocketsOpenAndForwardsNothing() {
         var h = harness("blackhole,dir=c2s")
         h.open()

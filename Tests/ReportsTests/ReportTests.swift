@@ -59,7 +59,7 @@ func sampleReport() throws -> AnalysisReport {
     @Test func textHasTimelinesThenFindingsThenSummary() throws {
         let text = TextReport.render(try sampleReport())
         let grouping = try #require(text.range(of: "grouping: source IP"))
-        let timeline = try #require(text.range(of: "client-1  key 10.0.0.1 | ua <&> | /app/k?protocol=7  connections 1, 3, 4"))
+        let timeline = try #require(text.range(of: "client-1  key 10.0.0.1 | ua <&> | /app/k?protocol=7  connections: 1, 3, 4"))
         let findings = try #require(text.range(of: "\nfindings:\n"))
         #expect(grouping.lowerBound < timeline.lowerBound && timeline.lowerBound < findings.lowerBound)
         #expect(text.contains("connecting -> connected  (handshake socket_id 1.1)"))

@@ -1,0 +1,133 @@
+import Transport
+import WebSocket
+
+/// The control API's HTTP/1.1 server: a `TCPListener` on the proxy's loop, one request per
+/// connection (`Connection: close` after each response), bodies by `Content-Length` only.
+/// Decisions are the `ControlRouter`'s; this only moves bytes and bounds time and memory:
+/// a request must arrive within `requestTimeout`, a body is at most `maxBodyBytes`, and at
+/// most `maxConnections` clients are served at once (more are closed at once).
+///
+/// Everything runs on the loop thread, where the backend is called too.
+public final class ControlServer {
+    public let loop: EventLoop
+    /// The bound address, "127.0.0.1:PORT" (the real port when asked for port 0).
+    public let address: String
+    public let port: Int
+    public let router: ControlRouter
+
+    public var maxBodyBytes = ControlRequestReader.defaultMaxBodyBytes
+    public var maxConnections = 64
+    /// Microseconds a client has to send its request and read the response.
+    public var requestTimeout: Int64 = 10_000_000
+
+    private let backend: any ControlBackend
+    private var listener: TCPListener?
+    private var clients: [ObjectIdentifier: Client] = [:]
+
+    /// One client connection: its reader and the timer that bounds its life.
+    private struct Client {
+        var reader: ControlRequestReader
+        var timer: TimerHandle?
+        /// A response is on its way (closed once flushed).
+        var answered = false
+    }
+
+    /// Listens on `host:port` (port 0 picks a free one). A `host` that is not loopback is
+    /// refused unless `allowRemote`, since the API can break every proxied connection.
+    /// With `token`, every request needs `Authorization: Bearer <token>`. Call on the
+    /// loop thread.
+    public static func start(loop: EventLoop, host: String = "127.0.0.1", port: Int, token: String?,
+                             allowRemote: Bool = false, backend: any ControlBackend) throws -> ControlServer {
+        let loopback = LoopbackHost.isLoopback(host: host)
+        guard loopback || allowRemote else {
+            throw ControlServerError("control API on \(host): not a loopback address; anyone who can reach it can break every proxied connection (allow it with --control-allow-remote, ideally with --control-token)")
+        }
+        if let token, token.isEmpty || token.contains(where: { $0 == " " || $0.isNewline }) {
+            throw ControlServerError("control token must be non-empty, without spaces or line breaks")
+        }
+        let router = ControlRouter(token: token, loopbackOnly: loopback)
+        return try ControlServer(loop: loop, host: host, port: port, router: router, backend: backend)
+    }
+
+    private init(loop: EventLoop, host: String, port: Int, router: ControlRouter, backend: any ControlBackend) throws {
+        self.loop = loop
+        self.router = router
+        self.backend = backend
+        var accept: ((TCPConnection) -> Void)?
+        let listener: TCPListener
+        do {
+            listener = try TCPListener(loop: loop, host: host, port: port) { accept?($0) }
+        } catch {
+            throw ControlServerError("control API: \(error)")
+        }
+        self.listener = listener
+        address = listener.localAddress
+        self.port = listener.port
+        accept = { [weak self] connection in self?.accept(connection) }
+    }
+
+    /// Stops listening; requests in flight are still answered. Idempotent.
+    public func close() {
+        listener?.close()
+        listener = nil
+    }
+
+    /// Clients being served now (for tests).
+    public var clientCount: Int { clients.count }
+
+    private func accept(_ connection: TCPConnection) {
+        guard clients.count < maxConnections else {
+            connection.close()
+            return
+        }
+        let key = ObjectIdentifier(connection)
+        let timer = loop.schedule(after: requestTimeout) { [weak connection] in connection?.close() }
+        clients[key] = Client(reader: ControlRequestReader(maxBodyBytes: maxBodyBytes), timer: timer)
+        connection.onRead = { [weak self, unowned connection] bytes in
+            self?.read(bytes, on: connection)
+        }
+        connection.onEnd = { [weak self, unowned connection] end in
+            // A client that half-closes after its request still gets the response; one that
+            // ends before its request is complete gets nothing, at once.
+            if end == .fin, self?.clients[key]?.answered == false { connection.close() }
+        }
+        connection.onClose = { [weak self] in
+            self?.clients.removeValue(forKey: key)?.timer?.cancel()
+        }
+    }
+
+    private func read(_ bytes: [UInt8], on connection: TCPConnection) {
+        let key = ObjectIdentifier(connection)
+        guard var client = clients[key] else { return }
+        let step = client.reader.feed(bytes)
+        if case .needMore = step {} else { client.answered = true }
+        clients[key] = client
+        switch step {
+        case .needMore(let sendContinue):
+            if sendContinue { connection.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) }
+        case .request(let request):
+            send(router.respond(to: request, backend: backend), on: connection)
+        case .reject(let response):
+            send(response, on: connection)
+        }
+    }
+
+    private func send(_ response: ControlResponse, on connection: TCPConnection) {
+        let head = HTTPResponseHead(
+            status: response.status, reason: ControlResponse.reason(response.status),
+            headers: response.headers + [
+                HeaderField("Content-Length", String(response.body.count)),
+                HeaderField("Cache-Control", "no-store"),
+                HeaderField("Connection", "close"),
+            ])
+        connection.write(head.serialized + response.body)
+        connection.closeAfterFlush()
+    }
+}
+
+/// Why the control API could not start, worded for the command line.
+public struct ControlServerError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

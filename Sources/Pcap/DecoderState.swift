@@ -1,0 +1,170 @@
+import Capture
+
+/// The mutable decoding state behind `PcapRecordSource` (a class so the connections' id
+/// callback can reach it): flows, connection ids, counters for warnings.
+final class DecoderState {
+    final class Flow {
+        var reassemblers: [TCPReassembler]
+        let connection: WebSocketConnection
+        /// The connection is not WebSocket and its reassembly buffers were dropped.
+        var released = false
+        var finSeen = [false, false]
+        init(reassembler: TCPReassembler, connection: WebSocketConnection) {
+            reassemblers = [reassembler, reassembler]
+            self.connection = connection
+        }
+    }
+
+    /// Routes one direction's stream events to its connection.
+    struct Sink: TCPStreamSink {
+        unowned let connection: WebSocketConnection
+        let index: Int
+        let midStream: Bool
+        mutating func streamData(_ bytes: UnsafeRawBufferPointer, t: Micros) {
+            connection.data(bytes, from: index, midStream: midStream, t: t)
+        }
+        mutating func streamGap(count: Int64, reason: TCPGapReason, t: Micros) {
+            connection.gap(count, reason: reason, from: index, t: t)
+        }
+        mutating func streamConflict(offset: Int64, count: Int, t: Micros) {
+            connection.conflict(offset: offset, count: count, from: index, t: t)
+        }
+        mutating func streamEnd(_ kind: EndKind, t: Micros) {
+            connection.end(kind, from: index, t: t)
+        }
+    }
+
+    let link: LinkType
+    let startedAt: Int64
+    let limits: PcapRecordSource.Limits
+    let queue = RecordQueue()
+    private var flows: [FlowKey: Flow] = [:]
+    private var nextID: ConnectionID = 1
+    private var lastTime: Micros = 0
+    private var warningMessages: [String] = []
+    private var fragments = 0
+    private var malformed = 0
+    private var firstMalformed: String?
+    private var truncatedPackets = 0
+    private var flowLimitHit = false
+    private var connectionLimitHit = false
+    private var packetIndex = 0
+
+    init(link: LinkType, startedAt: Int64, limits: PcapRecordSource.Limits) {
+        self.link = link
+        self.startedAt = startedAt
+        self.limits = limits
+    }
+
+    func warn(_ message: String) { warningMessages.append(message) }
+
+    var flowCount: Int { flows.count }
+
+    func warningList() -> [String] {
+        var list = warningMessages
+        if fragments > 0 { list.append("\(fragments) IP fragments ignored (IP reassembly is not supported)") }
+        if malformed > 0 { list.append("\(malformed) malformed packets skipped (first: \(firstMalformed ?? ""))") }
+        if truncatedPackets > 0 { list.append("\(truncatedPackets) TCP packets cut by the snapshot length") }
+        return list
+    }
+
+    func handle(_ packet: PcapReader.Packet) {
+        packetIndex += 1
+        let t = max(packet.time - startedAt, lastTime)
+        lastTime = t
+        switch PacketDecoder.decode(packet.bytes, link: link) {
+        case .notTCP:
+            return
+        case .fragment:
+            fragments += 1
+        case .malformed(let reason):
+            malformed += 1
+            if firstMalformed == nil { firstMalformed = "packet \(packetIndex): \(reason)" }
+        case .tcp(let segment):
+            if segment.missing > 0 { truncatedPackets += 1 }
+            handle(segment, t: t)
+        }
+    }
+
+    private func handle(_ segment: TCPSegment, t: Micros) {
+        let key = FlowKey(segment.source, segment.destination)
+        let index = segment.source == key.low ? 0 : 1
+        var flow = flows[key]
+        if let existing = flow, segment.flags.contains(.syn), !segment.flags.contains(.ack),
+           existing.reassemblers[index].isEnded || existing.connection.isIgnored {
+            // The same addresses and ports reused by a new connection.
+            existing.connection.captureEnded(t: t)
+            flows[key] = nil
+            flow = nil
+        }
+        if flow == nil {
+            if segment.payload.isEmpty, segment.missing == 0, !segment.flags.contains(.syn) {
+                return  // a bare ACK, FIN or RST of a connection we never saw: nothing to decode
+            }
+            guard flows.count < limits.maxFlows else {
+                if !flowLimitHit { flowLimitHit = true; warn("more than \(limits.maxFlows) TCP flows open at once: later flows ignored") }
+                return
+            }
+            var connectionLimits = WebSocketConnection.Limits()
+            connectionLimits.maxPayload = limits.maxPayload
+            let connection = WebSocketConnection(key: key, openedAt: t, limits: connectionLimits, queue: queue) { [unowned self] in
+                self.assignID()
+            }
+            flow = Flow(reassembler: TCPReassembler(limits: limits.tcp), connection: connection)
+            flows[key] = flow
+        }
+        guard let flow else { return }
+        let connection = flow.connection
+        if connection.isIgnored {
+            // Not WebSocket: no reassembly (and no buffers) for it, only watch for its end.
+            if !flow.released {
+                flow.released = true
+                flow.reassemblers = [TCPReassembler(limits: limits.tcp), TCPReassembler(limits: limits.tcp)]
+            }
+            if segment.flags.contains(.rst) { flow.finSeen = [true, true] }
+            if segment.flags.contains(.fin) { flow.finSeen[index] = true }
+            if flow.finSeen[0] && flow.finSeen[1] { flows[key] = nil }
+            return
+        }
+        if segment.flags.contains(.syn), !segment.flags.contains(.ack) { connection.sawSYN(from: index) }
+        if segment.flags.contains(.ack) {
+            var sink = Sink(connection: connection, index: 1 - index, midStream: flow.reassemblers[1 - index].startedMidStream)
+            flow.reassemblers[1 - index].peerAcknowledged(segment.ack, t: t, into: &sink)
+        }
+        if !flow.reassemblers[index].hasStarted, !segment.flags.contains(.syn), segment.payload.isEmpty,
+           segment.missing == 0, !segment.flags.contains(.rst) {
+            // A bare ACK tells nothing about where this direction's stream starts.
+            return
+        }
+        let midStream = !flow.reassemblers[index].hasStarted && !segment.flags.contains(.syn)
+        var sink = Sink(connection: connection, index: index,
+                        midStream: midStream || flow.reassemblers[index].startedMidStream)
+        flow.reassemblers[index].receive(segment, t: t, into: &sink)
+        if connection.bothEnded { flows[key] = nil }
+    }
+
+    private func assignID() -> ConnectionID? {
+        guard nextID <= limits.maxConnections else {
+            if !connectionLimitHit {
+                connectionLimitHit = true
+                warn("more than \(limits.maxConnections) WebSocket connections: later ones ignored")
+            }
+            return nil
+        }
+        defer { nextID += 1 }
+        return nextID
+    }
+
+    /// End of the capture: flush every flow, then close what is still open.
+    func finish() {
+        let t = lastTime
+        for flow in flows.values.sorted(by: { ($0.connection.id ?? .max) < ($1.connection.id ?? .max) }) {
+            for index in 0..<2 {
+                var sink = Sink(connection: flow.connection, index: index, midStream: flow.reassemblers[index].startedMidStream)
+                flow.reassemblers[index].finish(t: t, into: &sink)
+            }
+            flow.connection.captureEnded(t: t)
+        }
+        flows.removeAll()
+    }
+}

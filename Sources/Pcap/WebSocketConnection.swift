@@ -1,0 +1,308 @@
+import Capture
+import WebSocket
+
+/// One TCP connection's two reassembled streams turned into capture records: the HTTP
+/// upgrade, then frames per direction through the proxy's own `FrameDecoder`, with
+/// permessage-deflate inflated per direction when the upgrade negotiated it.
+///
+/// Directions are indexed by endpoint order (0: from the flow key's `low` endpoint) until the
+/// roles are known: the SYN's sender, the one who sent `GET`, or the one whose frames are
+/// masked when the capture began mid-connection.
+final class WebSocketConnection {
+    enum Phase {
+        /// Waiting for the first payload byte to tell what this connection is.
+        case detecting
+        /// The upgrade request is being read from the client.
+        case request
+        /// The request is complete; waiting for the server's response.
+        case response
+        /// 101 seen: frames both ways.
+        case open
+        /// Not a WebSocket connection (or given up on): bytes are ignored.
+        case ignored
+    }
+
+    struct Limits {
+        var maxPayload = FrameDecoder.defaultMaxPayload
+        /// Bytes held per direction while looking for a frame boundary.
+        var maxResyncBuffer = 1 << 20
+        /// Bytes held per direction while detecting a connection that started mid-stream.
+        var maxDetectBytes = 64 << 10
+    }
+
+    /// One direction's decoding state.
+    struct Direction {
+        enum State {
+            /// Parsing an HTTP head.
+            case http
+            /// Decoding frames.
+            case frames
+            /// After a gap or a mid-stream start: looking for a provable frame boundary.
+            case resync
+            /// Nothing more to decode (ended, or the connection is not WebSocket).
+            case idle
+        }
+        var state = State.http
+        var http = HTTPHeadParser()
+        var decoder: FrameDecoder
+        var validator: MessageValidator?
+        var inflater: MessageInflater?
+        /// The message being received is permessage-deflate compressed.
+        var messageCompressed = false
+        var messageParts: [UInt8] = []
+        /// Bytes kept while resynchronising, and where segments ended in them.
+        var resync: [UInt8] = []
+        var segmentEnds: [Int] = []
+        var skipped = 0
+        /// Stream offset of the next byte, for notes.
+        var offset: Int64 = 0
+        var ended = false
+        var lastTime: Micros = 0
+    }
+
+    let key: FlowKey
+    let openedAt: Micros
+    let limits: Limits
+    let queue: RecordQueue
+    private let assignID: () -> ConnectionID?
+    var phase = Phase.detecting
+    private(set) var id: ConnectionID?
+    /// Index (0 or 1) of the client's direction, once known.
+    private(set) var clientIndex: Int?
+    private(set) var sawSYN = false
+    var directions: [Direction]
+    var deflate: DeflateParameters?
+    var midStream = false
+
+    init(key: FlowKey, openedAt: Micros, limits: Limits, queue: RecordQueue, assignID: @escaping () -> ConnectionID?) {
+        self.key = key
+        self.openedAt = openedAt
+        self.limits = limits
+        self.queue = queue
+        self.assignID = assignID
+        let direction = Direction(decoder: FrameDecoder(maxPayload: limits.maxPayload))
+        directions = [direction, direction]
+    }
+
+    var isIgnored: Bool { if case .ignored = phase { true } else { false } }
+
+    /// The SYN (without ACK) came from direction `index`: its sender is the client.
+    func sawSYN(from index: Int) {
+        guard clientIndex == nil else { return }
+        clientIndex = index
+        sawSYN = true
+    }
+
+    func side(_ index: Int) -> Side { index == clientIndex ? .client : .server }
+    func endpoint(_ index: Int) -> Endpoint { index == 0 ? key.low : key.high }
+
+    func note(_ level: NoteRecord.Level, _ message: String, t: Micros) {
+        guard let id else { return }
+        queue.append(.note(NoteRecord(conn: id, t: t, level: level, message: message)))
+    }
+
+    func ignore() {
+        phase = .ignored
+        for i in 0..<2 {
+            directions[i].state = .idle
+            directions[i].resync = []
+            directions[i].messageParts = []
+        }
+    }
+
+    /// Becomes a recorded connection: takes the next id and writes the open record.
+    func confirm(clientIndex index: Int, t: Micros) -> Bool {
+        clientIndex = index
+        guard let newID = assignID() else { ignore(); return false }
+        id = newID
+        queue.append(.open(OpenRecord(conn: newID, t: openedAt, client: endpoint(index).description,
+                                      server: endpoint(1 - index).description)))
+        return true
+    }
+
+    // MARK: - Stream events
+
+    func data(_ bytes: UnsafeRawBufferPointer, from index: Int, midStream streamMidStart: Bool, t: Micros) {
+        directions[index].lastTime = t
+        defer { directions[index].offset += Int64(bytes.count) }
+        switch phase {
+        case .ignored:
+            return
+        case .detecting:
+            detect(bytes, from: index, midStream: streamMidStart, t: t)
+        case .request, .response, .open:
+            feed(bytes, from: index, t: t)
+        }
+    }
+
+    func detect(_ bytes: UnsafeRawBufferPointer, from index: Int, midStream streamMidStart: Bool, t: Micros) {
+        let startsWithGET = bytes.count >= 4 && bytes[0] == 0x47 && bytes[1] == 0x45 && bytes[2] == 0x54 && bytes[3] == 0x20
+        if directions[index].offset == 0 || !directions[index].resync.isEmpty {
+            if startsWithGET, directions[index].resync.isEmpty, clientIndex == nil || clientIndex == index {
+                clientIndex = index
+                phase = .request
+                directions[1 - index].state = .http
+                feed(bytes, from: index, t: t)
+                return
+            }
+        }
+        if sawSYN, !streamMidStart {
+            // A connection seen from its start whose first bytes are not an upgrade request.
+            ignore()
+            return
+        }
+        // Mid-connection: look for masked (client) or unmasked (server) frames.
+        midStream = true
+        var dir = directions[index]
+        dir.resync.append(contentsOf: bytes)
+        dir.segmentEnds.append(dir.resync.count)
+        directions[index] = dir
+        for masked in [true, false] where clientIndex == nil || (clientIndex == index) == masked {
+            let finder = FrameBoundaryFinder(masked: masked, rsv1Allowed: true, maxPayload: limits.maxPayload, minFrames: 2)
+            let result = dir.resync.withUnsafeBytes { finder.find(in: $0, segmentEnds: dir.segmentEnds) }
+            if case .found = result {
+                guard confirm(clientIndex: masked ? index : 1 - index, t: t) else { return }
+                phase = .open
+                note(.warning, "capture started mid-connection: the upgrade was not captured, so permessage-deflate "
+                     + "cannot be known and frames are decoded from the first provable frame boundary", t: t)
+                // Re-run the search, now that the roles are known, on what each direction holds.
+                let held = directions.map { ($0.resync, $0.segmentEnds) }
+                for i in 0..<2 {
+                    startResync(i, reason: nil, t: t)
+                    held[i].0.withUnsafeBytes { resyncFeed($0, from: i, segmentEnds: held[i].1, t: t) }
+                }
+                return
+            }
+        }
+        if directions[index].resync.count > limits.maxDetectBytes { ignore() }
+    }
+
+    /// Routes bytes by the direction's state.
+    func feed(_ bytes: UnsafeRawBufferPointer, from index: Int, t: Micros) {
+        switch directions[index].state {
+        case .idle:
+            return
+        case .http:
+            directions[index].http.append(bytes)
+            parseHead(from: index, t: t)
+        case .frames:
+            directions[index].decoder.append(bytes)
+            if phase == .open { drainFrames(index, t: t) }
+        case .resync:
+            resyncFeed(bytes, from: index, segmentEnds: [bytes.count], t: t)
+        }
+    }
+
+    func parseHead(from index: Int, t: Micros) {
+        if index == clientIndex {
+            guard phase == .request else { return }
+            do {
+                guard let request = try directions[index].http.parseRequest() else { return }
+                let upgrade = request.headers.first(named: "upgrade")?.lowercased().contains("websocket") ?? false
+                guard request.method == "GET", upgrade else { ignore(); return }
+                guard confirm(clientIndex: index, t: t), let id else { return }
+                queue.append(.upgrade(UpgradeRecord(conn: id, t: t, from: .client, method: request.method,
+                                                    target: request.target, headers: request.headers)))
+                let rest = directions[index].http.remainder
+                directions[index].state = .frames
+                directions[index].decoder.append(rest)
+                phase = .response
+                // The server may already have answered (its bytes waited in its parser).
+                parseHead(from: 1 - index, t: t)
+            } catch {
+                ignore()
+            }
+        } else {
+            guard phase == .response else { return }
+            do {
+                guard let response = try directions[index].http.parseResponse(), let id else { return }
+                queue.append(.upgrade(UpgradeRecord(conn: id, t: t, from: .server, status: response.status,
+                                                    reason: response.reason, headers: response.headers)))
+                guard response.status == 101 else {
+                    note(.info, "upgrade refused with HTTP \(response.status): not decoded further", t: t)
+                    phase = .ignored
+                    for i in 0..<2 where directions[i].state != .idle { directions[i].state = .idle }
+                    return
+                }
+                deflate = DeflateParameters.negotiated(in: response.headers)
+                for i in 0..<2 { setUpDecoding(i) }
+                let rest = directions[index].http.remainder
+                directions[index].state = .frames
+                directions[index].decoder.append(rest)
+                phase = .open
+                drainFrames(1 - index, t: t)
+                drainFrames(index, t: t)
+            } catch {
+                note(.error, "unparseable upgrade response: \(error)", t: t)
+                ignore()
+            }
+        }
+    }
+
+    func setUpDecoding(_ index: Int) {
+        let isClient = index == clientIndex
+        directions[index].validator = MessageValidator(rsv1Allowed: deflate != nil, expectMasked: isClient)
+        if let deflate {
+            directions[index].inflater = isClient
+                ? MessageInflater(windowBits: deflate.clientMaxWindowBits, noContextTakeover: deflate.clientNoContextTakeover)
+                : MessageInflater(windowBits: deflate.serverMaxWindowBits, noContextTakeover: deflate.serverNoContextTakeover)
+        }
+    }
+
+    // MARK: - Frames
+
+    func drainFrames(_ index: Int, t: Micros) {
+        guard directions[index].state == .frames else { return }
+        while true {
+            let frame: Frame?
+            do {
+                frame = try directions[index].decoder.next()
+            } catch {
+                note(.error, "\(side(index)) stream: \(error.message); looking for the next frame boundary", t: t)
+                startResync(index, reason: nil, t: t)
+                return
+            }
+            guard let frame else { return }
+            record(frame, from: index, t: t)
+        }
+    }
+
+    func record(_ frame: Frame, from index: Int, t: Micros) {
+        guard let id else { return }
+        let side = side(index)
+        let protocolError = directions[index].validator?.validate(frame)?.description
+        var payload = frame.payload
+        var compressed = false
+        if let inflater = directions[index].inflater, !frame.opcode.isControl {
+            if frame.opcode != .continuation {
+                directions[index].messageCompressed = frame.rsv1
+                directions[index].messageParts = []
+            }
+            if directions[index].messageCompressed {
+                compressed = true
+                directions[index].messageParts.append(contentsOf: frame.payload)
+                if directions[index].messageParts.count > limits.maxPayload {
+                    note(.error, "\(side) compressed message over \(limits.maxPayload) bytes: recorded without inflating", t: t)
+                    directions[index].messageParts = []
+                    directions[index].messageCompressed = false
+                    compressed = false
+                } else if frame.fin {
+                    do {
+                        payload = try inflater.inflate(directions[index].messageParts, maxOutput: limits.maxPayload)
+                    } catch {
+                        note(.error, "\(side) message failed to inflate (\(error)): recorded as compressed bytes", t: t)
+                        compressed = false
+                    }
+                    directions[index].messageParts = []
+                } else {
+                    // The inflated message is recorded whole on its final frame.
+                    payload = []
+                }
+            }
+        }
+        queue.append(.frame(FrameRecord(
+            conn: id, t: t, from: side, opcode: frame.opcode, fin: frame.fin, rsv1: frame.rsv1, rsv2: frame.rsv2,
+            rsv3: frame.rsv3, masked: frame.isMasked, length: frame.payload.count, payload: payload,
+            compressed: compressed, action: .observed, protocolError: protocolError)))
+    }
+}

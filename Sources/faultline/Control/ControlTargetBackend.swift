@@ -1,0 +1,106 @@
+import CLI
+import Capture
+import ControlAPI
+import Faults
+import JSON
+import Transport
+
+/// The proxy's `ControlTarget` as the ControlAPI library's `ControlBackend`. The library
+/// holds the router and the HTTP server (so they are tested without the executable); the
+/// contract with the proxy stays `ControlTarget`, in this target.
+final class ControlTargetBackend: ControlBackend {
+    let target: any ControlTarget
+
+    init(_ target: any ControlTarget) { self.target = target }
+
+    var faultEngine: FaultEngine { target.faultEngine }
+    func connectionSummaries() -> [JSONValue] { target.connectionSummaries() }
+    @discardableResult
+    func faultsChanged(connection: ConnectionID?) -> Bool { target.faultsChanged(connection: connection) }
+
+    func metrics() -> ControlMetrics {
+        let m = target.metrics()
+        var out = ControlMetrics()
+        out.connectionsOpen = m.connectionsOpen
+        out.connectionsTotal = m.connectionsTotal
+        out.framesClientToServer = m.framesClientToServer
+        out.framesServerToClient = m.framesServerToClient
+        out.bytesClientToServer = m.bytesClientToServer
+        out.bytesServerToClient = m.bytesServerToClient
+        out.framesDropped = m.framesDropped
+        out.framesDelayed = m.framesDelayed
+        out.framesInjected = m.framesInjected
+        return out
+    }
+}
+
+extension ControlServer {
+    /// Starts the control API for a running proxy (on its loop thread). Throws a message for
+    /// the command line: a non-loopback host without `allowRemote`, a port in use, ...
+    static func start(loop: EventLoop, host: String, port: Int, token: String?, allowRemote: Bool,
+                      target: any ControlTarget) throws -> ControlServer {
+        try ControlServer.start(loop: loop, host: host, port: port, token: token, allowRemote: allowRemote,
+                                backend: ControlTargetBackend(target))
+    }
+}
+
+/// The proxy's control flags (`--control HOST:PORT`, `--control-token T`,
+/// `--control-allow-remote`) turned into a running `ControlServer`, so the proxy command's
+/// hook is one call.
+enum ProxyControl {
+    static let options: [OptionSpec] = [
+        OptionSpec("control", value: "host:port", help: "Serve the control API (HTTP/JSON) here; loopback only unless --control-allow-remote."),
+        OptionSpec("control-token", value: "token", help: "Require 'Authorization: Bearer TOKEN' on the control API."),
+        OptionSpec("control-allow-remote", help: "Let the control API listen on a non-loopback address."),
+    ]
+
+    /// Checks the flags before anything starts: whether `--control` is given, with a usable
+    /// address (loopback unless `--control-allow-remote`); `--control-token` needs it.
+    static func check(_ arguments: ParsedArguments, command: String = "faultline proxy") throws(UsageError) -> Bool {
+        guard let text = arguments.value("control") else {
+            if arguments.value("control-token") != nil { throw UsageError("\(command): --control-token needs --control") }
+            if arguments.flag("control-allow-remote") { throw UsageError("\(command): --control-allow-remote needs --control") }
+            return false
+        }
+        guard let (host, _) = splitHostPort(text) else {
+            throw UsageError("\(command): --control '\(text)' is not HOST:PORT (for example 127.0.0.1:8474; port 0 picks one)")
+        }
+        if !LoopbackHost.isLoopback(host: host), !arguments.flag("control-allow-remote") {
+            throw UsageError("\(command): --control \(text): not a loopback address; anyone who can reach it can break every proxied connection (allow it with --control-allow-remote, ideally with --control-token)")
+        }
+        if let token = arguments.value("control-token"), token.isEmpty || token.contains(where: { $0 == " " || $0.isNewline }) {
+            throw UsageError("\(command): --control-token must be non-empty, without spaces or line breaks")
+        }
+        return true
+    }
+
+    /// The server for the flags, or nil without `--control`. Call on the loop thread.
+    static func start(_ arguments: ParsedArguments, loop: EventLoop, target: any ControlTarget,
+                      command: String = "faultline proxy") throws(UsageError) -> ControlServer? {
+        let token = arguments.value("control-token")
+        guard let text = arguments.value("control") else {
+            if token != nil { throw UsageError("\(command): --control-token needs --control") }
+            return nil
+        }
+        guard let (host, port) = splitHostPort(text) else {
+            throw UsageError("\(command): --control '\(text)' is not HOST:PORT (for example 127.0.0.1:8474; port 0 picks one)")
+        }
+        do {
+            return try ControlServer.start(loop: loop, host: host, port: port, token: token,
+                                           allowRemote: arguments.flag("control-allow-remote"), target: target)
+        } catch {
+            throw UsageError("\(command): --control \(text): \(error)")
+        }
+    }
+
+    /// "127.0.0.1:8474", "[::1]:0", "localhost:8474" (port 0 allowed: any free port).
+    static func splitHostPort(_ text: String) -> (String, Int)? {
+        guard let colon = text.lastIndex(of: ":") else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let portText = text[text.index(after: colon)...]
+        guard !host.isEmpty, !portText.isEmpty, portText.allSatisfy(\.isNumber),
+              let port = Int(portText), (0...65535).contains(port) else { return nil }
+        return (host, port)
+    }
+}

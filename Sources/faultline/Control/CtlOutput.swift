@@ -1,0 +1,80 @@
+import ControlAPI
+import JSON
+
+/// What `faultline ctl` prints for people: aligned tables and one-line confirmations.
+enum CtlOutput {
+    static func render(_ action: String, _ response: ControlResponse, json: Bool) -> String {
+        let body = response.jsonBody
+        switch action {
+        case "connections":
+            let rows = body?["connections"]?.arrayValue ?? []
+            if rows.isEmpty { return "no open connections\n" }
+            let columns = ["ID", "STATE", "CLIENT", "UPSTREAM", "OPENED", "FRAMES C>S", "FRAMES S>C", "BYTES C>S", "BYTES S>C", "FAULTS"]
+            let keys = ["id", "state", "client", "upstream", "opened_at", "frames_client_to_server", "frames_server_to_client",
+                        "bytes_client_to_server", "bytes_server_to_client", "faults_fired"]
+            return table(columns, rows.map { row in keys.map { cell(row[$0], seconds: $0 == "opened_at") } })
+        case "rules":
+            let rows = body?["rules"]?.arrayValue ?? []
+            if rows.isEmpty { return "no rules\n" }
+            return table(["ID", "KIND", "RULE"], rows.map { [cell($0["id"]), cell($0["kind"]), cell($0["rule"])] })
+        case "add":
+            return "added rule \(cell(body?["id"])): \(cell(body?["rule"]))\n"
+        case "remove":
+            return "removed rule \(cell(body?["removed"]?["id"])): \(cell(body?["removed"]?["rule"]))\n"
+        case "apply":
+            return "applied \(cell(body?["rule"])) to connection \(cell(body?["connection"]))\n"
+        case "reset":
+            let n = body?["removed"]?.intValue ?? 0
+            return "removed \(n) rule\(n == 1 ? "" : "s")\n"
+        case "metrics":
+            let text = String(decoding: response.body, as: UTF8.self)
+            return json ? JSONWriter.serialize(samples(text)) + "\n" : text
+        default:
+            return "\(cell(body?["status"]))\n"
+        }
+    }
+
+    /// Prometheus samples as JSON: {"name{labels}": value, ...}, comments left out.
+    static func samples(_ text: String) -> JSONValue {
+        var object = JSONObject()
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " ") else { continue }
+            let value = line[line.index(after: space)...]
+            object[String(line[..<space])] = Int64(value).map(JSONValue.int) ?? Double(value).map(JSONValue.double) ?? .string(String(value))
+        }
+        return .object(object)
+    }
+
+    static func cell(_ value: JSONValue?, seconds: Bool = false) -> String {
+        guard let value else { return "-" }
+        switch value {
+        case .string(let s): return s
+        case .int(let i): return seconds ? "\(i).000s" : String(i)
+        case .double(let d):
+            let millis = Int64((d * 1000).rounded())
+            let fraction = String(millis % 1000)
+            return seconds ? "\(millis / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)s" : String(d)
+        case .null: return "-"
+        default: return JSONWriter.serialize(value)
+        }
+    }
+
+    /// Left-aligned columns two spaces apart; the last column is not padded.
+    static func table(_ header: [String], _ rows: [[String]]) -> String {
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        return all.map { row in
+            row.enumerated().map { index, text in
+                index == row.count - 1 ? text : text.padding(to: widths[index])
+            }.joined(separator: "  ")
+        }.joined(separator: "\n") + "\n"
+    }
+}
+
+extension String {
+    func padding(to width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+    func trimmingCharacters(in set: String) -> String {
+        guard let start = firstIndex(where: { !set.contains($0) }) else { return "" }
+        return String(self[start...lastIndex(where: { !set.contains($0) })!])
+    }
+}

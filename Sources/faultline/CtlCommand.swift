@@ -1,0 +1,111 @@
+import CLI
+import ControlAPI
+import Glibc
+import JSON
+
+/// `faultline ctl [--control HOST:PORT] [--token T] [--json] ACTION [ARGS]`: the control
+/// API's command-line client. Tables for people by default, the API's JSON with --json.
+/// Exit status: 0 done, 1 the API answered an error (its message is printed), 2 bad usage
+/// or no proxy at the address.
+enum CtlCommand: Command {
+    static let defaultAddress = "127.0.0.1:8474"
+
+    static let spec = CommandSpec(
+        name: "ctl",
+        abstract: "Drive a running proxy through its control API.",
+        discussion: """
+            Talks to 'faultline proxy --control HOST:PORT'. Actions:
+              connections          list open connections (id, state, client, frames, bytes, faults)
+              rules                list installed fault rules
+              add RULE             install a rule for every connection, e.g. close:4009,after=5s
+              remove ID            remove rule ID
+              apply CONN RULE      apply RULE to connection CONN now (triggers and scope ignored)
+              reset                remove every rule
+              metrics              counters in Prometheus text format
+              health               check that the API answers
+            The address and token may also come from FAULTLINE_CONTROL and
+            FAULTLINE_CONTROL_TOKEN (a token in the environment stays out of 'ps').
+            """,
+        usage: "faultline ctl [--control <host:port>] [--token <token>] [--json] <action> [<args>...]",
+        arguments: [
+            ArgumentSpec("action", help: "connections, rules, add, remove, apply, reset, metrics or health."),
+            ArgumentSpec("args", help: "The action's arguments (a rule, a rule id, a connection id).", optional: true, variadic: true),
+        ],
+        options: [
+            OptionSpec("control", value: "host:port", help: "The proxy's control API (default: $FAULTLINE_CONTROL, else \(defaultAddress))."),
+            OptionSpec("token", value: "token", help: "Bearer token, when the proxy has --control-token (default: $FAULTLINE_CONTROL_TOKEN)."),
+            OptionSpec("json", help: "Print the API's JSON instead of tables."),
+            OptionSpec("timeout", value: "seconds", help: "Give up on an unanswered request after this long.", default: "10"),
+        ])
+
+    /// Each action: its arguments' names, and the request they make.
+    static let actions: [String: [String]] = [
+        "connections": [], "rules": [], "add": ["RULE"], "remove": ["ID"], "apply": ["CONN", "RULE"],
+        "reset": [], "metrics": [], "health": [],
+    ]
+
+    static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        let command = "faultline ctl"
+        let action = arguments.positionals[0]
+        let args = Array(arguments.positionals.dropFirst())
+        guard let wanted = actions[action] else {
+            throw UsageError("\(command): unknown action '\(action)' (expected one of: \(actions.keys.sorted().joined(separator: ", ")))")
+        }
+        guard args.count == wanted.count else {
+            let usage = ([action] + wanted).joined(separator: " ")
+            throw UsageError("\(command) \(action): expected \(usage)" + (args.count > wanted.count ? " (unexpected '\(args[wanted.count])')" : ""))
+        }
+        let environment = { (name: String) in getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } }
+        let address = arguments.value("control") ?? environment("FAULTLINE_CONTROL") ?? defaultAddress
+        let token = arguments.value("token") ?? environment("FAULTLINE_CONTROL_TOKEN")
+        let timeout = try arguments.parse("timeout", as: "seconds, more than 0") { Double($0).flatMap { $0 > 0 ? $0 : nil } } ?? 10
+        let client: ControlClient
+        do { client = try ControlClient(address: address, token: token, timeout: timeout) } catch {
+            throw UsageError("\(command): --control \(error)")
+        }
+
+        let (method, path, body) = try request(action, args, command: command)
+        let response: ControlResponse
+        do { response = try client.send(method, path, body: body) } catch {
+            throw UsageError("\(command): \(error)")
+        }
+        guard response.status < 400 else {
+            Console.err(errorMessage(response, command: command) + "\n")
+            return ExitStatus.failure
+        }
+        let json = arguments.flag("json")
+        Console.out(json && action != "metrics" ? String(decoding: response.body, as: UTF8.self)
+                                                  : CtlOutput.render(action, response, json: json))
+        return ExitStatus.success
+    }
+
+    static func request(_ action: String, _ args: [String], command: String) throws(UsageError) -> (String, String, [UInt8]?) {
+        func ruleBody(_ rule: String) -> [UInt8] { Array(JSONWriter.serialize(["rule": .string(rule)]).utf8) }
+        func number(_ text: String, _ what: String) throws(UsageError) -> String {
+            guard let n = Int(text), n >= 0 else { throw UsageError("\(command) \(action): \(what) '\(text)' is not a number") }
+            return String(n)
+        }
+        switch action {
+        case "connections": return ("GET", "/connections", nil)
+        case "rules": return ("GET", "/rules", nil)
+        case "add": return ("POST", "/rules", ruleBody(args[0]))
+        case "remove": return ("DELETE", "/rules/\(try number(args[0], "rule id"))", nil)
+        case "apply": return ("POST", "/connections/\(try number(args[0], "connection id"))/apply", ruleBody(args[1]))
+        case "reset": return ("POST", "/reset", nil)
+        case "metrics": return ("GET", "/metrics", nil)
+        default: return ("GET", "/health", nil)
+        }
+    }
+
+    /// "faultline ctl: 400 Bad Request: fault rule 'close:99999' (column 7): ..." and, for a
+    /// refused rule, the rule with a caret line under the bad part.
+    static func errorMessage(_ response: ControlResponse, command: String) -> String {
+        let status = "\(response.status) \(ControlResponse.reason(response.status))"
+        guard let body = response.jsonBody, let error = body["error"]?.stringValue else {
+            let text = String(decoding: response.body.prefix(500), as: UTF8.self).trimmingCharacters(in: " \r\n")
+            return "\(command): \(status)" + (text.isEmpty ? "" : ": \(text)")
+        }
+        if let detail = body["detail"]?.stringValue { return "\(command): \(status): \(detail)" }
+        return "\(command): \(status): \(error)"
+    }
+}

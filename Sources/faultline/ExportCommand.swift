@@ -1,0 +1,35 @@
+import CLI
+import Capture
+import Pcap
+
+/// `faultline export CAPTURE --pcap FILE`: a capture as a pcap Wireshark opens.
+enum ExportCommand: Command {
+    static let spec = CommandSpec(
+        name: "export",
+        abstract: "Write a capture as a pcap of synthetic TCP that Wireshark opens.",
+        discussion: """
+            Each connection becomes a TCP conversation between its recorded addresses (raw IP
+            link type): a three-way handshake at its open record, the HTTP upgrade, every frame
+            re-encoded (client frames masked with a key derived from the connection and frame
+            number, so exports repeat byte for byte), and FIN or RST at its end records.
+            Compressed messages are deflated again with the negotiated parameters: the text
+            Wireshark shows is the recorded one, the compressed length may differ.
+            INPUT may be any input 'frames' reads, a pcap included.
+            """,
+        arguments: [ArgumentSpec("input", help: "The capture to export, or '-' for standard input.")],
+        options: [
+            OptionSpec("pcap", value: "file", help: "The pcap file to write (required; replaced if it exists)."),
+        ])
+
+    static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        guard let output = arguments.value("pcap") else {
+            throw UsageError("faultline export: missing --pcap FILE (where to write the pcap)")
+        }
+        var source = try InputSources.open(arguments.positionals[0])
+        var exporter = try PcapExporter(path: output)
+        try exporter.export(&source)
+        for warning in exporter.warnings { Console.err("faultline: warning: \(warning)\n") }
+        Console.err("faultline export: wrote \(output): \(exporter.packetCount) packets, \(exporter.frameCount) frames\n")
+        return ExitStatus.success
+    }
+}

@@ -1,0 +1,70 @@
+import Capture
+import JSON
+
+/// What the control API lists about one open connection, kept up to date from the records
+/// the session emits (so the shell needs no knowledge of the session's insides).
+struct ConnectionSummary {
+    let id: ConnectionID
+    let client: String
+    let upstream: String
+    let openedAt: Micros
+    /// "upgrading", "open", "refused", "closing", "ended".
+    var state = "upgrading"
+    var framesFromClient = 0
+    var framesFromServer = 0
+    var bytesFromClient = 0
+    var bytesFromServer = 0
+    var faultsFired = 0
+    /// Sides whose TCP end was recorded.
+    var ended: Set<Side> = []
+
+    init(id: ConnectionID, client: String, upstream: String, openedAt: Micros) {
+        self.id = id
+        self.client = client
+        self.upstream = upstream
+        self.openedAt = openedAt
+    }
+
+    mutating func observe(_ record: CaptureRecord) {
+        switch record {
+        case .upgrade(let upgrade) where upgrade.from == .server:
+            state = upgrade.status == 101 ? "open" : "refused"
+        case .frame(let frame):
+            switch frame.action {
+            case .forwarded, .delayed:
+                if frame.from == .client {
+                    framesFromClient += 1
+                    bytesFromClient += frame.length
+                } else {
+                    framesFromServer += 1
+                    bytesFromServer += frame.length
+                }
+            case .dropped, .injected, .observed:
+                break
+            }
+            if frame.opcode == .close, state == "open" { state = "closing" }
+        case .fault:
+            faultsFired += 1
+        case .end(let end):
+            ended.insert(end.side)
+            state = "ended"
+        default:
+            break
+        }
+    }
+
+    func json(openedAtSeconds: Double) -> JSONValue {
+        .object([
+            "id": .int(Int64(id)),
+            "client": .string(client),
+            "upstream": .string(upstream),
+            "state": .string(state),
+            "opened_at": .double(openedAtSeconds),
+            "frames_client_to_server": .int(Int64(framesFromClient)),
+            "frames_server_to_client": .int(Int64(framesFromServer)),
+            "bytes_client_to_server": .int(Int64(bytesFromClient)),
+            "bytes_server_to_client": .int(Int64(bytesFromServer)),
+            "faults_fired": .int(Int64(faultsFired)),
+        ])
+    }
+}

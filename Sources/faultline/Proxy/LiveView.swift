@@ -1,0 +1,129 @@
+import CLI
+import Capture
+import Faults
+import JSON
+
+/// `--live`: one line on standard error per lifecycle-relevant event, for a person watching
+/// a QA session: connection open, upgrade answer, handshake with its socket id,
+/// subscribe/subscribed, close frames with code and sender, TCP drops and resets, faults
+/// fired, and the proxy's own warnings. `-v` adds a debug line for every other record.
+///
+///     +3.201455 conn 2 open from 127.0.0.1:51234
+///     +3.204127 conn 2 handshake socket_id=123.456 activity_timeout=120
+///     +9.000312 conn 2 fault close:4009,after=5s: sent close 4009 'terminated' to client
+///     +9.000390 conn 2 close 4009 'terminated' from server (injected)
+struct LiveView {
+    var lifecycle: Bool
+    var verbose: Bool
+    var prefixes = BirdEvent.defaultPrefixes
+    /// Where lines go; standard error by default, a closure in tests.
+    var emit: (String) -> Void = { Console.err($0 + "\n") }
+
+    func show(_ record: CaptureRecord) {
+        if let line = lifecycleLine(record) {
+            if lifecycle || verbose { emit(prefix(record) + line) }
+        } else if verbose, let line = debugLine(record) {
+            emit(prefix(record) + "debug: " + line)
+        }
+    }
+
+    /// Problems of the shell itself (always shown).
+    func problem(_ message: String) {
+        emit("faultline proxy: \(message)")
+    }
+
+    private func prefix(_ record: CaptureRecord) -> String {
+        let t = record.time ?? 0
+        let conn = record.connection.map { "conn \($0) " } ?? ""
+        return "+\(FrameLine.seconds(t)) \(conn)"
+    }
+
+    func lifecycleLine(_ record: CaptureRecord) -> String? {
+        switch record {
+        case .header:
+            return nil
+        case .open(let open):
+            return "open from \(open.client)"
+        case .upgrade(let upgrade):
+            guard upgrade.from == .server, let status = upgrade.status else { return nil }
+            return status == 101 ? "upgraded (101)" : "upgrade refused: \(status) \(upgrade.reason ?? "")"
+        case .frame(let frame):
+            return frameLine(frame)
+        case .end(let end):
+            switch end.kind {
+            case .fin: return "\(end.side.rawValue) closed TCP (FIN)"
+            case .rst: return "\(end.side.rawValue) reset the connection (RST)"
+            case .error: return "\(end.side.rawValue) connection failed: \(end.detail ?? "error")"
+            case .captureEnd: return "\(end.side.rawValue) still open when the proxy stopped"
+            }
+        case .fault(let fault):
+            return "fault \(fault.rule): \(fault.detail)"
+        case .note(let note):
+            return note.level == .info ? nil : "\(note.level.rawValue): \(note.message)"
+        }
+    }
+
+    private func frameLine(_ frame: FrameRecord) -> String? {
+        let fate = frame.action == .forwarded ? "" : " (\(frame.action.name)\(frame.fault.map { " by \($0)" } ?? ""))"
+        if frame.opcode == .close {
+            let code = frame.closeCode.map(String.init) ?? "without code"
+            let reason = frame.closeReason.map { $0.isEmpty ? "" : " '\($0)'" } ?? ""
+            return "close \(code)\(reason) from \(frame.from.rawValue)\(fate)"
+        }
+        guard frame.opcode == .text, frame.fin, frame.payload.first == UInt8(ascii: "{"),
+              frame.payload.count <= 64 * 1024,
+              case .object(let envelope)? = try? JSONParser.parse(frame.payload),
+              let event = envelope["event"]?.stringValue else { return nil }
+        let data = Self.data(of: envelope)
+        let channel = envelope["channel"]?.stringValue ?? data?["channel"]?.stringValue
+        let on = channel.map { " \($0)" } ?? ""
+        if matches(event, "connection_established") {
+            let socketID = data?["socket_id"]?.stringValue ?? "(none)"
+            let timeout = data?["activity_timeout"].map(Self.text) ?? "(none)"
+            return "handshake socket_id=\(socketID) activity_timeout=\(timeout)\(fate)"
+        }
+        if matches(event, "subscribe") || matches(event, "unsubscribe") || matches(event, "signin") {
+            return "\(frame.from.rawValue) \(event)\(on)\(fate)"
+        }
+        if matches(event, "subscription_succeeded") { return "subscribed\(on)\(fate)" }
+        if matches(event, "subscription_error") || matches(event, "error") || matches(event, "signin_success") {
+            return "\(frame.from.rawValue) \(event)\(on)\(data.map { " " + JSONWriter.serialize(.object($0)) } ?? "")\(fate)"
+        }
+        return nil
+    }
+
+    private func matches(_ event: String, _ suffix: String) -> Bool {
+        BirdEvent.matches(event, suffix: suffix, prefixes: prefixes)
+            || prefixes.contains { event == "\($0)_internal:\(suffix)" }
+    }
+
+    /// `data` of an event, decoded when it is double-encoded as a string.
+    static func data(of envelope: JSONObject) -> JSONObject? {
+        switch envelope["data"] {
+        case .object(let object)?: return object
+        case .string(let text)?:
+            if case .object(let object)? = try? JSONParser.parse(text) { return object }
+            return nil
+        default: return nil
+        }
+    }
+
+    static func text(_ value: JSONValue) -> String {
+        value.stringValue ?? JSONWriter.serialize(value)
+    }
+
+    private func debugLine(_ record: CaptureRecord) -> String? {
+        switch record {
+        case .frame(let frame):
+            return "frame \(frame.opcode) from \(frame.from.rawValue) fin=\(frame.fin) len=\(frame.length) \(frame.action.name)"
+                + (frame.fault.map { " by \($0)" } ?? "")
+                + (frame.protocolError.map { " protocol error: \($0)" } ?? "")
+        case .upgrade(let upgrade):
+            return upgrade.from == .client ? "upgrade request \(upgrade.method ?? "") \(upgrade.target ?? "")" : nil
+        case .note(let note):
+            return note.message
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,78 @@
+/// `HOST:PORT` as given to `--listen` (and `--control`): IPv4, `[IPv6]` or a name.
+struct HostPort: Sendable, Hashable, CustomStringConvertible {
+    var host: String
+    var port: Int
+
+    /// Parses `127.0.0.1:8080`, `[::1]:8080`, `localhost:0`. Nil with a reason on failure.
+    static func parse(_ text: String) -> Result<HostPort, HostPortError> {
+        guard let colon = text.lastIndex(of: ":") else {
+            return .failure(HostPortError("'\(text)' has no port: expected HOST:PORT, such as 127.0.0.1:8080"))
+        }
+        var host = String(text[..<colon])
+        let portText = String(text[text.index(after: colon)...])
+        if host.hasPrefix("["), host.hasSuffix("]") {
+            host = String(host.dropFirst().dropLast())
+        } else if host.contains(":") {
+            return .failure(HostPortError("'\(text)': put an IPv6 address in brackets, such as [::1]:8080"))
+        }
+        guard !host.isEmpty else {
+            return .failure(HostPortError("'\(text)' has no host: expected HOST:PORT, such as 127.0.0.1:8080"))
+        }
+        guard let port = Int(portText), (0...65535).contains(port) else {
+            return .failure(HostPortError("'\(text)': port '\(portText)' is not a number from 0 to 65535"))
+        }
+        return .success(HostPort(host: host, port: port))
+    }
+
+    /// `host:port`, with brackets around an IPv6 literal.
+    var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+struct HostPortError: Error, Sendable, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The `--upstream` URL: `ws://HOST[:PORT][/PATH]`. `wss://` is recognised so it can be
+/// refused with a clear message until TLS lands (issue 8).
+struct UpstreamURL: Sendable, Hashable, CustomStringConvertible {
+    var host: String
+    var port: Int
+    /// The path prefix without a trailing slash ("" for none): the client's request target
+    /// is appended to it, so `ws://h:1/base` + `/app/key` goes to `/base/app/key`.
+    var pathPrefix: String
+
+    /// "host:port" for the `Host` header and the capture.
+    var hostHeader: String { HostPort(host: host, port: port).description }
+
+    var description: String { "ws://\(hostHeader)\(pathPrefix)" }
+
+    static func parse(_ text: String) -> Result<UpstreamURL, HostPortError> {
+        let lower = text.lowercased()
+        if lower.hasPrefix("wss://") {
+            return .failure(HostPortError("'\(text)': wss:// upstreams are not supported yet (TLS is a later issue); use ws://"))
+        }
+        guard lower.hasPrefix("ws://") else {
+            return .failure(HostPortError("'\(text)' is not a ws:// URL: expected ws://HOST:PORT[/PATH]"))
+        }
+        let rest = text.dropFirst(5)
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        let authority = String(rest[..<slash])
+        var path = String(rest[slash...])
+        if path.contains("?") || path.contains("#") {
+            return .failure(HostPortError("'\(text)': the upstream URL takes a path prefix only, no query or fragment"))
+        }
+        while path.hasSuffix("/") { path.removeLast() }
+        guard !authority.isEmpty else { return .failure(HostPortError("'\(text)' has no host: expected ws://HOST:PORT[/PATH]")) }
+        if authority.contains("@") { return .failure(HostPortError("'\(text)': user information in the URL is not supported")) }
+        let hasPort = authority.hasPrefix("[") ? authority.contains("]:") : authority.contains(":")
+        let hostPort = HostPort.parse(hasPort ? authority : authority + ":80")
+        switch hostPort {
+        case .failure(let error):
+            return .failure(HostPortError("upstream \(error.description)"))
+        case .success(let value):
+            guard value.port != 0 else { return .failure(HostPortError("'\(text)': the upstream port cannot be 0")) }
+            return .success(UpstreamURL(host: value.host, port: value.port, pathPrefix: path))
+        }
+    }
+}

@@ -1,0 +1,185 @@
+import CLI
+import Capture
+import Faults
+import ProxyCore
+import Transport
+
+/// The proxy's I/O shell: listens, pairs each accepted client with a `RelaySession`, and
+/// records what the sessions emit. It decides nothing about the WebSocket traffic (that is
+/// ProxyCore's job); it moves bytes, time and records.
+///
+/// Embeddable: it runs on an `EventLoop` it is given and never runs or stops that loop, so
+/// `faultline demo` can host it next to the simulator peers. Every method must be called on
+/// the loop's thread.
+///
+/// Times are microseconds since `start()` on the loop's monotonic clock; the capture header
+/// carries the matching wall-clock start (`startedAt`).
+final class ProxyServer {
+    let loop: EventLoop
+    let settings: ProxySettings
+    /// The rules every session consults (shared with the control API).
+    let faultEngine: FaultEngine
+    /// Where lifecycle lines go with `--live` (nil: quiet).
+    let live: LiveView?
+
+    private var origin: Int64
+    private var listener: TCPListener?
+    private var capture: CaptureWriter?
+    private var pairs: [ConnectionID: RelayPair] = [:]
+    private var nextConnection = 1
+    private var stopped = false
+    var counters = ProxyMetrics()
+    /// Called once when `stop()` has finished (the capture is closed).
+    var onStopped: (() -> Void)?
+
+    init(loop: EventLoop, settings: ProxySettings, live: LiveView? = nil) {
+        self.loop = loop
+        self.settings = settings
+        self.live = live
+        origin = loop.now
+        faultEngine = FaultEngine(rules: settings.faultRules, seed: settings.seed, proxyStart: 0)
+    }
+
+    /// Capture-relative now.
+    var now: Micros { loop.now - origin }
+    /// Wall-clock time of `start()`, microseconds since the Unix epoch.
+    var startedAt: Int64 { loop.wallClockStart + origin }
+    /// The bound listening address ("127.0.0.1:43123"), once started.
+    private(set) var listenAddress = ""
+    /// Connections currently open.
+    var openConnections: Int { pairs.count }
+
+    /// Binds the listener and creates the capture. Nothing is left running on failure.
+    /// Returns the bound address (the kernel's port when asked for port 0).
+    @discardableResult
+    func start() throws(ProxyStartError) -> String {
+        origin = loop.now
+        let listener: TCPListener
+        do {
+            listener = try TCPListener(loop: loop, host: settings.listen.host, port: settings.listen.port) { [unowned self] in
+                accept($0)
+            }
+        } catch {
+            throw ProxyStartError("\(error)")
+        }
+        listenAddress = listener.localAddress
+        if let path = settings.recordPath {
+            let header = CaptureHeader(tool: FaultlineVersion.tool, startedAt: startedAt, source: "proxy",
+                                       settings: settings.headerSettings(boundListen: listenAddress))
+            do {
+                capture = try CaptureWriter(path: path, header: header)
+            } catch {
+                listener.close()
+                throw ProxyStartError("\(error)")
+            }
+        }
+        listener.onAcceptError = { [unowned self] error in
+            live?.problem("cannot accept a connection: \(error.message)")
+        }
+        self.listener = listener
+        return listenAddress
+    }
+
+    /// Stops accepting, marks open connections as cut off by the end of the capture, and
+    /// flushes and closes the capture. Open sockets are left to `EventLoop.close()`.
+    func stop() {
+        guard !stopped else { return }
+        stopped = true
+        listener?.close()
+        listener = nil
+        let t = now
+        for id in pairs.keys.sorted() { pairs[id]?.captureEnded(now: t) }
+        if let capture {
+            do { try capture.close() } catch { live?.problem("closing the capture: \(error)") }
+            self.capture = nil
+        }
+        onStopped?()
+    }
+
+    // MARK: Connections
+
+    private func accept(_ connection: TCPConnection) {
+        guard pairs.count < settings.maxConnections else {
+            refuse(connection)
+            return
+        }
+        let id = nextConnection
+        nextConnection += 1
+        let session = RelaySession(conn: id, clientAddress: connection.remoteAddress, listenAddress: listenAddress,
+                                   upstreamAddress: settings.upstream.hostHeader, config: settings.relayConfig,
+                                   faults: settings.faultRules.isEmpty && !settings.faultsAlwaysOn ? nil : faultEngine)
+        let t = now
+        let pair = RelayPair(id: id, client: connection, server: self, session: session, now: t)
+        pairs[id] = pair
+        counters.connectionsTotal += 1
+        pair.start(now: t)
+    }
+
+    /// Over `--max-connections`: a 503 that says why, then FIN; the request is read and
+    /// discarded so the close is clean (no RST from unread bytes), bounded by a timer.
+    private func refuse(_ connection: TCPConnection) {
+        let body = "faultline: too many connections (limit \(settings.maxConnections), see --max-connections)\n"
+        let response = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
+        record(.note(NoteRecord(conn: nil, t: now, level: .warning,
+                                message: "refused a connection from \(connection.remoteAddress): at the limit of \(settings.maxConnections) connections")))
+        connection.write(Array(response.utf8))
+        connection.shutdown()
+        let deadline = loop.schedule(after: 2_000_000) { [weak connection] in connection?.close() }
+        connection.onRead = { _ in }
+        connection.onEnd = { [weak connection] _ in
+            deadline.cancel()
+            connection?.close()
+        }
+    }
+
+    func pairFinished(_ pair: RelayPair) {
+        pairs[pair.id] = nil
+    }
+
+    func pair(_ id: ConnectionID) -> RelayPair? { pairs[id] }
+    var allPairs: [RelayPair] { pairs.keys.sorted().compactMap { pairs[$0] } }
+
+    // MARK: Records
+
+    /// Appends to the capture, updates the counters, and shows what matters in the live view.
+    func record(_ record: CaptureRecord) {
+        counters.observe(record)
+        live?.show(record)
+        guard let capture else { return }
+        do {
+            try capture.append(record)
+        } catch {
+            // The relay goes on; the capture is the casualty, and the user is told once.
+            self.capture = nil
+            Console.err("faultline proxy: recording stopped: \(error)\n")
+        }
+    }
+}
+
+/// The proxy could not start: the message names the address or file and the reason.
+struct ProxyStartError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension ProxyMetrics {
+    /// Counts one record: connection opens and ends, frames and bytes by direction and fate.
+    mutating func observe(_ record: CaptureRecord) {
+        guard case .frame(let frame) = record else { return }
+        switch frame.action {
+        case .forwarded, .delayed:
+            if frame.from == .client {
+                framesClientToServer += 1
+                bytesClientToServer += frame.length
+            } else {
+                framesServerToClient += 1
+                bytesServerToClient += frame.length
+            }
+            if case .delayed = frame.action { framesDelayed += 1 }
+        case .dropped: framesDropped += 1
+        case .injected: framesInjected += 1
+        case .observed: break
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import Faults
+import JSON
+import ProxyCore
+
+/// Everything a `ProxyServer` needs, checked before anything starts (`faultline proxy`
+/// builds it from flags; `faultline demo` builds it in code).
+struct ProxySettings: Sendable {
+    var listen: HostPort
+    var upstream: UpstreamURL
+    /// Where to record, or nil for no capture.
+    var recordPath: String?
+    /// The `--fault` and `--faults` rules installed at start (also written to the header).
+    var faultRules: [FaultRule] = []
+    var seed: UInt64 = 0
+    var strict = false
+    var maxPayload = 64 * 1024 * 1024
+    var maxConnections = 10_000
+    /// Sessions consult the fault engine even with no rules installed, so rules added later
+    /// (control API) reach open connections. Off: a plain relay skips the fault checks.
+    var faultsAlwaysOn = false
+    /// Write-queue level (bytes) past which the other side stops being read.
+    var highWaterMark = 1024 * 1024
+    var lowWaterMark = 64 * 1024
+    /// How long a socket we close may take to flush its queue before it is reset.
+    var closeFlushTimeout: Int64 = 5_000_000
+    var upstreamConnectTimeout: Int64 = 10_000_000
+
+    var relayConfig: RelayConfig {
+        RelayConfig(upstreamHost: upstream.hostHeader, upstreamPathPrefix: upstream.pathPrefix,
+                    maxPayload: maxPayload, strict: strict)
+    }
+
+    /// The capture header's settings object.
+    func headerSettings(boundListen: String) -> JSONObject {
+        var object = JSONObject()
+        object["listen"] = .string(boundListen)
+        object["upstream"] = .string(upstream.description)
+        object["faults"] = .array(faultRules.map { .string($0.text) })
+        object["seed"] = .int(Int64(bitPattern: seed))
+        object["strict"] = .bool(strict)
+        object["max_payload"] = .int(Int64(maxPayload))
+        object["max_connections"] = .int(Int64(maxConnections))
+        return object
+    }
+}

@@ -1,0 +1,161 @@
+import CLI
+import ControlAPI
+import Faults
+import Glibc
+import Transport
+
+/// `faultline proxy`: the recording, fault-injecting WebSocket proxy. This file turns flags
+/// into `ProxySettings` (rejecting anything unusable before a socket opens) and runs a
+/// `ProxyServer` on an event loop until SIGINT or SIGTERM.
+enum ProxyCommand: Command {
+    static let spec = CommandSpec(
+        name: "proxy",
+        abstract: "Relay, record and break WebSocket connections between a client and its server.",
+        discussion: """
+            Listens on --listen, forwards each client's WebSocket upgrade to --upstream and
+            relays frames both ways one by one, unchanged (client frames re-masked), recording
+            every upgrade, frame, close and TCP end to --record. Prints 'listening on HOST:PORT'
+            once ready. SIGINT or SIGTERM stops accepting, completes the capture and exits 0.
+
+            Fault rules (--fault, repeatable, or --faults FILE with one rule a line):
+            \(FaultRegistry.helpLines.joined(separator: "\n"))
+            Triggers and scope, combinable: after=DUR at=DUR on=EVENT frames=N conn=N[-M]
+            every=N client=KEY prob=P. Example: close:4009,after=30s,reason=terminated
+            """,
+        options: [
+            OptionSpec("listen", value: "host:port", help: "Where clients connect (port 0: any free port; the real one is printed)."),
+            OptionSpec("upstream", value: "url", help: "The real server: ws://HOST:PORT[/PATH] (wss:// comes with TLS support)."),
+            OptionSpec("record", value: "file", help: "Write a capture (JSON Lines, format v1) of everything relayed."),
+            OptionSpec("fault", value: "rule", help: "A fault rule; repeatable.", repeatable: true),
+            OptionSpec("faults", value: "file", help: "A fault plan: one rule a line, '#' comments."),
+            OptionSpec("seed", value: "n", help: "Seed for prob= and jitter=, so runs repeat exactly.", default: "0"),
+            OptionSpec("strict", help: "Fail a connection on an RFC 6455 violation instead of relaying it."),
+            OptionSpec("max-payload", value: "bytes", help: "Largest frame payload relayed (K, M, G suffixes).", default: "64M"),
+            OptionSpec("max-connections", value: "n", help: "Open connections at most; more get HTTP 503.", default: "10000"),
+            OptionSpec("live", help: "Print connection lifecycle events on standard error."),
+            OptionSpec("spec", value: "name|file", help: "Check lifecycles live against a spec (with --live)."),
+            OptionSpec("verbose", short: "v", help: "Also print a debug line for every frame and note."),
+        ] + ProxyControl.options)
+
+    static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        let settings = try settings(from: arguments)
+        let live = LiveView(lifecycle: arguments.flag("live"), verbose: arguments.flag("verbose"))
+        let loop: EventLoop
+        do { loop = try EventLoop() } catch { throw UsageError("faultline proxy: \(error)") }
+        let server = ProxyServer(loop: loop, settings: settings, live: live)
+        let address: String
+        do {
+            address = try server.start()
+        } catch {
+            loop.close()
+            throw UsageError("faultline proxy: \(error)")
+        }
+        // The control API (--control) shares the proxy's loop: it reads and changes the
+        // proxy's state on the thread that owns it.
+        let control: ControlServer?
+        do {
+            control = try ProxyControl.start(arguments, loop: loop, target: server)
+        } catch {
+            server.stop()
+            loop.close()
+            throw error
+        }
+        let shutdown: (Int32) -> Void = { _ in
+            control?.close()
+            server.stop()
+            loop.stop()
+        }
+        do {
+            try loop.onSignal(SIGINT, shutdown)
+            try loop.onSignal(SIGTERM, shutdown)
+        } catch {
+            server.stop()
+            loop.close()
+            throw UsageError("faultline proxy: \(error)")
+        }
+        Console.out("listening on \(address)\n")
+        if let control { Console.out("control API on http://\(control.address)\n") }
+        loop.run()
+        server.stop()
+        loop.close()
+        return ExitStatus.success
+    }
+
+    /// Every flag checked and combined; the first unusable one is a `UsageError` naming it.
+    static func settings(from arguments: ParsedArguments) throws(UsageError) -> ProxySettings {
+        let command = "faultline proxy"
+        let listenText = try arguments.required("listen")
+        let listen: HostPort
+        switch HostPort.parse(listenText) {
+        case .success(let value): listen = value
+        case .failure(let error): throw UsageError("\(command): --listen \(error)")
+        }
+        let upstream: UpstreamURL
+        switch UpstreamURL.parse(try arguments.required("upstream")) {
+        case .success(let value): upstream = value
+        case .failure(let error): throw UsageError("\(command): --upstream \(error)")
+        }
+        var settings = ProxySettings(listen: listen, upstream: upstream)
+        settings.recordPath = arguments.value("record")
+        if settings.recordPath == "" { throw UsageError("\(command): --record needs a file name") }
+        settings.seed = try arguments.parse("seed", as: "a whole number from 0 to 2^64-1") { UInt64($0) } ?? 0
+        settings.strict = arguments.flag("strict")
+        settings.maxPayload = try arguments.parse("max-payload", as: "a byte count from 125 to 2G, such as 65536, 512K or 64M") {
+            parseBytes($0).flatMap { (125...(2 << 30)).contains($0) ? $0 : nil }
+        } ?? settings.maxPayload
+        settings.maxConnections = try arguments.parse("max-connections", as: "a whole number from 1 to 1000000") {
+            Int($0).flatMap { (1...1_000_000).contains($0) ? $0 : nil }
+        } ?? settings.maxConnections
+
+        var rules: [FaultRule] = []
+        for text in arguments.all("fault") {
+            do { rules.append(try FaultRule.parse(text)) } catch { throw UsageError("\(command): --fault \(error)") }
+        }
+        if let planPath = arguments.value("faults") {
+            let text: String
+            do { text = try readText(planPath) } catch { throw UsageError("\(command): --faults \(error)") }
+            do { rules += try FaultPlan.parse(text, name: planPath).rules } catch { throw UsageError("\(command): --faults \(error)") }
+        }
+        settings.faultRules = rules
+
+        // HOOK(live analysis): accept --spec once the analyzer's LiveAnalyzer exists, and feed
+        // it every record in `ProxyServer.record` beside the live view.
+        if let spec = arguments.value("spec") {
+            throw UsageError("\(command): --spec \(spec): live lifecycle analysis is not built yet in this version")
+        }
+        // Rules may arrive later through the control API: every session consults the engine.
+        settings.faultsAlwaysOn = try ProxyControl.check(arguments, command: command)
+        return settings
+    }
+
+    /// "65536", "512K", "64M", "1G" (powers of 1024).
+    static func parseBytes(_ text: String) -> Int? {
+        let multipliers: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        guard let last = text.uppercased().last else { return nil }
+        if let multiplier = multipliers[last] {
+            return Int(text.dropLast()).flatMap { $0 >= 0 && $0 <= Int.max / multiplier ? $0 * multiplier : nil }
+        }
+        return Int(text).flatMap { $0 >= 0 ? $0 : nil }
+    }
+
+    /// A small text file (a fault plan), or an error naming it and why it cannot be read.
+    static func readText(_ path: String) throws(UsageError) -> String {
+        guard let file = fopen(path, "r") else {
+            throw UsageError("\(path): cannot read: \(String(cString: strerror(errno)))")
+        }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = fread(&chunk, 1, chunk.count, file)
+            if n > 0 { bytes += chunk[..<n] }
+            if n < chunk.count { break }
+            if bytes.count > 16 << 20 { throw UsageError("\(path): larger than 16 MiB; not a fault plan") }
+        }
+        if ferror(file) != 0 { throw UsageError("\(path): cannot read: \(String(cString: strerror(errno)))") }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw UsageError("\(path): not UTF-8 text")
+        }
+        return text
+    }
+}
