@@ -21,6 +21,8 @@ need_apt() {  # need_apt COMMAND PACKAGE
 }
 
 build_release() {
+    # FAULTLINE_BIN=path skips the build (to measure a given binary).
+    if [ -n "${FAULTLINE_BIN:-}" ]; then FAULTLINE="$FAULTLINE_BIN"; return; fi
     (cd "$ROOT" && swift build -c release 2>&1 | tail -1) >&2
     FAULTLINE="$ROOT/.build/release/faultline"
 }

@@ -276,7 +276,7 @@ static void send_message(conn_t *c) {
 static int read_upgrade(conn_t *c) {
     unsigned char *end = memmem(c->in, c->inlen, "\r\n\r\n", 4);
     if (!end) return 0;
-    if (c->inlen < 12 || memcmp(c->in + 9, "101", 3) != 0) { fprintf(stderr, "wsload: upgrade refused\n"); exit(1); }
+    if (c->inlen < 12 || memcmp(c->in + 9, "101", 3) != 0) { fprintf(stderr, "wsload: upgrade refused: %.*s\n", (int)(c->inlen < 200 ? c->inlen : 200), c->in); exit(1); }
     consume(c, end + 4 - c->in);
     c->upgraded = 1;
     return 1;
