@@ -60,14 +60,14 @@ public struct AnalysisReport: Sendable {
 
 /// How much of each client's history a report keeps. Each list (transitions, connections,
 /// faults, findings) keeps its first `head` and last `tail` entries and counts the rest;
-/// totals and the exit status always cover everything. The default keeps 100 of each per
-/// client, far more than a QA session's client goes through, so only synthetic or
-/// day-long captures are trimmed, and the report says how much.
+/// totals and the exit status always cover everything. The default keeps 40 of each per
+/// client (the first and last 20): a QA session's client seldom goes through more, so
+/// mostly long or synthetic captures are trimmed, and the report says how much.
 public struct ReportLimits: Sendable {
     public var head: Int
     public var tail: Int
     public init(head: Int, tail: Int) { self.head = head; self.tail = tail }
-    public static let standard = ReportLimits(head: 50, tail: 50)
+    public static let standard = ReportLimits(head: 20, tail: 20)
     public static let unlimited = ReportLimits(head: .max, tail: 0)
 }
 

@@ -8,11 +8,48 @@ public enum JSONReport {
     public static let format = "faultline-analysis"
     public static let version: Int64 = 1
 
+    /// The same text as serializing `value(report)`, but the three large arrays (clients,
+    /// transitions, findings) are written element by element, so they never exist as one
+    /// tree of values: a large report needs a fraction of the memory.
     public static func render(_ report: AnalysisReport) -> String {
-        JSONWriter.serialize(value(report)) + "\n"
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        for (i, member) in skeleton(report).members.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(member.key, into: &out)
+            out.append(UInt8(ascii: ":"))
+            switch member.key {
+            case "clients": writeArray(report.clients.lazy.map(client), into: &out)
+            case "transitions": writeArray(report.clients.lazy.flatMap { $0.transitions.lazy.map(transition) }, into: &out)
+            case "findings": writeArray(report.findings.lazy.map(finding), into: &out)
+            default: JSONWriter.write(member.value, into: &out)
+            }
+        }
+        out.append(contentsOf: "}\n".utf8)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func writeArray(_ elements: some Sequence<JSONValue>, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "["))
+        var first = true
+        for element in elements {
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            JSONWriter.write(element, into: &out)
+        }
+        out.append(UInt8(ascii: "]"))
     }
 
     public static func value(_ report: AnalysisReport) -> JSONValue {
+        var root = skeleton(report)
+        root["clients"] = .array(report.clients.map(client))
+        root["transitions"] = .array(report.clients.flatMap { $0.transitions.map(transition) })
+        root["findings"] = .array(report.findings.map(finding))
+        return .object(root)
+    }
+
+    /// The report object with `clients`, `transitions` and `findings` as null placeholders
+    /// (in their places, so the key order is the schema's).
+    static func skeleton(_ report: AnalysisReport) -> JSONObject {
         var root = JSONObject()
         root["format"] = .string(format)
         root["version"] = .int(version)
@@ -27,9 +64,9 @@ public enum JSONReport {
                          "connections": .array(c.connectionIDs.map { .int(Int64($0)) })])
             }),
         ])
-        root["clients"] = .array(report.clients.map(client))
-        root["transitions"] = .array(report.clients.flatMap { $0.transitions.map(transition) })
-        root["findings"] = .array(report.findings.map(finding))
+        root["clients"] = .null
+        root["transitions"] = .null
+        root["findings"] = .null
         root["summary"] = .object([
             "clients": .int(Int64(report.clients.count)),
             "connections": .int(Int64(report.connectionCount)),
@@ -39,7 +76,7 @@ public enum JSONReport {
             "end": time(report.endTime),
             "exit_status": .int(Int64(report.exitStatus)),
         ])
-        return .object(root)
+        return root
     }
 
     static func time(_ t: Micros) -> JSONValue { .double(Double(t) / 1_000_000) }

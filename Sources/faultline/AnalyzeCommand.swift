@@ -80,7 +80,7 @@ enum AnalyzeCommand: Command {
                                    warnings: warnings, endTime: end)
         let text = format.render(report)
         if let output = arguments.value("output") {
-            guard FileManager.default.createFile(atPath: output, contents: Data(text.utf8)) else {
+            guard write(text, toFile: output) else {
                 throw UsageError("\(command): --output: cannot write '\(output)'")
             }
             Console.out("summary: \(report.summaryLine)\nreport: \(output)\n")
@@ -88,6 +88,25 @@ enum AnalyzeCommand: Command {
             Console.out(text)
         }
         return report.exitStatus == 0 ? ExitStatus.success : ExitStatus.failure
+    }
+
+    /// Writes the report straight from the string's UTF-8 storage: a large report is not
+    /// copied into a `Data` first.
+    static func write(_ text: String, toFile path: String) -> Bool {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var text = text
+        return text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if n < 0, errno == EINTR { continue }
+                if n <= 0 { return false }
+                offset += n
+            }
+            return true
+        }
     }
 
     static func overrides(_ arguments: ParsedArguments) throws(UsageError) -> SpecOverrides {
