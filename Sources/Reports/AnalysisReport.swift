@@ -189,6 +189,16 @@ public enum ReportFormat: String, Sendable, CaseIterable {
         case .html: HTMLReport.render(report)
         }
     }
+
+    /// The report in pieces (about 64 KiB each for text and JSON, whole for the others),
+    /// so writing a large report to a file never holds all of it.
+    public func render(_ report: AnalysisReport, emit: (String) -> Void) {
+        switch self {
+        case .text: TextReport.render(report, emit: emit)
+        case .json: JSONReport.render(report, emit: emit)
+        case .junit, .html: emit(render(report))
+        }
+    }
 }
 
 /// Seconds with three decimals: "14.200".

@@ -12,29 +12,41 @@ public enum JSONReport {
     /// transitions, findings) are written element by element, so they never exist as one
     /// tree of values: a large report needs a fraction of the memory.
     public static func render(_ report: AnalysisReport) -> String {
+        var all = ""
+        render(report) { all += $0 }
+        return all
+    }
+
+    /// The same text in pieces of about 64 KiB, so a large report is never held whole.
+    public static func render(_ report: AnalysisReport, emit: (String) -> Void) {
         var out: [UInt8] = [UInt8(ascii: "{")]
+        out.reserveCapacity(1 << 17)
         for (i, member) in skeleton(report).members.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
             JSONWriter.writeString(member.key, into: &out)
             out.append(UInt8(ascii: ":"))
             switch member.key {
-            case "clients": writeArray(report.clients.lazy.map(client), into: &out)
-            case "transitions": writeArray(report.clients.lazy.flatMap { $0.transitions.lazy.map(transition) }, into: &out)
-            case "findings": writeArray(report.findings.lazy.map(finding), into: &out)
+            case "clients": writeArray(report.clients.lazy.map(client), into: &out, emit: emit)
+            case "transitions": writeArray(report.clients.lazy.flatMap { $0.transitions.lazy.map(transition) }, into: &out, emit: emit)
+            case "findings": writeArray(report.findings.lazy.map(finding), into: &out, emit: emit)
             default: JSONWriter.write(member.value, into: &out)
             }
         }
         out.append(contentsOf: "}\n".utf8)
-        return String(decoding: out, as: UTF8.self)
+        emit(String(decoding: out, as: UTF8.self))
     }
 
-    private static func writeArray(_ elements: some Sequence<JSONValue>, into out: inout [UInt8]) {
+    private static func writeArray(_ elements: some Sequence<JSONValue>, into out: inout [UInt8], emit: (String) -> Void) {
         out.append(UInt8(ascii: "["))
         var first = true
         for element in elements {
             if !first { out.append(UInt8(ascii: ",")) }
             first = false
             JSONWriter.write(element, into: &out)
+            if out.count >= 1 << 16 {
+                emit(String(decoding: out, as: UTF8.self))
+                out.removeAll(keepingCapacity: true)
+            }
         }
         out.append(UInt8(ascii: "]"))
     }

@@ -4,6 +4,13 @@ import Lifecycle
 /// Plain text: the grouping, a timeline per client, then the findings, then one summary line.
 public enum TextReport {
     public static func render(_ report: AnalysisReport) -> String {
+        var all = ""
+        render(report) { all += $0 }
+        return all
+    }
+
+    /// The same text in pieces of about 64 KiB, so a large report is never held whole.
+    public static func render(_ report: AnalysisReport, emit: (String) -> Void) {
         var out = "faultline analyze: spec \(report.spec.name), input \(report.inputs.joined(separator: ", "))"
         if let prefix = report.prefix { out += ", prefix \(prefix)" }
         out += "\ngrouping: \(report.grouping)\n"
@@ -25,6 +32,7 @@ public enum TextReport {
                 lines.append((f.t, 2_000_000, "  \(time(f.t))  \(pad("conn \(f.conn)", 8))  ! \(f.rule)"))
             }
             for line in lines.sorted(by: { ($0.0, $0.1) < ($1.0, $1.1) }) { out += line.2 + "\n" }
+            if out.utf8.count >= 1 << 16 { emit(out); out = "" }
         }
         out += "\nfindings:\n"
         if report.findings.isEmpty { out += "  none\n" }
@@ -36,12 +44,13 @@ public enum TextReport {
             for e in f.evidence {
                 out += "      conn \(e.conn) \(seconds(e.t)) s \(e.from?.rawValue ?? "-"): \(e.summary)\n"
             }
+            if out.utf8.count >= 1 << 16 { emit(out); out = "" }
         }
         if report.findings.count < report.findingCount {
             out += "  (\(report.findingCount - report.findings.count) more findings omitted: each client keeps its first and last ones)\n"
         }
         out += "\nsummary: \(report.summaryLine)\n"
-        return out
+        emit(out)
     }
 
     /// "omitted from the middle: 812 transitions, 203 connections", or nil if nothing was.
