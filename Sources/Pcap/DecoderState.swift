@@ -40,6 +40,8 @@ final class DecoderState {
     let queue = RecordQueue()
     private var flows: [FlowKey: Flow] = [:]
     private var nextID: ConnectionID = 1
+    /// Connections with an id whose flow is still tracked: what `maxConnections` bounds.
+    private var openConnections = 0
     private var lastTime: Micros = 0
     private var warningMessages: [String] = []
     private var fragments = 0
@@ -94,7 +96,7 @@ final class DecoderState {
            existing.reassemblers[index].isEnded || existing.connection.isIgnored {
             // The same addresses and ports reused by a new connection.
             existing.connection.captureEnded(t: t)
-            flows[key] = nil
+            remove(key)
             flow = nil
         }
         if flow == nil {
@@ -123,7 +125,7 @@ final class DecoderState {
             }
             if segment.flags.contains(.rst) { flow.finSeen = [true, true] }
             if segment.flags.contains(.fin) { flow.finSeen[index] = true }
-            if flow.finSeen[0] && flow.finSeen[1] { flows[key] = nil }
+            if flow.finSeen[0] && flow.finSeen[1] { remove(key) }
             return
         }
         if segment.flags.contains(.syn), !segment.flags.contains(.ack) { connection.sawSYN(from: index) }
@@ -140,17 +142,23 @@ final class DecoderState {
         var sink = Sink(connection: connection, index: index,
                         midStream: midStream || flow.reassemblers[index].startedMidStream)
         flow.reassemblers[index].receive(segment, t: t, into: &sink)
-        if connection.bothEnded { flows[key] = nil }
+        if connection.bothEnded { remove(key) }
+    }
+
+    /// Forgets a flow; its connection, if it had an id, no longer counts as open.
+    private func remove(_ key: FlowKey) {
+        if let flow = flows.removeValue(forKey: key), flow.connection.id != nil { openConnections -= 1 }
     }
 
     private func assignID() -> ConnectionID? {
-        guard nextID <= limits.maxConnections else {
+        guard openConnections < limits.maxConnections else {
             if !connectionLimitHit {
                 connectionLimitHit = true
-                warn("more than \(limits.maxConnections) WebSocket connections: later ones ignored")
+                warn("more than \(limits.maxConnections) WebSocket connections open at once: later ones ignored")
             }
             return nil
         }
+        openConnections += 1
         defer { nextID += 1 }
         return nextID
     }

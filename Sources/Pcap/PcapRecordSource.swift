@@ -9,7 +9,8 @@ public struct PcapRecordSource: RecordSource {
         public var tcp = TCPReassembler.Limits()
         /// TCP flows tracked at once; packets of flows beyond this are ignored with a warning.
         public var maxFlows = 100_000
-        /// WebSocket connections recorded; later ones are ignored with a warning.
+        /// WebSocket connections open at once (ended ones are forgotten, so this bounds
+        /// memory, not the capture's length); more are ignored with a warning.
         public var maxConnections = 10_000
         public var maxPayload = 64 << 20
         public init() {}

@@ -2,7 +2,8 @@ import Capture
 import Lifecycle
 
 /// Everything a report shows, gathered from the analyzer's events. The engine streams;
-/// a report needs the whole picture, so this is where events are kept.
+/// a report needs the whole picture, so this is where events are kept, bounded per client
+/// by `ReportLimits` so that memory stays flat however large the capture is.
 public struct AnalysisReport: Sendable {
     public struct Client: Sendable {
         public var info: ClientInfo
@@ -12,6 +13,21 @@ public struct AnalysisReport: Sendable {
         public var findings: [Finding] = []
         /// Connection ids in the order they were grouped under this client.
         public var connectionIDs: [ConnectionID] = []
+        /// How many of each list were left out of the middle (see `ReportLimits`).
+        public var omitted = Omitted()
+        /// All findings of this client, kept or omitted.
+        public var findingCount = 0
+        /// The client's state at the end of the input (nil before its first transition).
+        public var finalState: String?
+    }
+
+    /// Entries left out of a client's lists: the first and last ones are kept.
+    public struct Omitted: Sendable, Equatable {
+        public var transitions = 0
+        public var connections = 0
+        public var faults = 0
+        public var findings = 0
+        public var isEmpty: Bool { self == Omitted() }
     }
 
     public var spec: LifecycleSpec
@@ -20,16 +36,18 @@ public struct AnalysisReport: Sendable {
     public var grouping: String
     public var prefix: String?
     public var clients: [Client]
-    /// All findings in the order found.
+    /// The findings kept (all of them unless a client exceeded its limit), in the order found.
     public var findings: [Finding]
     /// Problems met reading the input that did not stop it.
     public var warnings: [String]
     /// The last record time: the right edge of timelines.
     public var endTime: Micros
+    /// Totals over everything seen, kept or omitted.
+    public var errorCount: Int
+    public var warningCount: Int
+    public var findingCount: Int
+    public var connectionCount: Int
 
-    public var errorCount: Int { findings.filter { $0.severity == .error }.count }
-    public var warningCount: Int { findings.filter { $0.severity == .warning }.count }
-    public var connectionCount: Int { clients.reduce(0) { $0 + $1.connectionIDs.count } }
     /// 0 with no error finding, 1 with one (spec section 5).
     public var exitStatus: Int32 { errorCount > 0 ? 1 : 0 }
 
@@ -40,14 +58,59 @@ public struct AnalysisReport: Sendable {
     }
 }
 
-/// Collects analyzer events into a report.
+/// How much of each client's history a report keeps. Each list (transitions, connections,
+/// faults, findings) keeps its first `head` and last `tail` entries and counts the rest;
+/// totals and the exit status always cover everything. The default keeps 40 of each per
+/// client (the first and last 20): a QA session's client seldom goes through more, so
+/// mostly long or synthetic captures are trimmed, and the report says how much.
+public struct ReportLimits: Sendable {
+    public var head: Int
+    public var tail: Int
+    public init(head: Int, tail: Int) { self.head = head; self.tail = tail }
+    public static let standard = ReportLimits(head: 20, tail: 20)
+    public static let unlimited = ReportLimits(head: .max, tail: 0)
+}
+
+/// Collects analyzer events into a report, keeping per client what `ReportLimits` allows.
 public struct ReportBuilder: Sendable {
-    private var clients: [AnalysisReport.Client] = []
+    private struct ClientLog: Sendable {
+        var info: ClientInfo
+        var connections: BoundedLog<ConnectionSummary>
+        var transitions: BoundedLog<Transition>
+        var faults: BoundedLog<FaultMark>
+        /// With their order of discovery, to rebuild the report-wide list.
+        var findings: BoundedLog<SequencedFinding>
+        var connectionIDs: BoundedLog<ConnectionID>
+        var finalState: String?
+
+        init(info: ClientInfo, limits: ReportLimits) {
+            self.info = info
+            connections = BoundedLog(head: limits.head, tail: limits.tail)
+            transitions = BoundedLog(head: limits.head, tail: limits.tail)
+            faults = BoundedLog(head: limits.head, tail: limits.tail)
+            findings = BoundedLog(head: limits.head, tail: limits.tail)
+            connectionIDs = BoundedLog(head: limits.head, tail: limits.tail)
+        }
+    }
+
+    private struct SequencedFinding: Sendable {
+        var number: Int
+        var finding: Finding
+    }
+
+    public let limits: ReportLimits
+    private var clients: [ClientLog] = []
     private var index: [String: Int] = [:]
-    private var findings: [Finding] = []
+    /// Findings of no known client (none in practice), kept whole.
+    private var strayFindings: [SequencedFinding] = []
+    private var findingNumber = 0
+    private var errorCount = 0
+    private var warningCount = 0
     private var endTime: Micros = 0
 
-    public init() {}
+    public init(limits: ReportLimits = .standard) {
+        self.limits = limits
+    }
 
     public mutating func add(_ events: [AnalysisEvent]) {
         for event in events { add(event) }
@@ -57,16 +120,24 @@ public struct ReportBuilder: Sendable {
         switch event {
         case .client(let info):
             index[info.id] = clients.count
-            clients.append(AnalysisReport.Client(info: info))
+            clients.append(ClientLog(info: info, limits: limits))
             endTime = max(endTime, info.firstSeen)
         case .connection(let conn, let client):
             if let i = index[client] { clients[i].connectionIDs.append(conn) }
         case .transition(let t):
-            if let i = index[t.client] { clients[i].transitions.append(t) }
+            if let i = index[t.client] {
+                clients[i].transitions.append(t)
+                clients[i].finalState = t.to
+            }
             endTime = max(endTime, t.t)
         case .finding(let f):
-            findings.append(f)
-            if let i = index[f.client] { clients[i].findings.append(f) }
+            findingNumber += 1
+            switch f.severity {
+            case .error: errorCount += 1
+            case .warning: warningCount += 1
+            }
+            let entry = SequencedFinding(number: findingNumber, finding: f)
+            if let i = index[f.client] { clients[i].findings.append(entry) } else { strayFindings.append(entry) }
             endTime = max(endTime, f.t)
         case .connectionEnded(let s):
             if let i = index[s.client] { clients[i].connections.append(s) }
@@ -79,10 +150,30 @@ public struct ReportBuilder: Sendable {
 
     public func build(spec: LifecycleSpec, inputs: [String], grouping: String, prefix: String?,
                       warnings: [String] = [], endTime: Micros? = nil) -> AnalysisReport {
-        var clients = self.clients
-        for i in clients.indices { clients[i].connections.sort { $0.conn < $1.conn } }
+        var all = strayFindings
+        var connectionCount = 0
+        let clients = self.clients.map { log -> AnalysisReport.Client in
+            let kept = log.findings.elements
+            all += kept
+            connectionCount += log.connectionIDs.total
+            var client = AnalysisReport.Client(info: log.info)
+            client.connections = log.connections.elements.sorted { $0.conn < $1.conn }
+            client.transitions = log.transitions.elements
+            client.faults = log.faults.elements
+            client.findings = kept.map(\.finding)
+            client.connectionIDs = log.connectionIDs.elements
+            client.omitted = AnalysisReport.Omitted(
+                transitions: log.transitions.omitted, connections: max(log.connections.omitted, log.connectionIDs.omitted),
+                faults: log.faults.omitted, findings: log.findings.omitted)
+            client.findingCount = log.findings.total
+            client.finalState = log.finalState
+            return client
+        }
+        all.sort { $0.number < $1.number }
         return AnalysisReport(spec: spec, inputs: inputs, grouping: grouping, prefix: prefix, clients: clients,
-                              findings: findings, warnings: warnings, endTime: max(self.endTime, endTime ?? 0))
+                              findings: all.map(\.finding), warnings: warnings,
+                              endTime: max(self.endTime, endTime ?? 0), errorCount: errorCount,
+                              warningCount: warningCount, findingCount: findingNumber, connectionCount: connectionCount)
     }
 }
 
@@ -96,6 +187,16 @@ public enum ReportFormat: String, Sendable, CaseIterable {
         case .json: JSONReport.render(report)
         case .junit: JUnitReport.render(report)
         case .html: HTMLReport.render(report)
+        }
+    }
+
+    /// The report in pieces (about 64 KiB each for text and JSON, whole for the others),
+    /// so writing a large report to a file never holds all of it.
+    public func render(_ report: AnalysisReport, emit: (String) -> Void) {
+        switch self {
+        case .text: TextReport.render(report, emit: emit)
+        case .json: JSONReport.render(report, emit: emit)
+        case .junit, .html: emit(render(report))
         }
     }
 }

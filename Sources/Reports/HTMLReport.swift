@@ -43,7 +43,9 @@ public enum HTMLReport {
         for client in report.clients {
             out += "<section id=\"\(anchor(client.info.id))\">\n<h2>\(escapeXML(client.info.id))</h2>\n"
             out += "<p class=\"meta\">key: \(escapeXML(client.info.key)) · connections: \(client.connectionIDs.map(String.init).joined(separator: ", "))"
-            out += " · final state: \(escapeXML(client.transitions.last?.to ?? "-"))</p>\n"
+            if client.omitted.connections > 0 { out += " and \(client.omitted.connections) more" }
+            out += " · final state: \(escapeXML(client.finalState ?? "-"))</p>\n"
+            if let note = TextReport.omittedNote(client.omitted) { out += "<p class=\"meta\">\(escapeXML(note))</p>\n" }
             let clientNumbers = numbers[client.info.id] ?? []
             out += lane(client, spec: report.spec, numbers: clientNumbers)
             if client.findings.isEmpty {

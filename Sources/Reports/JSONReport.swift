@@ -8,11 +8,60 @@ public enum JSONReport {
     public static let format = "faultline-analysis"
     public static let version: Int64 = 1
 
+    /// The same text as serializing `value(report)`, but the three large arrays (clients,
+    /// transitions, findings) are written element by element, so they never exist as one
+    /// tree of values: a large report needs a fraction of the memory.
     public static func render(_ report: AnalysisReport) -> String {
-        JSONWriter.serialize(value(report)) + "\n"
+        var all = ""
+        render(report) { all += $0 }
+        return all
+    }
+
+    /// The same text in pieces of about 64 KiB, so a large report is never held whole.
+    public static func render(_ report: AnalysisReport, emit: (String) -> Void) {
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        out.reserveCapacity(1 << 17)
+        for (i, member) in skeleton(report).members.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(member.key, into: &out)
+            out.append(UInt8(ascii: ":"))
+            switch member.key {
+            case "clients": writeArray(report.clients.lazy.map(client), into: &out, emit: emit)
+            case "transitions": writeArray(report.clients.lazy.flatMap { $0.transitions.lazy.map(transition) }, into: &out, emit: emit)
+            case "findings": writeArray(report.findings.lazy.map(finding), into: &out, emit: emit)
+            default: JSONWriter.write(member.value, into: &out)
+            }
+        }
+        out.append(contentsOf: "}\n".utf8)
+        emit(String(decoding: out, as: UTF8.self))
+    }
+
+    private static func writeArray(_ elements: some Sequence<JSONValue>, into out: inout [UInt8], emit: (String) -> Void) {
+        out.append(UInt8(ascii: "["))
+        var first = true
+        for element in elements {
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            JSONWriter.write(element, into: &out)
+            if out.count >= 1 << 16 {
+                emit(String(decoding: out, as: UTF8.self))
+                out.removeAll(keepingCapacity: true)
+            }
+        }
+        out.append(UInt8(ascii: "]"))
     }
 
     public static func value(_ report: AnalysisReport) -> JSONValue {
+        var root = skeleton(report)
+        root["clients"] = .array(report.clients.map(client))
+        root["transitions"] = .array(report.clients.flatMap { $0.transitions.map(transition) })
+        root["findings"] = .array(report.findings.map(finding))
+        return .object(root)
+    }
+
+    /// The report object with `clients`, `transitions` and `findings` as null placeholders
+    /// (in their places, so the key order is the schema's).
+    static func skeleton(_ report: AnalysisReport) -> JSONObject {
         var root = JSONObject()
         root["format"] = .string(format)
         root["version"] = .int(version)
@@ -27,19 +76,19 @@ public enum JSONReport {
                          "connections": .array(c.connectionIDs.map { .int(Int64($0)) })])
             }),
         ])
-        root["clients"] = .array(report.clients.map(client))
-        root["transitions"] = .array(report.clients.flatMap { $0.transitions.map(transition) })
-        root["findings"] = .array(report.findings.map(finding))
+        root["clients"] = .null
+        root["transitions"] = .null
+        root["findings"] = .null
         root["summary"] = .object([
             "clients": .int(Int64(report.clients.count)),
             "connections": .int(Int64(report.connectionCount)),
-            "findings": .int(Int64(report.findings.count)),
+            "findings": .int(Int64(report.findingCount)),
             "errors": .int(Int64(report.errorCount)),
             "warnings": .int(Int64(report.warningCount)),
             "end": time(report.endTime),
             "exit_status": .int(Int64(report.exitStatus)),
         ])
-        return .object(root)
+        return root
     }
 
     static func time(_ t: Micros) -> JSONValue { .double(Double(t) / 1_000_000) }
@@ -50,7 +99,7 @@ public enum JSONReport {
             "id": .string(c.info.id),
             "key": .string(c.info.key),
             "first_seen": time(c.info.firstSeen),
-            "state": c.transitions.last.map { .string($0.to) } ?? .null,
+            "state": c.finalState.map { .string($0) } ?? .null,
             "connections": .array(c.connections.map { s in
                 .object([
                     "conn": .int(Int64(s.conn)),
@@ -66,7 +115,11 @@ public enum JSONReport {
                 .object(["t": time(f.t), "conn": f.conn.map { .int(Int64($0)) } ?? .null,
                          "rule": .string(f.rule), "detail": .string(f.detail)])
             }),
-            "findings": .int(Int64(c.findings.count)),
+            "findings": .int(Int64(c.findingCount)),
+            "omitted": .object([
+                "transitions": .int(Int64(c.omitted.transitions)), "connections": .int(Int64(c.omitted.connections)),
+                "faults": .int(Int64(c.omitted.faults)), "findings": .int(Int64(c.omitted.findings)),
+            ]),
         ])
     }
 

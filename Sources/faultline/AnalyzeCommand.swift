@@ -78,16 +78,39 @@ enum AnalyzeCommand: Command {
         }
         let report = builder.build(spec: spec, inputs: inputs, grouping: clientKey.description, prefix: prefix,
                                    warnings: warnings, endTime: end)
-        let text = format.render(report)
         if let output = arguments.value("output") {
-            guard FileManager.default.createFile(atPath: output, contents: Data(text.utf8)) else {
+            guard write(report, as: format, toFile: output) else {
                 throw UsageError("\(command): --output: cannot write '\(output)'")
             }
             Console.out("summary: \(report.summaryLine)\nreport: \(output)\n")
         } else {
-            Console.out(text)
+            format.render(report) { Console.out($0) }
         }
         return report.exitStatus == 0 ? ExitStatus.success : ExitStatus.failure
+    }
+
+    /// Writes the report piece by piece as it is rendered: a large report is never held
+    /// whole in memory.
+    static func write(_ report: AnalysisReport, as format: ReportFormat, toFile path: String) -> Bool {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var ok = true
+        format.render(report) { piece in
+            guard ok else { return }
+            var piece = piece
+            ok = piece.withUTF8 { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                    if n < 0, errno == EINTR { continue }
+                    if n <= 0 { return false }
+                    offset += n
+                }
+                return true
+            }
+        }
+        return ok
     }
 
     static func overrides(_ arguments: ParsedArguments) throws(UsageError) -> SpecOverrides {

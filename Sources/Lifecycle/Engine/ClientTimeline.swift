@@ -10,6 +10,8 @@ struct ClientTimeline {
     let appSecret: String?
     private(set) var state: String
     private var rules: [any LifecycleRule]
+    /// Indices of the rules with timer checks, the only ones `advance` asks.
+    private let timerRules: [Int]
     private var views: [ConnectionID: ConnectionView] = [:]
     /// Connection order, newest last; views of old connections are dropped beyond a few.
     private var order: [ConnectionID] = []
@@ -32,7 +34,9 @@ struct ClientTimeline {
         self.appSecret = appSecret
         self.state = spec.states.initial
         self.lastActivity = info.firstSeen
-        self.rules = spec.rules.compactMap { RuleRegistry.type(for: $0)?.init(spec: spec) }
+        let rules = spec.rules.compactMap { RuleRegistry.type(for: $0)?.init(spec: spec) }
+        self.rules = rules
+        self.timerRules = rules.indices.filter { type(of: rules[$0]).hasTimers }
     }
 
     var context: RuleContext {
@@ -213,9 +217,10 @@ struct ClientTimeline {
 
     /// Runs timer checks up to `now`.
     mutating func advance(to now: Micros) -> [AnalysisEvent] {
+        guard !timerRules.isEmpty else { return [] }
         var findings: [Finding] = []
         let context = self.context
-        for i in rules.indices { findings += rules[i].advance(to: now, context) }
+        for i in timerRules { findings += rules[i].advance(to: now, context) }
         return attribute(findings)
     }
 

@@ -13,7 +13,12 @@ public protocol LifecycleRule: Sendable {
     init(spec: LifecycleSpec)
     /// A step of this client's timeline.
     mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding]
+    /// Whether `advance` can find anything. The engine calls `advance` on every record and
+    /// on every client once a second of record time, so only rules with timer checks (which
+    /// say `true` here) are asked; the others would only cost time on large captures.
+    static var hasTimers: Bool { get }
     /// Time reached `now` (from record times, never the wall clock): for timer checks.
+    /// Called only when `hasTimers` is true (`finish` is always called).
     mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding]
     /// The input ended at `now`.
     mutating func finish(at now: Micros, _ context: RuleContext) -> [Finding]
@@ -21,6 +26,7 @@ public protocol LifecycleRule: Sendable {
 
 extension LifecycleRule {
     public static var party: Party { .client }
+    public static var hasTimers: Bool { false }
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] { [] }
     public mutating func finish(at now: Micros, _ context: RuleContext) -> [Finding] { advance(to: now, context) }
 
