@@ -1,4 +1,5 @@
 import Capture
+import WebSocket
 
 /// A fault's firing, for the relay to record and carry out.
 public struct FaultOutcome: Sendable, Hashable {

@@ -40,7 +40,7 @@ public struct SimClient: Sendable {
     public internal(set) var activityTimeout: SimMicros
     public internal(set) var signinUser: String?
 
-    var random: SimRandom
+    var random: SeededGenerator
     var socket: SimSocketID?
     var nextSocket: SimSocketID = 1
     var socketOpen = false
@@ -57,7 +57,7 @@ public struct SimClient: Sendable {
     var triggersSent = 0
     var output: [SimClientCommand] = []
 
-    public init(settings: SimClientSettings, random: SimRandom) {
+    public init(settings: SimClientSettings, random: SeededGenerator) {
         self.settings = settings
         self.random = random
         self.channels = settings.channels
@@ -66,7 +66,7 @@ public struct SimClient: Sendable {
     }
 
     public init(settings: SimClientSettings, seed: UInt64) {
-        self.init(settings: settings, random: SimRandom(seed: seed))
+        self.init(settings: settings, random: SeededGenerator(seed: seed))
     }
 
     func has(_ bug: SimBug) -> Bool { settings.bugs.contains(bug) }

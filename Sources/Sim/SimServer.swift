@@ -10,12 +10,12 @@ public struct SimServer: Sendable {
     public private(set) var sessions: [SimConnectionID: SimServerSession] = [:]
     /// Channel name -> subscribed connections, in the order they joined.
     public private(set) var members: [String: [SimConnectionID]] = [:]
-    private var random: SimRandom
+    private var random: SeededGenerator
     private var ticks: Int64 = 0
 
     public init(settings: SimServerSettings, seed: UInt64) {
         self.settings = settings
-        self.random = SimRandom(seed: seed)
+        self.random = SeededGenerator(seed: seed)
     }
 
     /// What to do at start: schedule the first periodic server event.

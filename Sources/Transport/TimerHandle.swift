@@ -4,12 +4,18 @@ import CUV
 /// it does not cancel. A one-shot timer frees itself after firing; a repeating timer lives
 /// until `cancel()` or `EventLoop.close()`.
 ///
-/// libuv timers have millisecond resolution: delays are rounded up to whole milliseconds.
+/// libuv timers have millisecond resolution and count from the loop's cached millisecond
+/// time, so one can fire up to a millisecond before its delay has passed on `EventLoop.now`.
+/// A one-shot timer therefore remembers its deadline on `now` and, if libuv fires it early,
+/// waits out the rest: it never fires early, and is late by at most libuv's resolution.
 /// Timers due at the same time fire in the order they were scheduled.
 public final class TimerHandle: HandleOwner {
     private var timer: UnsafeMutablePointer<uv_timer_t>?
     private var body: (() -> Void)?
     private let repeats: Bool
+    private unowned let loop: EventLoop
+    /// When a one-shot timer is due, on `loop.now`.
+    private let deadline: Int64
 
     /// Whether the timer will still fire.
     public var isActive: Bool { timer != nil }
@@ -18,14 +24,19 @@ public final class TimerHandle: HandleOwner {
         loop.assertOnLoopThread("EventLoop.schedule")
         self.body = body
         self.repeats = repeatEvery != nil
+        self.loop = loop
+        self.deadline = loop.now + max(0, delay)
         let handle = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
         uv_timer_init(loop.uvLoop, handle)  // cannot fail on an open loop
         handle.pointee.data = Unmanaged.passRetained(self).toOpaque()
         timer = handle
-        uv_timer_start(handle, { handle in
-            guard let me = TimerHandle.owner(of: CUV_handle(handle)) else { return }
-            me.fire()
-        }, TimerHandle.milliseconds(delay), repeatEvery.map(TimerHandle.milliseconds) ?? 0)
+        uv_timer_start(handle, TimerHandle.fired, TimerHandle.milliseconds(delay), repeatEvery.map(TimerHandle.milliseconds) ?? 0)
+    }
+
+    /// libuv's callback: a C function pointer, so the timer is found through `handle.data`.
+    private static let fired: uv_timer_cb = { handle in
+        guard let me = TimerHandle.owner(of: CUV_handle(handle)) else { return }
+        me.fire()
     }
 
     /// Microseconds to libuv's milliseconds, rounded up so a timer never fires early.
@@ -35,7 +46,11 @@ public final class TimerHandle: HandleOwner {
     }
 
     private func fire() {
-        guard let body else { return }
+        guard let body, let handle = timer else { return }
+        if !repeats, case let remaining = deadline - loop.now, remaining > 0 {
+            uv_timer_start(handle, TimerHandle.fired, TimerHandle.milliseconds(remaining), 0)
+            return
+        }
         if repeats {
             body()
         } else {

@@ -6,10 +6,13 @@ enum CommandRegistry {
     static let commands: [any Command.Type] = [
         ProxyCommand.self,
         AnalyzeCommand.self,
+        ReplayCommand.self,
         FramesCommand.self,
         CtlCommand.self,
+        CertCommand.self,
         ExportCommand.self,
         SynthCommand.self,
+        DemoCommand.self,
     ]
     static let groups: [CommandGroup] = [
         SimCommands.group,

@@ -2,6 +2,7 @@ import CLI
 import ControlAPI
 import Faults
 import Glibc
+import Lifecycle
 import Transport
 
 /// `faultline proxy`: the recording, fault-injecting WebSocket proxy. This file turns flags
@@ -24,7 +25,12 @@ enum ProxyCommand: Command {
             """,
         options: [
             OptionSpec("listen", value: "host:port", help: "Where clients connect (port 0: any free port; the real one is printed)."),
-            OptionSpec("upstream", value: "url", help: "The real server: ws://HOST:PORT[/PATH] (wss:// comes with TLS support)."),
+            OptionSpec("upstream", value: "url", help: "The real server: ws://HOST[:PORT][/PATH], or wss://... for TLS (verified against the system trust store)."),
+            OptionSpec("upstream-ca", value: "file", help: "Verify a wss:// upstream against the CA certificates in this PEM file instead of the system's."),
+            OptionSpec("insecure-upstream", help: "Do not verify a wss:// upstream's certificate or host name (a warning is printed)."),
+            OptionSpec("tls-cert", value: "file", help: "Serve clients over TLS (wss://) with this PEM certificate chain (see 'faultline cert')."),
+            OptionSpec("tls-key", value: "file", help: "The private key (PEM) of --tls-cert."),
+            OptionSpec("keylog", value: "file", help: "Append TLS secrets of both legs in NSS key log format (for Wireshark)."),
             OptionSpec("record", value: "file", help: "Write a capture (JSON Lines, format v1) of everything relayed."),
             OptionSpec("fault", value: "rule", help: "A fault rule; repeatable.", repeatable: true),
             OptionSpec("faults", value: "file", help: "A fault plan: one rule a line, '#' comments."),
@@ -33,16 +39,19 @@ enum ProxyCommand: Command {
             OptionSpec("max-payload", value: "bytes", help: "Largest frame payload relayed (K, M, G suffixes).", default: "64M"),
             OptionSpec("max-connections", value: "n", help: "Open connections at most; more get HTTP 503.", default: "10000"),
             OptionSpec("live", help: "Print connection lifecycle events on standard error."),
-            OptionSpec("spec", value: "name|file", help: "Check lifecycles live against a spec (with --live)."),
+            OptionSpec("spec", value: "name|file",
+                       help: "Check lifecycles live against a spec: bird, agora-rtm, agora-rtm-stream or a file; findings on stderr (with --live also state changes; default: bird with --live)."),
             OptionSpec("verbose", short: "v", help: "Also print a debug line for every frame and note."),
         ] + ProxyControl.options)
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let settings = try settings(from: arguments)
         let live = LiveView(lifecycle: arguments.flag("live"), verbose: arguments.flag("verbose"))
+        let analysis = try liveAnalysis(arguments)
         let loop: EventLoop
         do { loop = try EventLoop() } catch { throw UsageError("faultline proxy: \(error)") }
         let server = ProxyServer(loop: loop, settings: settings, live: live)
+        analysis?.attach(to: server)
         let address: String
         do {
             address = try server.start()
@@ -63,6 +72,7 @@ enum ProxyCommand: Command {
         let shutdown: (Int32) -> Void = { _ in
             control?.close()
             server.stop()
+            analysis?.finish(at: server.now)
             loop.stop()
         }
         do {
@@ -73,10 +83,14 @@ enum ProxyCommand: Command {
             loop.close()
             throw UsageError("faultline proxy: \(error)")
         }
+        if let tls = settings.upstreamTLS, !tls.verifies {
+            Console.err("faultline proxy: warning: --insecure-upstream: the upstream's certificate is NOT verified; anyone on the path can read and change the traffic\n")
+        }
         Console.out("listening on \(address)\n")
         if let control { Console.out("control API on http://\(control.address)\n") }
         loop.run()
         server.stop()
+        analysis?.finish(at: server.now)
         loop.close()
         return ExitStatus.success
     }
@@ -117,15 +131,55 @@ enum ProxyCommand: Command {
             do { rules += try FaultPlan.parse(text, name: planPath).rules } catch { throw UsageError("\(command): --faults \(error)") }
         }
         settings.faultRules = rules
+        try configureTLS(&settings, from: arguments)
 
-        // HOOK(live analysis): accept --spec once the analyzer's LiveAnalyzer exists, and feed
-        // it every record in `ProxyServer.record` beside the live view.
-        if let spec = arguments.value("spec") {
-            throw UsageError("\(command): --spec \(spec): live lifecycle analysis is not built yet in this version")
-        }
+        // --live / --spec: see `liveAnalysis(_:)`, run beside the live view.
         // Rules may arrive later through the control API: every session consults the engine.
         settings.faultsAlwaysOn = try ProxyControl.check(arguments, command: command)
         return settings
+    }
+
+    /// `--upstream-ca`, `--insecure-upstream`, `--tls-cert`/`--tls-key`, `--keylog`: the TLS
+    /// contexts, with every file read now so a bad one stops the proxy before it listens.
+    static func configureTLS(_ settings: inout ProxySettings, from arguments: ParsedArguments) throws(UsageError) {
+        let command = "faultline proxy"
+        let caFile = arguments.value("upstream-ca")
+        let insecure = arguments.flag("insecure-upstream")
+        if !settings.upstream.secure {
+            if caFile != nil { throw UsageError("\(command): --upstream-ca needs a wss:// upstream") }
+            if insecure { throw UsageError("\(command): --insecure-upstream needs a wss:// upstream") }
+        }
+        if caFile != nil && insecure { throw UsageError("\(command): --upstream-ca and --insecure-upstream contradict each other") }
+        let certificate = arguments.value("tls-cert")
+        let key = arguments.value("tls-key")
+        if (certificate == nil) != (key == nil) { throw UsageError("\(command): --tls-cert and --tls-key go together") }
+        var keyLog: TLSKeyLog?
+        if let path = arguments.value("keylog") {
+            guard settings.upstream.secure || certificate != nil else {
+                throw UsageError("\(command): --keylog needs TLS on a leg (a wss:// upstream or --tls-cert)")
+            }
+            do { keyLog = try TLSKeyLog(path: path) } catch { throw UsageError("\(command): --keylog \(error)") }
+        }
+        do {
+            if settings.upstream.secure {
+                settings.upstreamTLS = try TLSContext.client(caFile: caFile, insecure: insecure, keyLog: keyLog)
+            }
+            if let certificate, let key {
+                settings.listenerTLS = try TLSContext.server(certificateFile: certificate, keyFile: key, keyLog: keyLog)
+            }
+        } catch {
+            throw UsageError("\(command): \(error)")
+        }
+    }
+
+    /// The live lifecycle check: with `--spec` (findings only, or everything with `--live`),
+    /// or with `--live` alone against the default spec `bird`. Nil when neither is given.
+    static func liveAnalysis(_ arguments: ParsedArguments) throws(UsageError) -> LiveAnalysis? {
+        let live = arguments.flag("live")
+        guard let name = arguments.value("spec") ?? (live ? "bird" : nil) else { return nil }
+        let spec: LifecycleSpec
+        do { spec = try SpecLoader.load(name) } catch { throw UsageError("faultline proxy: --spec: \(error)") }
+        return LiveAnalysis(spec: spec, transitions: live)
     }
 
     /// "65536", "512K", "64M", "1G" (powers of 1024).

@@ -80,18 +80,6 @@ enum SynthCommand: Command {
     }
 }
 
-/// SplitMix64: tiny, fast and fully determined by its seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Many simulated clients, their records merged in time order. Each client queues the
 /// records of its next step (all at or after its previous ones); the client whose queue
@@ -103,14 +91,14 @@ struct SynthGenerator {
     /// 2026-01-01T00:00:00Z: a fixed start keeps the output deterministic.
     static let startedAt: Int64 = 1_767_225_600_000_000
 
-    private var rng: SplitMix64
+    private var rng: SeededGenerator
     private var clients: [SynthClient]
     private var nextConnection = 1
     let seed: UInt64
 
     init(clients count: Int, seed: UInt64) {
         self.seed = seed
-        rng = SplitMix64(seed: seed)
+        rng = SeededGenerator(seed: seed)
         clients = []
         for index in 0..<count {
             // Clients join over the first seconds, not all at once.
@@ -183,7 +171,7 @@ struct SynthClient {
 
     // MARK: planning
 
-    mutating func plan(_ rng: inout SplitMix64) {
+    mutating func plan(_ rng: inout SeededGenerator) {
         pending.removeAll(keepingCapacity: true)
         pendingStart = 0
         switch phase {
@@ -193,7 +181,7 @@ struct SynthClient {
         }
     }
 
-    private mutating func advance(_ rng: inout SplitMix64, _ range: ClosedRange<Micros>) -> Micros {
+    private mutating func advance(_ rng: inout SeededGenerator, _ range: ClosedRange<Micros>) -> Micros {
         clock += Micros.random(in: range, using: &rng)
         return clock
     }
@@ -205,7 +193,7 @@ struct SynthClient {
 
     private mutating func event(_ from: Side, _ object: JSONValue) { frame(from, JSONWriter.serialize(object)) }
 
-    private mutating func planConnect(_ rng: inout SplitMix64) {
+    private mutating func planConnect(_ rng: inout SeededGenerator) {
         port = 40_000 + Int(rng.next() % 20_000)
         let clientAddress = "10.0.\(index / 250).\(index % 250 + 2):\(port)"
         pending.append(.open(OpenRecord(conn: 0, t: clock, client: clientAddress, server: "127.0.0.1:6001")))
@@ -241,7 +229,7 @@ struct SynthClient {
         phase = .connected(socketID: socketID, until: clock + lifetime)
     }
 
-    private mutating func planActivity(_ rng: inout SplitMix64, socketID: String) {
+    private mutating func planActivity(_ rng: inout SeededGenerator, socketID: String) {
         _ = advance(&rng, 20_000...2_500_000)
         let roll = rng.next() % 100
         switch roll {
@@ -271,7 +259,7 @@ struct SynthClient {
     }
 
     /// How a connection ends, and how long the client waits before the next one.
-    private mutating func planClose(_ rng: inout SplitMix64) {
+    private mutating func planClose(_ rng: inout SeededGenerator) {
         _ = advance(&rng, 1_000...500_000)
         let roll = rng.next() % 100
         var reconnectDelay: Micros
@@ -307,12 +295,12 @@ struct SynthClient {
     }
 
     /// Jittered exponential backoff: 1 s doubling per failure, capped at 30 s, times 0.5...1.
-    private mutating func backoff(_ rng: inout SplitMix64) -> Micros {
+    private mutating func backoff(_ rng: inout SeededGenerator) -> Micros {
         let base = min(Micros(1_000_000) << min(failures - 1, 5), 30_000_000)
         return base / 2 + Micros.random(in: 0...(base / 2), using: &rng)
     }
 
-    private mutating func closeHandshake(_ rng: inout SplitMix64, from: Side, code: UInt16, reason: String) {
+    private mutating func closeHandshake(_ rng: inout SeededGenerator, from: Side, code: UInt16, reason: String) {
         let body = [UInt8(code >> 8), UInt8(code & 0xFF)] + Array(reason.utf8)
         pending.append(.frame(FrameRecord(conn: 0, t: clock, from: from, opcode: .close, masked: from == .client, payload: body)))
         _ = advance(&rng, 300...30_000)

@@ -75,6 +75,23 @@ import WebSocket
         #expect(ended.first?.connectedAt == Wire.us(0.01))
     }
 
+    /// The proxy closes its sockets right after a close handshake, so no TCP end may follow:
+    /// the connection still ends there, not at the end of the capture.
+    @Test func aCloseHandshakeEndsTheConnectionWithoutATCPEnd() throws {
+        var wire = Wire()
+        let a = wire.connect(at: 0)
+        let close: [UInt8] = [0x0F, 0xA9]  // 4009
+        wire.records.append(.frame(FrameRecord(conn: a, t: Wire.us(2), from: .server, opcode: .close, masked: false,
+                                               payload: close, action: .injected, fault: "close:4009")))
+        wire.records.append(.frame(FrameRecord(conn: a, t: Wire.us(2.001), from: .client, opcode: .close, masked: true,
+                                               payload: close, action: .dropped, fault: "close:4009")))
+        let out = try analyze(wire, end: 30)
+        let ended = out.events.compactMap { if case .connectionEnded(let s) = $0 { s } else { nil } }
+        #expect(ended.count == 1)
+        #expect(ended.first?.endedAt == Wire.us(2.001))
+        #expect(ended.first?.closeCode == 4009)
+    }
+
     @Test func prefixIsDetectedFromThePusherHandshake() throws {
         var wire = Wire()
         let conn = 1

@@ -30,6 +30,17 @@ import Capture
         #expect(out.findings("handshake.missing-id").first?.message.hasPrefix("sent bird:ping 0.09 s after a handshake without socket_id") == true)
     }
 
+    /// A handshake without socket_id still is the handshake: a subscribe after it breaks
+    /// handshake.missing-id, and is not reported twice as early.
+    @Test func subscribeAfterAHandshakeWithoutIDIsNotEarly() throws {
+        var wire = Wire()
+        let a = wire.connect(at: 0, missingID: true)
+        wire.subscribe(a, at: 0.1, "news")
+        wire.close(a, at: 0.2, from: .client, code: 4200)
+        let out = try analyze(wire, end: 5)
+        #expect(Set(out.rules()) == ["server.handshake-missing-id", "handshake.missing-id"])
+    }
+
     @Test func subscribeBeforeHandshakeIsReported() throws {
         var wire = Wire()
         let a = wire.connect(at: 0, handshake: false)

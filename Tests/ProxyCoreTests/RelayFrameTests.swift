@@ -205,7 +205,7 @@ import WebSocket
         var wire: [UInt8] = []
         for frame in frames { wire += Wire.fromClient(frame) }
 
-        var generator = SplitMix(state: seed)
+        var generator = SeededGenerator(seed: seed)
         var harness = Harness()
         var upstream: [UInt8] = []
         var rest = Wire.request + wire
@@ -248,17 +248,6 @@ import WebSocket
     }
 }
 
-/// A tiny deterministic generator for split sizes.
-struct SplitMix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite struct RelayUnrelayableTests {
     @Test func anUnparseableHeaderEndsThePairWith1002ToTheOffender() throws {

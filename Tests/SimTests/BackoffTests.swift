@@ -1,4 +1,5 @@
 import Sim
+import WebSocket
 import Testing
 
 @Suite struct BackoffTests {
@@ -13,7 +14,7 @@ import Testing
 
     @Test(arguments: 1...7)
     func fullJitterStaysInBoundsAndCoversThem(attempt: Int) {
-        var random = SimRandom(seed: UInt64(attempt) * 1_000_003)
+        var random = SeededGenerator(seed: UInt64(attempt) * 1_000_003)
         let bound = backoff.bound(attempt: attempt)
         let draws = (0..<4_000).map { _ in backoff.delay(attempt: attempt, using: &random) }
         #expect(draws.allSatisfy { $0 >= 0 && $0 <= bound })
@@ -31,7 +32,7 @@ import Testing
     }
 
     @Test func sameSeedSameDelays() {
-        var a = SimRandom(seed: 42), b = SimRandom(seed: 42), c = SimRandom(seed: 43)
+        var a = SeededGenerator(seed: 42), b = SeededGenerator(seed: 42), c = SeededGenerator(seed: 43)
         let first = (1...20).map { backoff.delay(attempt: $0, using: &a) }
         #expect(first == (1...20).map { backoff.delay(attempt: $0, using: &b) })
         #expect(first != (1...20).map { backoff.delay(attempt: $0, using: &c) })

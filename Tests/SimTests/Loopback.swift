@@ -36,7 +36,7 @@ struct Loopback {
 
     init(server: SimServerSettings = SimServerSettings(), clients settings: [SimClientSettings], seed: UInt64 = 7) {
         self.server = SimServer(settings: server, seed: seed)
-        self.clients = settings.enumerated().map { SimClient(settings: $0.element, random: SimRandom.derived(seed: seed, index: $0.offset)) }
+        self.clients = settings.enumerated().map { SimClient(settings: $0.element, random: SeededGenerator.derived(seed: seed, index: $0.offset)) }
         self.clientTimers = Array(repeating: [:], count: settings.count)
         self.commands = Array(repeating: [], count: settings.count)
         for command in self.server.start(now: 0) { serverDid(command) }

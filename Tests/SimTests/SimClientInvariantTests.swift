@@ -11,7 +11,7 @@ import WebSocket
         server.appKey = "sim-key"
         let clients = (1...2).map { number in SimChannelTests.client { $0.userID = "u\(number)"; $0.triggerInterval = .s(3) } }
         var net = Loopback(server: server, clients: clients, seed: seed)
-        var dice = SimRandom(seed: seed &* 7919)
+        var dice = SeededGenerator(seed: seed &* 7919)
         var stalled = false
         for index in clients.indices { net.client(index, .connect) }
         for _ in 0..<300 {

@@ -138,6 +138,10 @@ struct ClientTimeline {
                 }
                 return events
             }
+            if record.opcode == .close, view.serverClose == nil {
+                view.serverClose = evidence
+                views[record.conn] = view
+            }
             events += run(.frame(record, event))
             if record.opcode == .close, view.droppedAt == nil {
                 let code = record.closeCode
@@ -146,6 +150,7 @@ struct ClientTimeline {
                                cause: "close \(code.map(String.init) ?? "(no code)") from server", evidence: evidence,
                                fault: record.fault ?? (record.action == .injected ? "injected close" : nil))
             }
+            if record.opcode == .close { events += closeHandshakeCompleted(record.conn, at: record.t) }
             return events
         }
         // From the client.
@@ -167,6 +172,7 @@ struct ClientTimeline {
                            cause: "close \(code.map(String.init) ?? "(no code)") from client", evidence: evidence,
                            fault: record.fault ?? (record.action == .injected ? "injected close" : nil))
         }
+        if record.opcode == .close { events += closeHandshakeCompleted(record.conn, at: record.t) }
         return events
     }
 
@@ -187,6 +193,18 @@ struct ClientTimeline {
         }
         live.remove(record.conn)
         return events
+    }
+
+    /// Once both peers have sent their close frame the WebSocket is over, whether or not a
+    /// TCP end is ever recorded (the proxy closes its sockets right after the handshake).
+    /// Ending the connection's summary here gives it its true span, and frees it, so a
+    /// client's closed connections do not pile up until the capture ends.
+    private mutating func closeHandshakeCompleted(_ conn: ConnectionID, at t: Micros) -> [AnalysisEvent] {
+        guard let view = views[conn], view.clientClose != nil, view.serverClose != nil,
+              var summary = summaries.removeValue(forKey: conn) else { return [] }
+        summary.endedAt = t
+        live.remove(conn)
+        return [.connectionEnded(summary)]
     }
 
     mutating func fault(_ record: FaultRecord) -> [AnalysisEvent] {

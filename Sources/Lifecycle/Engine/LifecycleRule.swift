@@ -76,6 +76,8 @@ public struct ConnectionView: Sendable, Hashable {
     /// The first close frame the client sent.
     public var clientClose: Evidence?
     public var clientCloseCode: UInt16?
+    /// The server's close frame, if any (delivered or not).
+    public var serverClose: Evidence?
     /// When the client learned the connection ended.
     public var droppedAt: Micros?
     /// A fault touched a frame of this connection (its rule text), most recent.

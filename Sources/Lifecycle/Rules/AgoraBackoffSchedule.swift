@@ -14,9 +14,7 @@ public struct AgoraBackoffSchedule: LifecycleRule {
         guard case .attempt(let attempt) = step, let check = ScheduleCheck(attempt, spec: spec),
               check.phase.rule == Self.id else { return [] }
         let tolerance = spec.tolerances.timing
-        let broken = check.phase.jitter == .none ? check.offSchedule(tolerance: tolerance)
-                                                 : check.exceeds(check.bound, tolerance: tolerance)
-        guard broken else { return [] }
+        guard check.breaksPhase(tolerance: tolerance) else { return [] }
         return [finding(context, conn: attempt.conn, t: attempt.t,
                         "delay \(formatSeconds(check.delay)) != expected \(formatSeconds(check.bound)) ± \(formatSeconds(tolerance)) for attempt \(attempt.number)",
                         evidence: check.evidence)]

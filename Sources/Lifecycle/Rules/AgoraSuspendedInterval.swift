@@ -13,9 +13,7 @@ public struct AgoraSuspendedInterval: LifecycleRule {
         guard case .attempt(let attempt) = step, let check = ScheduleCheck(attempt, spec: spec),
               check.phase.rule == Self.id else { return [] }
         let tolerance = spec.tolerances.timing
-        let broken = check.phase.jitter == .none ? check.offSchedule(tolerance: tolerance)
-                                                 : check.exceeds(check.bound, tolerance: tolerance)
-        guard broken else { return [] }
+        guard check.breaksPhase(tolerance: tolerance) else { return [] }
         return [finding(context, conn: attempt.conn, t: attempt.t,
                         "interval \(formatSeconds(check.delay)) != \(formatSeconds(check.bound)) ± \(formatSeconds(tolerance)) in state \(check.phase.state)",
                         evidence: check.evidence)]

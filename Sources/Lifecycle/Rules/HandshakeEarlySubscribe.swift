@@ -1,7 +1,8 @@
 import Capture
 
-/// `handshake.early-subscribe`: a subscribe, sign-in or client event before the handshake
-/// gave the connection its socket id (which its signature needs).
+/// `handshake.early-subscribe`: a subscribe, sign-in or client event before the server's
+/// handshake arrived. After a handshake without `socket_id`, anything but a close is
+/// `handshake.missing-id`'s to report, not this rule's.
 public struct HandshakeEarlySubscribe: LifecycleRule {
     public static let id = "handshake.early-subscribe"
     public static let severity = Severity.error
@@ -10,7 +11,7 @@ public struct HandshakeEarlySubscribe: LifecycleRule {
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
         guard case .frame(let frame, let event?) = step, frame.from == .client, event.kind.needsHandshake,
-              let view = context.connections[frame.conn], view.socketID == nil else { return [] }
+              let view = context.connections[frame.conn], view.handshakeAt == nil else { return [] }
         return [finding(context, conn: frame.conn, t: frame.t,
                         "sent \(event.name)\(event.targetChannel.map { " " + $0 } ?? "") \(formatSeconds(frame.t - view.openedAt)) after open, before the handshake",
                         evidence: [Evidence(conn: frame.conn, t: frame.t, from: .client, summary: "text \(event.name)")])]

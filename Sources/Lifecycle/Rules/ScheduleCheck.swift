@@ -27,6 +27,12 @@ struct ScheduleCheck {
     /// No jitter: the delay is off the expected value by more than the tolerance.
     func offSchedule(tolerance: Micros) -> Bool { abs(delay - bound) > tolerance }
 
+    /// The delay breaks its phase: off the fixed schedule for a phase without jitter, over
+    /// the bound for one with jitter.
+    func breaksPhase(tolerance: Micros) -> Bool {
+        phase.jitter == .none ? offSchedule(tolerance: tolerance) : exceeds(bound, tolerance: tolerance)
+    }
+
     var evidence: [Evidence] {
         [attempt.previousDrop.map(\.evidence), attempt.evidence].compactMap { $0 }
     }

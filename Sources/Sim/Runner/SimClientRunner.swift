@@ -17,7 +17,7 @@ public final class SimClientRunner {
     private var sockets: [[SimSocketID: ClientSocket]]
     private var timers: [[SimClientTimer: TimerHandle]]
     /// Masking keys and handshake keys; the machines' own generators stay untouched by I/O.
-    private var random: SimRandom
+    private var random: SeededGenerator
     /// How long a close we sent waits for the server's close before the TCP close.
     private let closeWait: Int64 = 1_000_000
 

@@ -33,11 +33,13 @@ struct HostPortError: Error, Sendable, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// The `--upstream` URL: `ws://HOST[:PORT][/PATH]`. `wss://` is recognised so it can be
-/// refused with a clear message until TLS lands (issue 8).
+/// The `--upstream` URL: `ws://HOST[:PORT][/PATH]` (port 80 by default) or
+/// `wss://HOST[:PORT][/PATH]` (TLS, port 443 by default).
 struct UpstreamURL: Sendable, Hashable, CustomStringConvertible {
     var host: String
     var port: Int
+    /// `wss://`: the proxy speaks TLS to the upstream.
+    var secure = false
     /// The path prefix without a trailing slash ("" for none): the client's request target
     /// is appended to it, so `ws://h:1/base` + `/app/key` goes to `/base/app/key`.
     var pathPrefix: String
@@ -45,17 +47,15 @@ struct UpstreamURL: Sendable, Hashable, CustomStringConvertible {
     /// "host:port" for the `Host` header and the capture.
     var hostHeader: String { HostPort(host: host, port: port).description }
 
-    var description: String { "ws://\(hostHeader)\(pathPrefix)" }
+    var description: String { "\(secure ? "wss" : "ws")://\(hostHeader)\(pathPrefix)" }
 
     static func parse(_ text: String) -> Result<UpstreamURL, HostPortError> {
         let lower = text.lowercased()
-        if lower.hasPrefix("wss://") {
-            return .failure(HostPortError("'\(text)': wss:// upstreams are not supported yet (TLS is a later issue); use ws://"))
+        let secure = lower.hasPrefix("wss://")
+        guard secure || lower.hasPrefix("ws://") else {
+            return .failure(HostPortError("'\(text)' is not a ws:// or wss:// URL: expected ws[s]://HOST:PORT[/PATH]"))
         }
-        guard lower.hasPrefix("ws://") else {
-            return .failure(HostPortError("'\(text)' is not a ws:// URL: expected ws://HOST:PORT[/PATH]"))
-        }
-        let rest = text.dropFirst(5)
+        let rest = text.dropFirst(secure ? 6 : 5)
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
         let authority = String(rest[..<slash])
         var path = String(rest[slash...])
@@ -66,13 +66,13 @@ struct UpstreamURL: Sendable, Hashable, CustomStringConvertible {
         guard !authority.isEmpty else { return .failure(HostPortError("'\(text)' has no host: expected ws://HOST:PORT[/PATH]")) }
         if authority.contains("@") { return .failure(HostPortError("'\(text)': user information in the URL is not supported")) }
         let hasPort = authority.hasPrefix("[") ? authority.contains("]:") : authority.contains(":")
-        let hostPort = HostPort.parse(hasPort ? authority : authority + ":80")
+        let hostPort = HostPort.parse(hasPort ? authority : authority + (secure ? ":443" : ":80"))
         switch hostPort {
         case .failure(let error):
             return .failure(HostPortError("upstream \(error.description)"))
         case .success(let value):
             guard value.port != 0 else { return .failure(HostPortError("'\(text)': the upstream port cannot be 0")) }
-            return .success(UpstreamURL(host: value.host, port: value.port, pathPrefix: path))
+            return .success(UpstreamURL(host: value.host, port: value.port, secure: secure, pathPrefix: path))
         }
     }
 }

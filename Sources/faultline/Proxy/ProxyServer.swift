@@ -31,6 +31,8 @@ final class ProxyServer {
     var counters = ProxyMetrics()
     /// Called once when `stop()` has finished (the capture is closed).
     var onStopped: (() -> Void)?
+    /// Sees every record as it is made, before it is written (live analysis).
+    var recordObserver: ((CaptureRecord) -> Void)?
 
     init(loop: EventLoop, settings: ProxySettings, live: LiveView? = nil) {
         self.loop = loop
@@ -98,7 +100,26 @@ final class ProxyServer {
 
     // MARK: Connections
 
+    /// A new client: with `--tls-cert` its TLS handshake runs first (a failed one is noted
+    /// and shown, and never becomes a connection); then it is admitted as a byte stream.
     private func accept(_ connection: TCPConnection) {
+        guard let context = settings.listenerTLS else {
+            admit(connection)
+            return
+        }
+        TLSConnection.server(over: connection, context: context) { [unowned self] result in
+            switch result {
+            case .success(let tls):
+                admit(tls)
+            case .failure(let error):
+                let message = "TLS from a client: \(error.message)"
+                record(.note(NoteRecord(conn: nil, t: now, level: .warning, message: message)))
+                live?.problem(message)
+            }
+        }
+    }
+
+    private func admit(_ connection: any ByteStream) {
         guard pairs.count < settings.maxConnections else {
             refuse(connection)
             return
@@ -117,7 +138,7 @@ final class ProxyServer {
 
     /// Over `--max-connections`: a 503 that says why, then FIN; the request is read and
     /// discarded so the close is clean (no RST from unread bytes), bounded by a timer.
-    private func refuse(_ connection: TCPConnection) {
+    private func refuse(_ connection: any ByteStream) {
         let body = "faultline: too many connections (limit \(settings.maxConnections), see --max-connections)\n"
         let response = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
             + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
@@ -146,6 +167,7 @@ final class ProxyServer {
     func record(_ record: CaptureRecord) {
         counters.observe(record)
         live?.show(record)
+        recordObserver?(record)
         guard let capture else { return }
         do {
             try capture.append(record)

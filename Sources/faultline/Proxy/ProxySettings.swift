@@ -1,6 +1,7 @@
 import Faults
 import JSON
 import ProxyCore
+import Transport
 
 /// Everything a `ProxyServer` needs, checked before anything starts (`faultline proxy`
 /// builds it from flags; `faultline demo` builds it in code).
@@ -24,6 +25,10 @@ struct ProxySettings: Sendable {
     /// How long a socket we close may take to flush its queue before it is reset.
     var closeFlushTimeout: Int64 = 5_000_000
     var upstreamConnectTimeout: Int64 = 10_000_000
+    /// TLS to a `wss://` upstream (a client context: trust, verification, key log); nil for `ws://`.
+    var upstreamTLS: TLSContext?
+    /// TLS for clients (`--tls-cert`/`--tls-key`, a server context); nil for a plain listener.
+    var listenerTLS: TLSContext?
 
     var relayConfig: RelayConfig {
         RelayConfig(upstreamHost: upstream.hostHeader, upstreamPathPrefix: upstream.pathPrefix,
@@ -40,6 +45,8 @@ struct ProxySettings: Sendable {
         object["strict"] = .bool(strict)
         object["max_payload"] = .int(Int64(maxPayload))
         object["max_connections"] = .int(Int64(maxConnections))
+        object["tls_listener"] = .bool(listenerTLS != nil)
+        if let upstreamTLS { object["tls_upstream_verified"] = .bool(upstreamTLS.verifies) }
         return object
     }
 }

@@ -14,8 +14,10 @@ final class RelayPair {
     let id: ConnectionID
     unowned let server: ProxyServer
     private var session: RelaySession
-    private var sockets: [Side: TCPConnection] = [:]
-    private var connectAttempt: ConnectAttempt?
+    /// Plain TCP or TLS: the pair relays plaintext either way.
+    private var sockets: [Side: any ByteStream] = [:]
+    /// Cancels the upstream connect in progress (TCP or TLS); nil when none is.
+    private var connectAttempt: (() -> Void)?
     /// Sides whose socket is gone (closed by us, or never opened after the session gave up on it).
     private var gone: Set<Side> = []
     private var pausedBySession: Set<Side> = []
@@ -28,7 +30,7 @@ final class RelayPair {
     /// What the control API shows about this connection.
     var summary: ConnectionSummary
 
-    init(id: ConnectionID, client: TCPConnection, server: ProxyServer, session: RelaySession, now: Micros) {
+    init(id: ConnectionID, client: any ByteStream, server: ProxyServer, session: RelaySession, now: Micros) {
         self.id = id
         self.server = server
         self.session = session
@@ -59,7 +61,7 @@ final class RelayPair {
 
     // MARK: Sockets
 
-    private func attach(_ connection: TCPConnection, as side: Side) {
+    private func attach(_ connection: any ByteStream, as side: Side) {
         sockets[side] = connection
         connection.highWaterMark = server.settings.highWaterMark
         connection.lowWaterMark = server.settings.lowWaterMark
@@ -88,23 +90,46 @@ final class RelayPair {
 
     private func connectUpstream() {
         let upstream = server.settings.upstream
-        connectAttempt = TCPConnector.connect(loop: server.loop, host: upstream.host, port: upstream.port,
-                                              timeout: server.settings.upstreamConnectTimeout) { [unowned self] result in
-            connectAttempt = nil
-            switch result {
-            case .success(let connection):
-                if gone.contains(.server) {   // the session gave up meanwhile
-                    connection.close()
-                    return
+        let timeout = server.settings.upstreamConnectTimeout
+        if let context = server.settings.upstreamTLS {
+            let attempt = TLSConnector.connect(loop: server.loop, host: upstream.host, port: upstream.port, context: context,
+                                               timeout: timeout) { [unowned self] result in
+                switch result {
+                case .success(let connection): upstreamConnected(connection)
+                case .failure(let error):
+                    // A refused certificate is the operator's business too, not only the client's 502.
+                    if error.message.hasPrefix("TLS handshake") { server.live?.problem("conn \(id): upstream \(error.message)") }
+                    upstreamFailed(error)
                 }
-                attach(connection, as: .server)
-                updateReading(.server)
-                deliver(.upstreamConnected)
-            case .failure(let error):
-                gone.insert(.server)
-                deliver(.upstreamFailed(error.message))
             }
+            connectAttempt = { attempt.cancel() }
+        } else {
+            let attempt = TCPConnector.connect(loop: server.loop, host: upstream.host, port: upstream.port,
+                                               timeout: timeout) { [unowned self] result in
+                switch result {
+                case .success(let connection): upstreamConnected(connection)
+                case .failure(let error): upstreamFailed(error)
+                }
+            }
+            connectAttempt = { attempt.cancel() }
         }
+    }
+
+    private func upstreamConnected(_ connection: any ByteStream) {
+        connectAttempt = nil
+        if gone.contains(.server) {   // the session gave up meanwhile
+            connection.close()
+            return
+        }
+        attach(connection, as: .server)
+        updateReading(.server)
+        deliver(.upstreamConnected)
+    }
+
+    private func upstreamFailed(_ error: TransportError) {
+        connectAttempt = nil
+        gone.insert(.server)
+        deliver(.upstreamFailed(error.message))
     }
 
     private func updateReading(_ side: Side) {
@@ -173,8 +198,8 @@ final class RelayPair {
 
     /// A side with no socket: cancel a pending upstream connect, mark it gone.
     private func abandon(_ side: Side) {
-        if side == .server, let attempt = connectAttempt {
-            attempt.cancel()
+        if side == .server, let cancel = connectAttempt {
+            cancel()
             connectAttempt = nil
         }
         gone.insert(side)

@@ -1,5 +1,7 @@
-/// SplitMix64: small, fast, and the same sequence on every platform for a given seed, so
-/// fault plans with `prob=` and latency jitter repeat exactly run after run.
+/// SplitMix64: small, fast, and the same sequence on every platform for a given seed. Every
+/// random draw in Faultline comes from one of these, owned by the caller (mask keys, fault
+/// `prob=` and latency jitter, the simulator's backoff, replays, synthetic captures), so
+/// tests, fault plans and replays repeat exactly run after run.
 public struct SeededGenerator: RandomNumberGenerator, Sendable, Hashable {
     public private(set) var state: UInt64
 

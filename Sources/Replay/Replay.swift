@@ -1,1 +1,0 @@
-// The Replay module; see README "Design" for what it holds. Filled in by its issue.

@@ -1,0 +1,336 @@
+import Capture
+import WebSocket
+
+/// What happened to a live connection being replayed (the I/O shell reports these).
+public enum ReplayEvent: Sendable, Hashable {
+    /// Client role: the TCP connection to the server is up.
+    case connected
+    /// Server role: the client's upgrade request arrived.
+    case request(HTTPRequestHead)
+    /// Client role: the server's upgrade response arrived.
+    case response(HTTPResponseHead)
+    /// A frame from the live peer.
+    case frame(Frame)
+    /// A wake-up asked for with `.schedule` (or any earlier one: the script checks the time).
+    case timer
+    /// The live peer's stream ended.
+    case peerEnded(RecordedEnd)
+}
+
+/// What the shell must do, in order.
+public enum ReplayCommand: Sendable, Hashable {
+    /// Write raw bytes (an HTTP head).
+    case write([UInt8])
+    /// Encode and write a frame.
+    case send(Frame)
+    /// Send FIN after queued writes; keep reading.
+    case shutdown
+    /// Abort with RST.
+    case reset
+    /// Close the socket once queued writes are out.
+    case close
+    /// Deliver `.timer` at this live time (microseconds since the replay started).
+    case schedule(at: Micros)
+    /// A deviation from the recording.
+    case report(Deviation)
+    /// The connection's replay is over; no more events are needed.
+    case finished
+}
+
+/// The replay of one recorded connection, playing one side (`role`) against a live peer.
+/// Pure: events in, commands out, time passed in.
+///
+/// The recording becomes a list of steps for our side (frames to send, then how our stream
+/// ends) and a list of frames expected from the peer. A step waits for every peer frame that
+/// preceded it in the recording (a subscription succeeds only after the client subscribed),
+/// then keeps the recorded gap after the latest of those events and of the previous step.
+/// A peer frame that does not come within `timing.patience` of when it should have is
+/// reported missing and the script moves on.
+public struct ReplayScript: Sendable {
+    public struct Config: Sendable {
+        /// The side we play: `.server` answers a live client, `.client` talks to a live server.
+        public var role: Side
+        public var timing: ReplayTiming
+        public var rules: MatchRules
+        /// Which copy this is (`--clients N`), for reports.
+        public var copy: Int
+        /// Client role: the Host header and request target to use (nil: as recorded).
+        public var host: String?
+        public var target: String?
+        /// Client role: re-signs subscription and sign-in auth for the live socket id.
+        public var signer: AuthSigner?
+        /// Seed of the masking keys and the Sec-WebSocket-Key (client role).
+        public var seed: UInt64
+
+        public init(role: Side, timing: ReplayTiming = ReplayTiming(), rules: MatchRules = .birdDefaults,
+                    copy: Int = 1, host: String? = nil, target: String? = nil, signer: AuthSigner? = nil, seed: UInt64 = 1) {
+            self.signer = signer
+            self.role = role
+            self.timing = timing
+            self.rules = rules
+            self.copy = copy
+            self.host = host
+            self.target = target
+            self.seed = seed
+        }
+    }
+
+    enum StepAction: Sendable, Hashable {
+        case send(FrameRecord)
+        case end(RecordedEnd)
+    }
+
+    struct Step: Sendable, Hashable {
+        var action: StepAction
+        var recordedAt: Micros
+        /// Peer frames that must be resolved (seen, or given up) before this step.
+        var waitsFor: Int
+    }
+
+    enum Phase: Sendable, Hashable {
+        case connecting
+        case awaitingRequest
+        case awaitingResponse(key: String)
+        case open
+        /// Our side ended (FIN sent); waiting for the peer's end until `deadline`.
+        case closing(deadline: Micros)
+        case finished
+    }
+
+    public let config: Config
+    public let recording: RecordedConnection
+    let steps: [Step]
+    var nextStep = 0
+    var aligner: PeerAligner
+    var phase: Phase
+    /// The latest executed step: (recorded time, live time).
+    var lastStep: (recorded: Micros, live: Micros) = (0, 0)
+    /// Whether pings from the peer were answered in the recording.
+    let answersPings: Bool
+    var peerEnded = false
+    /// Close frames sent and received: a server closes the TCP connection once both are
+    /// through (RFC 6455 7.1.1) when the recording says nothing more.
+    var sentClose = false
+    var receivedClose = false
+    var generator: SeededGenerator
+    var scheduled: Micros?
+
+    public init(_ recording: RecordedConnection, config: Config) {
+        self.config = config
+        self.recording = recording
+        let mine = config.role
+        var steps: [Step] = []
+        var expected: [FrameRecord] = []
+        var peerPings = 0, ourPongs = 0
+        for frame in recording.frames {
+            if frame.from == mine {
+                guard RecordedConnection.arrived(frame) else { continue }
+                if frame.opcode == .pong { ourPongs += 1; continue }   // answered live instead
+                steps.append(Step(action: .send(frame), recordedAt: frame.t, waitsFor: expected.count))
+            } else {
+                guard RecordedConnection.wasSent(frame) else { continue }
+                if frame.opcode == .ping { peerPings += 1; continue }
+                if frame.opcode == .pong { continue }
+                expected.append(frame)
+            }
+        }
+        if let end = recording.end(of: mine) {
+            let before = expected.filter { RecordedConnection.sentAt($0) <= end.t }.count
+            steps.append(Step(action: .end(end.kind), recordedAt: end.t, waitsFor: max(before, steps.last?.waitsFor ?? 0)))
+        }
+        self.steps = steps
+        self.answersPings = peerPings == 0 || ourPongs > 0
+        self.aligner = PeerAligner(expected: expected, matcher: FrameMatcher(rules: config.rules))
+        self.phase = config.role == .client ? .connecting : .awaitingRequest
+        self.generator = SeededGenerator(seed: config.seed)
+    }
+
+    /// Deviations found so far are reported through `.report`; this says whether the
+    /// replay of this connection is over.
+    public var isFinished: Bool { phase == .finished }
+
+    /// The handshake time of the recording: the anchor of all recorded gaps.
+    var recordedStart: Micros { recording.response?.t ?? recording.request?.t ?? recording.openedAt }
+
+    public mutating func handle(_ event: ReplayEvent, now: Micros) -> [ReplayCommand] {
+        var out: [ReplayCommand] = []
+        switch event {
+        case .connected:
+            guard case .connecting = phase else { break }
+            sendRequest(now: now, into: &out)
+        case .request(let request):
+            guard case .awaitingRequest = phase else { break }
+            answer(request, now: now, into: &out)
+        case .response(let response):
+            guard case .awaitingResponse(let key) = phase else { break }
+            check(response, key: key, now: now, into: &out)
+        case .frame(let frame):
+            received(frame, now: now, into: &out)
+        case .timer:
+            scheduled = nil
+        case .peerEnded(let kind):
+            peerEnd(kind, now: now, into: &out)
+        }
+        advance(now: now, into: &out)
+        return out
+    }
+
+    // MARK: Frames from the peer
+
+    mutating func received(_ frame: Frame, now: Micros, into out: inout [ReplayCommand]) {
+        guard phase != .finished else { return }
+        switch frame.opcode {
+        case .ping:
+            if answersPings, !isClosing {
+                out.append(.send(Frame(opcode: .pong, maskingKey: maskIfClient(), payload: frame.payload)))
+            }
+            return
+        case .pong:
+            return
+        default:
+            break
+        }
+        for outcome in aligner.observe(frame, now: now) { out.append(.report(deviation(outcome, now: now))) }
+        if frame.opcode == .close {
+            receivedClose = true
+            for outcome in aligner.peerClosed(now: now) { out.append(.report(deviation(outcome, now: now))) }
+        }
+    }
+
+    var isClosing: Bool {
+        if case .closing = phase { return true }
+        return false
+    }
+
+    mutating func peerEnd(_ kind: RecordedEnd, now: Micros, into out: inout [ReplayCommand]) {
+        guard !peerEnded, phase != .finished else { return }
+        peerEnded = true
+        for outcome in aligner.giveUpAll(now: now) { out.append(.report(deviation(outcome, now: now))) }
+        let recorded = recording.end(of: config.role.other)?.kind
+        if let recorded, recorded != kind {
+            out.append(.report(Deviation(kind: .differentEnd, copy: config.copy, conn: recording.conn, t: now,
+                                         expected: Self.describe(recorded), observed: Self.describe(kind))))
+        }
+        switch phase {
+        case .open where kind == .fin && nextStep < steps.count:
+            break   // half-closed: the rest of our script can still be written
+        case .finished:
+            break
+        default:
+            finish(.close, into: &out)
+        }
+    }
+
+    static func describe(_ end: RecordedEnd) -> String { end == .fin ? "TCP FIN" : "TCP RST" }
+
+    // MARK: Steps
+
+    mutating func advance(now: Micros, into out: inout [ReplayCommand]) {
+        while true {
+            switch phase {
+            case .open:
+                break
+            case .closing(let deadline):
+                if now >= deadline { finish(.close, into: &out) } else { schedule(deadline, into: &out) }
+                return
+            default:
+                return
+            }
+            if nextStep < steps.count {
+                let step = steps[nextStep]
+                if aligner.resolvedPrefix >= step.waitsFor {
+                    let anchor = anchorFor(waitsFor: step.waitsFor)
+                    let due = anchor.live + config.timing.delay(step.recordedAt - anchor.recorded)
+                    guard now >= due else { schedule(due, into: &out); return }
+                    nextStep += 1
+                    lastStep = (step.recordedAt, now)
+                    execute(step, now: now, into: &out)
+                    continue
+                }
+                if !waitForPeer(now: now, into: &out) { return }
+                continue
+            }
+            // Every step done: wait for the remaining peer frames, then for the peer's end.
+            if aligner.resolvedPrefix < aligner.expected.count {
+                if !waitForPeer(now: now, into: &out) { return }
+                continue
+            }
+            if peerEnded || (config.role == .server && sentClose && receivedClose) {
+                finish(.close, into: &out)
+                return
+            }
+            phase = .closing(deadline: now + config.timing.patience)
+        }
+    }
+
+    /// The next expected peer frame is late or not: gives it up past its deadline (true:
+    /// something changed), or schedules a wake-up for the deadline (false).
+    mutating func waitForPeer(now: Micros, into out: inout [ReplayCommand]) -> Bool {
+        let index = aligner.resolvedPrefix
+        let expectedAt = RecordedConnection.sentAt(aligner.expected[index])
+        let anchor = anchorFor(waitsFor: index)
+        let deadline = anchor.live + config.timing.delay(expectedAt - anchor.recorded) + config.timing.patience
+        if now >= deadline {
+            for outcome in aligner.giveUp(index, now: now) { out.append(.report(deviation(outcome, now: now))) }
+            return true
+        }
+        schedule(deadline, into: &out)
+        return false
+    }
+
+    /// The latest event before something that waits for `waitsFor` peer frames: the last
+    /// step we executed or the moment the last of those frames was resolved.
+    func anchorFor(waitsFor: Int) -> (recorded: Micros, live: Micros) {
+        var anchor = lastStep
+        if waitsFor > 0, let reached = aligner.prefixReachedAt(waitsFor) {
+            let recorded = RecordedConnection.sentAt(aligner.expected[waitsFor - 1])
+            if recorded > anchor.recorded || (recorded == anchor.recorded && reached > anchor.live) {
+                anchor = (recorded, reached)
+            }
+        }
+        return anchor
+    }
+
+    mutating func execute(_ step: Step, now: Micros, into out: inout [ReplayCommand]) {
+        switch step.action {
+        case .send(let record):
+            var payload = record.payload
+            if config.role == .client {
+                payload = aligner.matcher.rewrite(payload)
+                if let signer = config.signer, let socketID = aligner.matcher.liveFields["socket_id"] {
+                    payload = signer.resign(payload, socketID: socketID)
+                }
+            }
+            if record.opcode == .close { sentClose = true }
+            out.append(.send(Frame(fin: record.fin, opcode: record.opcode, maskingKey: maskIfClient(), payload: payload)))
+        case .end(.reset):
+            finish(.reset, into: &out)
+        case .end(.fin):
+            out.append(.shutdown)
+            if peerEnded { finish(.close, into: &out) } else { phase = .closing(deadline: now + config.timing.patience) }
+        }
+    }
+
+    mutating func finish(_ how: ReplayCommand, into out: inout [ReplayCommand]) {
+        guard phase != .finished else { return }
+        phase = .finished
+        out.append(how)
+        out.append(.finished)
+    }
+
+    mutating func schedule(_ at: Micros, into out: inout [ReplayCommand]) {
+        guard scheduled != at else { return }
+        scheduled = at
+        out.append(.schedule(at: at))
+    }
+
+    mutating func maskIfClient() -> MaskingKey? {
+        config.role == .client ? MaskingKey.random(using: &generator) : nil
+    }
+
+    func deviation(_ outcome: PeerAligner.Outcome, now: Micros) -> Deviation {
+        var deviation = outcome.deviation(conn: recording.conn, now: now)
+        deviation.copy = config.copy
+        return deviation
+    }
+}

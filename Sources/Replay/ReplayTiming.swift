@@ -1,0 +1,27 @@
+import Capture
+
+/// How recorded gaps become live delays: divided by the speed (`max`: no waiting at all),
+/// capped at `maxGap` first, and how long to wait past the recorded time for a frame the
+/// live peer should send before calling it missing.
+public struct ReplayTiming: Sendable, Hashable {
+    /// 1 = recorded timing, 2 = twice as fast; nil = as fast as possible (`--speed max`).
+    public var speed: Double?
+    /// Longest recorded gap kept as it is (`--max-gap 1s`); nil keeps every gap.
+    public var maxGap: Micros?
+    /// Grace past the expected moment before a recorded peer frame counts as missing.
+    public var patience: Micros
+
+    public init(speed: Double? = 1, maxGap: Micros? = nil, patience: Micros = 5_000_000) {
+        self.speed = speed
+        self.maxGap = maxGap
+        self.patience = patience
+    }
+
+    /// The live delay for a recorded gap.
+    public func delay(_ recordedGap: Micros) -> Micros {
+        guard let speed else { return 0 }
+        var gap = max(0, recordedGap)
+        if let maxGap { gap = min(gap, maxGap) }
+        return Micros((Double(gap) / speed).rounded())
+    }
+}

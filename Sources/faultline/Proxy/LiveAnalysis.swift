@@ -1,0 +1,92 @@
+import CLI
+import Capture
+import Lifecycle
+import Reports
+import Transport
+
+/// `faultline proxy --spec NAME|FILE` (and `faultline demo`): the analyzer's streaming engine
+/// run inside the proxy. Every record the proxy produces is fed to a `LiveAnalyzer` as it is
+/// made, on the loop thread; a repeating 1 s timer advances the analyzer's clock so stale
+/// checks fire on a quiet connection too. Transitions (with `--live`) and findings are
+/// printed as they happen, in `LiveLine`'s wording; `finish` prints a summary. Only counts
+/// are kept beside the analyzer's own per-client state, so a long session stays small (the
+/// full report comes from `faultline analyze` on the recording).
+///
+/// Every method must be called on the loop's thread.
+final class LiveAnalysis {
+    private var analyzer: LiveAnalyzer
+    /// Totals for the summary line.
+    private(set) var clients = 0
+    private(set) var connections = 0
+    private(set) var errors = 0
+    private(set) var warnings = 0
+    private let spec: LifecycleSpec
+    /// Show transitions and new clients, not only findings and faults.
+    let transitions: Bool
+    /// Where lines go: standard error by default, a closure in tests and the demo.
+    var emit: (String) -> Void = { Console.err($0 + "\n") }
+    private var timer: TimerHandle?
+    private var last: Micros = 0
+    private var finished = false
+
+    init(spec: LifecycleSpec, transitions: Bool) {
+        self.spec = spec
+        self.transitions = transitions
+        analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: spec))
+    }
+
+    /// Hooks into `server` (every record it produces) and starts the 1 s clock.
+    func attach(to server: ProxyServer) {
+        server.recordObserver = { [unowned self] record in feed(record) }
+        timer = server.loop.scheduleRepeating(every: 1_000_000) { [unowned self, unowned server] in
+            advance(to: server.now)
+        }
+    }
+
+    func feed(_ record: CaptureRecord) {
+        guard !finished else { return }
+        if let t = record.time { last = max(last, t) }
+        show(analyzer.feed(record))
+    }
+
+    func advance(to now: Micros) {
+        guard !finished else { return }
+        last = max(last, now)
+        show(analyzer.advance(to: now))
+    }
+
+    /// Stops the clock and runs the final timer checks (connections still open end with the
+    /// session); then prints the summary line. Later records are ignored.
+    func finish(at time: Micros? = nil) {
+        guard !finished else { return }
+        timer?.cancel()
+        timer = nil
+        show(analyzer.finish(at: max(last, time ?? last)))
+        finished = true
+        emit("live analysis (spec \(spec.name)): \(summaryLine)")
+    }
+
+    var summaryLine: String {
+        "\(clients) client\(clients == 1 ? "" : "s"), \(connections) connection\(connections == 1 ? "" : "s"): "
+            + "\(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")"
+    }
+
+    private func show(_ events: [AnalysisEvent]) {
+        for event in events {
+            switch event {
+            case .finding(let finding):
+                if finding.severity == .error { errors += 1 } else { warnings += 1 }
+            case .fault: break
+            case .client:
+                clients += 1
+                if !transitions { continue }
+            case .transition: if !transitions { continue }
+            case .connection:
+                connections += 1
+                continue
+            case .connectionEnded: continue
+            }
+            if let line = LiveLine.format(event) { emit("live: " + line) }
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import CLI
+import Capture
+import Faults
+import Glibc
+import Replay
+
+/// `faultline replay CAPTURE --listen HOST:PORT | --upstream ws://HOST:PORT[/PATH]`:
+/// plays recorded connections back as the server or as the client and reports where the
+/// live peer did something else. Wiring only; the replay itself is in the Replay module.
+enum ReplayCommand: Command {
+    static let spec = CommandSpec(
+        name: "replay",
+        abstract: "Play a recorded session back, as the server or as the client.",
+        discussion: """
+            With --listen, Faultline is the server: a live client connects and gets the
+            recorded upgrade answer (with a correct Sec-WebSocket-Accept) and the recorded
+            server frames, closes, FINs and resets, each sent once the client frames that
+            preceded it in the recording have arrived, then after the recorded gap.
+            Successive client connections replay successive recorded connections.
+            With --upstream, Faultline is the client and plays the recorded client frames
+            against a live server the same way. Either way, the live peer's frames are
+            compared with the recorded ones modulo ignored fields (auth, channel_data) and
+            mapped ones (socket_id); differences are reported.
+            Exit status: 0 no differences, 1 differences, 2 unusable input.
+            """,
+        usage: "faultline replay <capture> (--listen <host:port> | --upstream <url>) [options]",
+        arguments: [ArgumentSpec("capture", help: "The capture to replay, or '-' for standard input.")],
+        options: [
+            OptionSpec("listen", value: "host:port", help: "Replay as the server, listening here (port 0: any free port)."),
+            OptionSpec("upstream", value: "url", help: "Replay as the client against ws://HOST:PORT[/PATH] (PATH replaces the recorded target)."),
+            OptionSpec("conn", value: "id", help: "Replay only this connection."),
+            OptionSpec("client", value: "key", help: "Replay this client's connections (key: IP, User-Agent and path, or a unique part)."),
+            OptionSpec("clients", value: "n", help: "As the client: run this many copies at once.", default: "1"),
+            OptionSpec("speed", value: "x", help: "Time factor (2 = twice as fast) or 'max' (no waiting).", default: "1"),
+            OptionSpec("max-gap", value: "duration", help: "Cap every recorded idle gap at this (500ms, 1s); default: none."),
+            OptionSpec("patience", value: "duration", help: "How long past its recorded time a peer frame may come before it is missing.", default: "5s"),
+            OptionSpec("ignore-field", value: "name", help: "Also ignore this JSON field when comparing (repeatable).", repeatable: true),
+            OptionSpec("app-secret", value: "secret", help: "As the client: re-sign private/presence subscriptions and sign-ins for the live socket_id with this app secret (default: send the recorded signatures)."),
+            OptionSpec("strict", help: "Stop at the first difference."),
+            OptionSpec("format", value: "format", help: "Report format.", default: "text", choices: ["text", "json"]),
+            OptionSpec("output", value: "file", help: "Write the report here instead of standard output."),
+        ])
+
+    static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        let command = arguments.command
+        let path = arguments.positionals[0]
+        let listen = arguments.value("listen"), upstream = arguments.value("upstream")
+        guard (listen == nil) != (upstream == nil) else {
+            throw UsageError("\(command): give exactly one of '--listen HOST:PORT' (replay as the server) or '--upstream URL' (replay as the client)")
+        }
+        let mode: ReplayRunner.Mode
+        let copies = try arguments.parse("clients", as: "a whole number from 1 to 10000") { Int($0).flatMap { (1...10_000).contains($0) ? $0 : nil } } ?? 1
+        if let listen {
+            guard let (host, port) = parseHostPort(listen) else {
+                throw UsageError("\(command): invalid value '\(listen)' for '--listen': expected HOST:PORT, as in 127.0.0.1:8080")
+            }
+            if copies != 1 { throw UsageError("\(command): '--clients' applies to '--upstream' only") }
+            mode = .server(host: host, port: port)
+        } else {
+            let url = try parseURL(upstream!, command: command)
+            mode = .client(host: url.host, port: url.port, target: url.target, copies: copies)
+        }
+        var timing = ReplayTiming()
+        if let speed = arguments.value("speed"), speed != "max" {
+            guard let factor = Double(speed), factor > 0, factor.isFinite else {
+                throw UsageError("\(command): invalid value '\(speed)' for '--speed': expected a positive number or 'max'")
+            }
+            timing.speed = factor
+        } else if arguments.value("speed") == "max" {
+            timing.speed = nil
+        }
+        timing.maxGap = try duration(arguments, "max-gap")
+        timing.patience = try duration(arguments, "patience") ?? 5_000_000
+        let selection: ReplaySelection
+        switch (arguments.value("conn"), arguments.value("client")) {
+        case (.some, .some):
+            throw UsageError("\(command): give at most one of '--conn' and '--client'")
+        case (.some(let id), nil):
+            guard let conn = Int(id), conn >= 1 else {
+                throw UsageError("\(command): invalid value '\(id)' for '--conn': expected a connection id (1, 2, ...)")
+            }
+            selection = .connection(conn)
+        case (nil, .some(let key)):
+            selection = .client(key)
+        case (nil, nil):
+            selection = .firstClient
+        }
+        let rules = MatchRules.birdDefaults.ignoring(arguments.all("ignore-field"))
+
+        let recordings: [RecordedConnection]
+        do {
+            if path == "-" { throw UsageError("\(command): a replay reads its capture twice; give a file, not '-'") }
+            recordings = try ReplayLoader.load({ try InputSources.open(path) }, selection: selection)
+        } catch let error as ReplayInputError {
+            throw UsageError("\(path): \(error.message)")
+        }
+        guard !recordings.isEmpty else { throw UsageError("\(path): the selection holds no connections") }
+
+        let options = ReplayRunner.Options(mode: mode, timing: timing, rules: rules, strict: arguments.flag("strict"),
+                                           signer: arguments.value("app-secret").map(AuthSigner.init(secret:)))
+        let runner = try ReplayRunner(recordings: recordings, options: options)
+        runner.onListening = { address in Console.out("listening on \(address)\n") }
+        let deviations: [Deviation]
+        do {
+            deviations = try runner.run()
+        } catch {
+            throw UsageError("\(command): \(error)")
+        }
+        let report = ReplayReport(capture: path, role: listen != nil ? "server" : "client",
+                                  connectionsRecorded: recordings.count, connectionsReplayed: runner.connectionsPlayed,
+                                  deviations: deviations, stoppedStrictly: runner.stoppedStrictly, copies: copies)
+        let rendered = arguments.value("format") == "json" ? report.json : report.text
+        if let output = arguments.value("output") {
+            try writeFile(output, rendered, command: command)
+        } else {
+            Console.out(rendered)
+        }
+        return deviations.isEmpty ? ExitStatus.success : ExitStatus.failure
+    }
+
+    static func duration(_ arguments: ParsedArguments, _ name: String) throws -> Int64? {
+        guard let text = arguments.value(name) else { return nil }
+        switch FaultDuration.parse(text) {
+        case .success(let micros): return micros
+        case .failure(let error): throw UsageError("\(arguments.command): invalid value '\(text)' for '--\(name)': \(error)")
+        }
+    }
+
+    /// "127.0.0.1:8080", "[::1]:8080", "localhost:0".
+    static func parseHostPort(_ text: String) -> (String, Int)? {
+        guard let colon = text.lastIndex(of: ":") else { return nil }
+        var host = String(text[..<colon])
+        guard let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port), !host.isEmpty else { return nil }
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return (host, port)
+    }
+
+    /// ws://HOST[:PORT][/PATH]: the host, port (80 by default) and target (nil: as recorded).
+    static func parseURL(_ text: String, command: String) throws -> (host: String, port: Int, target: String?) {
+        let bad = { (why: String) in UsageError("\(command): invalid value '\(text)' for '--upstream': \(why)") }
+        if text.lowercased().hasPrefix("wss://") { throw bad("wss:// is not supported by replay yet; use ws://") }
+        guard text.lowercased().hasPrefix("ws://") else { throw bad("expected ws://HOST:PORT[/PATH]") }
+        let rest = text.dropFirst(5)
+        let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
+        let authority = String(rest[..<slash])
+        var target: String? = String(rest[slash...])
+        if target == "" || target == "/" { target = nil }
+        if target?.hasPrefix("?") == true { target = "/" + target! }
+        guard !authority.isEmpty else { throw bad("no host") }
+        if let (host, port) = parseHostPort(authority), !authority.hasSuffix("]") {
+            guard port >= 1 else { throw bad("port 0 cannot be connected to") }
+            return (host, port, target)
+        }
+        if authority.contains(":") && !(authority.hasPrefix("[") && authority.hasSuffix("]")) { throw bad("bad port") }
+        let host = authority.hasPrefix("[") ? String(authority.dropFirst().dropLast()) : authority
+        return (host, 80, target)
+    }
+
+    static func writeFile(_ path: String, _ text: String, command: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw UsageError("\(path): cannot create: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        Console.write(fd: fd, text)
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `faultline demo --duration 12s`: every part of the scenario shows in its output (the
+/// stalled pong's 4201 and immediate reconnect, the 4009 failure without retry, the drop's
+/// and the reset's backoff reconnects, the bug's finding), the analysis is printed, and the
+/// capture and HTML report are written where it says.
+struct DemoTests {
+    @Test func theDemoRunsAsDesignedAndWritesItsFiles() throws {
+        let directory = TestEnvironment.temporaryDirectory("faultline-demo").appendingPathComponent("out").path
+        let result = try runFaultline(["demo", "--duration", "12s", "--out", directory, "--seed", "3"], timeout: 90)
+        let out = result.stdout
+        #expect(result.status == 0, "\(out)\n\(result.stderr)")
+        let lines = out.split(separator: "\n").map(String.init)
+
+        // The live view, as it happened.
+        #expect(lines.contains { $0.contains("sim client 1: connected -> connecting") && $0.contains("closed 4201") && $0.contains("reconnecting at once") }, "\(out)")
+        #expect(lines.contains { $0.contains("sim client 2: connected -> failed") && $0.contains("4009") }, "\(out)")
+        #expect(!lines.contains { $0.contains("sim client 2: failed -> ") }, "no retry after 4009: \(out)")
+        #expect(lines.contains { $0.contains("sim client 3: connected -> unavailable") && $0.contains("FIN") }, "\(out)")
+        #expect(lines.contains { $0.contains("sim client 4: connected -> unavailable") && $0.contains("RST") }, "\(out)")
+        #expect(lines.contains { $0.contains("fault injected: close:4009") }, "\(out)")
+        #expect(lines.contains { $0.contains("client-5") && $0.contains("ERROR channels.stale-auth") }, "live finding: \(out)")
+
+        // The analysis, then the paths and the verdict.
+        #expect(lines.contains { $0.hasPrefix("faultline analyze: spec bird, input ") }, "\(out)")
+        #expect(lines.contains { $0.hasPrefix("summary: 5 clients, ") }, "\(out)")
+        let capture = (directory as NSString).appendingPathComponent("capture.jsonl")
+        let html = (directory as NSString).appendingPathComponent("report.html")
+        #expect(lines.contains("capture: \(capture)") && lines.contains("HTML report: \(html)"), "\(out)")
+        #expect(lines.filter { $0.hasPrefix("ok   ") }.count == 6 && !lines.contains { $0.hasPrefix("FAIL") }, "\(out)")
+        #expect(lines.last == "demo: ran as designed: every fault had its effect and the analyzer caught the bug")
+
+        // The files: the capture analyses to the same findings from the command line.
+        let report = try String(contentsOfFile: html, encoding: .utf8)
+        #expect(report.contains("<svg") && report.contains("channels.stale-auth"))
+        let analysis = try runFaultline(["analyze", capture, "--format", "json", "--pong-timeout", "1", "--resubscribe-window", "3"])
+        #expect(analysis.status == 1)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(analysis.stdout.utf8)) as? [String: Any])
+        let findings = try #require(json["findings"] as? [[String: Any]])
+        let errors = Set(findings.filter { $0["severity"] as? String == "error" }.compactMap { $0["rule"] as? String })
+        #expect(errors == ["channels.stale-auth"], "\(findings)")
+    }
+
+    @Test func badOptionsAreRefused() throws {
+        let short = try runFaultline(["demo", "--duration", "2s"])
+        #expect(short.status == 2 && short.stderr.contains("--duration"), "\(short.stderr)")
+        let few = try runFaultline(["demo", "--clients", "2"])
+        #expect(few.status == 2 && few.stderr.contains("--clients"), "\(few.stderr)")
+    }
+}

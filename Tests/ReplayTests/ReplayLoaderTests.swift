@@ -1,0 +1,71 @@
+import Capture
+import Foundation
+import Testing
+import TestSupport
+import WebSocket
+@testable import Replay
+
+/// Selecting connections from a capture file, streamed in two passes.
+@Suite struct ReplayLoaderTests {
+    /// Three connections: client A (conn 1 and 3, another port each time) and client B (conn 2).
+    func capture() throws -> String {
+        let path = TestEnvironment.temporaryDirectory("replay-loader").appendingPathComponent("c.jsonl").path
+        let writer = try CaptureWriter(path: path, header: CaptureHeader(tool: "test", startedAt: 0, source: "test"))
+        func client(_ conn: Int, _ address: String, agent: String, t: Micros) throws {
+            try writer.append(.open(OpenRecord(conn: conn, t: t, client: address, server: "127.0.0.1:80")))
+            var request = Fixture.request(conn, t: t + 1)
+            request.headers = request.headers.map { $0.name == "User-Agent" ? HeaderField("User-Agent", agent) : $0 }
+            try writer.append(.upgrade(request))
+            try writer.append(.upgrade(Fixture.response(conn, t: t + 2)))
+            try writer.append(.frame(Fixture.text(conn, t + 3, .server, Fixture.established)))
+        }
+        try client(1, "10.0.0.7:5000", agent: "A/1", t: 0)
+        try client(2, "10.0.0.8:6000", agent: "B/1", t: 10)
+        try writer.append(.end(EndRecord(conn: 1, t: 20, side: .server, kind: .rst)))
+        try client(3, "10.0.0.7:5001", agent: "A/1", t: 30)
+        try writer.append(.fault(FaultRecord(conn: 3, t: 40, rule: "drop", kind: "drop", detail: "dropped")))
+        try writer.close()
+        return path
+    }
+
+    func load(_ path: String, _ selection: ReplaySelection) throws -> [RecordedConnection] {
+        try ReplayLoader.load({ try CaptureReader(path: path) }, selection: selection)
+    }
+
+    @Test func theFirstClientsConnectionsInOrder() throws {
+        let recordings = try load(try capture(), .firstClient)
+        #expect(recordings.map(\.conn) == [1, 3])
+        #expect(recordings[0].serverEnd == RecordedEnding(kind: .reset, t: 20))
+        #expect(recordings[1].serverEnd == RecordedEnding(kind: .fin, t: 40))
+        #expect(recordings[1].frames.map(\.conn) == [3])
+        #expect(recordings[0].response?.status == 101)
+    }
+
+    @Test func byConnectionOrByClientKey() throws {
+        let path = try capture()
+        #expect(try load(path, .connection(2)).map(\.conn) == [2])
+        #expect(try load(path, .client("10.0.0.8 B/1 /app/key")).map(\.conn) == [2])
+        #expect(try load(path, .client("A/1")).map(\.conn) == [1, 3])
+    }
+
+    @Test func selectionsThatMatchNothingOrTooMuchSaySo() throws {
+        let path = try capture()
+        #expect(throws: ReplayInputError("no connection 9 in the capture (it holds connections 1-3)")) { try load(path, .connection(9)) }
+        #expect(throws: ReplayInputError.self) { try load(path, .client("nobody")) }
+        let ambiguous = #expect(throws: ReplayInputError.self) { try load(path, .client("/app/key")) }
+        #expect(ambiguous?.message.contains("matches 2 clients") == true)
+    }
+
+    @Test func aCaptureWithoutConnectionsIsUnusable() throws {
+        let path = TestEnvironment.temporaryDirectory("replay-loader").appendingPathComponent("empty.jsonl").path
+        try CaptureWriter(path: path, header: CaptureHeader(tool: "test", startedAt: 0, source: "test")).close()
+        #expect(throws: ReplayInputError("the capture holds no connections (no open records): nothing to replay")) {
+            try load(path, .firstClient)
+        }
+    }
+
+    @Test func clientKeysLeaveOutPortAndQuery() {
+        #expect(ReplayClientKey.of(clientAddress: "[::1]:5000", request: Fixture.request()) == "::1 BirdRealtime/2.3 /app/key")
+        #expect(ReplayClientKey.of(clientAddress: "10.1.2.3:9", request: nil) == "10.1.2.3 - -")
+    }
+}
