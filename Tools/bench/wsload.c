@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/sha.h>
@@ -372,6 +373,7 @@ static int run_load(int port, int conns, double seconds, size_t size, int window
 }
 
 int main(int argc, char **argv) {
+    signal(SIGPIPE, SIG_IGN);  /* a peer that went away is an error to handle, not a kill */
     ep = epoll_create1(0);
     if (argc >= 3 && !strcmp(argv[1], "echo")) return run_echo(atoi(argv[2]));
     if (argc >= 7 && !strcmp(argv[1], "load"))
