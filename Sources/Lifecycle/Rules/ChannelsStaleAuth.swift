@@ -6,9 +6,11 @@ public struct ChannelsStaleAuth: LifecycleRule {
     public static let id = "channels.stale-auth"
     public static let severity = Severity.error
     public static let summary = "private and presence subscribes carry a fresh auth on each connection"
-    /// Auths by the connection they were first sent on; bounded.
+    /// Auths by the connection they were first sent on; bounded, so that memory stays flat
+    /// however many connections a client makes (a stale auth is reused from a recent
+    /// connection: 64 auths cover dozens of reconnects).
     var seen: [String: Evidence] = [:]
-    static let maximumKept = 1024
+    static let maximumKept = 64
     public init(spec: LifecycleSpec) {}
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
