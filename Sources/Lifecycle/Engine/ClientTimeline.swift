@@ -143,14 +143,7 @@ struct ClientTimeline {
                 views[record.conn] = view
             }
             events += run(.frame(record, event))
-            if record.opcode == .close, view.droppedAt == nil {
-                let code = record.closeCode
-                events += drop(conn: record.conn, t: record.t, code: code, by: .server,
-                               action: spec.action(forClose: code, closedBy: .server),
-                               cause: "close \(code.map(String.init) ?? "(no code)") from server", evidence: evidence,
-                               fault: record.fault ?? (record.action == .injected ? "injected close" : nil))
-            }
-            if record.opcode == .close { events += closeHandshakeCompleted(record.conn, at: record.t) }
+            if record.opcode == .close { events += closeFrame(record, droppedBefore: view.droppedAt != nil, evidence: evidence) }
             return events
         }
         // From the client.
@@ -165,15 +158,22 @@ struct ClientTimeline {
         }
         views[record.conn] = view
         events += run(.frame(record, event))
-        if record.opcode == .close, view.droppedAt == nil {
+        if record.opcode == .close { events += closeFrame(record, droppedBefore: view.droppedAt != nil, evidence: evidence) }
+        return events
+    }
+
+    /// A close frame from either side: the first end of the connection the client learns of
+    /// decides its next state; the second close completes the handshake.
+    private mutating func closeFrame(_ record: FrameRecord, droppedBefore: Bool, evidence: Evidence) -> [AnalysisEvent] {
+        var events: [AnalysisEvent] = []
+        if !droppedBefore {
             let code = record.closeCode
-            events += drop(conn: record.conn, t: record.t, code: code, by: .client,
-                           action: spec.action(forClose: code, closedBy: .client),
-                           cause: "close \(code.map(String.init) ?? "(no code)") from client", evidence: evidence,
+            events += drop(conn: record.conn, t: record.t, code: code, by: record.from,
+                           action: spec.action(forClose: code, closedBy: record.from),
+                           cause: "close \(code.map(String.init) ?? "(no code)") from \(record.from.rawValue)", evidence: evidence,
                            fault: record.fault ?? (record.action == .injected ? "injected close" : nil))
         }
-        if record.opcode == .close { events += closeHandshakeCompleted(record.conn, at: record.t) }
-        return events
+        return events + closeHandshakeCompleted(record.conn, at: record.t)
     }
 
     mutating func end(_ record: EndRecord) -> [AnalysisEvent] {
