@@ -17,7 +17,9 @@ final class DecoderState {
 
     /// Routes one direction's stream events to its connection.
     struct Sink: TCPStreamSink {
-        unowned let connection: WebSocketConnection
+        // unowned(unsafe): a sink lives only for one call, while its flow holds the
+        // connection; a checked `unowned` cost a strong-retain check per packet.
+        unowned(unsafe) let connection: WebSocketConnection
         let index: Int
         let midStream: Bool
         mutating func streamData(_ bytes: UnsafeRawBufferPointer, t: Micros) {

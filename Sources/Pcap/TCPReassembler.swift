@@ -244,11 +244,22 @@ public struct TCPReassembler {
         historyStart = max(historyStart, historyEnd - Int64(size))
     }
 
+    /// Moves the remembered bytes into a bigger ring, in at most three memcpys.
     private mutating func growHistory(to capacity: Int) {
         var ring = [UInt8](repeating: 0, count: capacity)
         if !history.isEmpty {
-            let old = Int64(history.count), new = Int64(capacity)
-            for offset in historyStart..<historyEnd { ring[Int(offset % new)] = history[Int(offset % old)] }
+            let old = history.count
+            ring.withUnsafeMutableBytes { target in
+                history.withUnsafeBytes { source in
+                    var offset = historyStart
+                    while offset < historyEnd {
+                        let from = Int(offset % Int64(old)), to = Int(offset % Int64(capacity))
+                        let run = min(Int(historyEnd - offset), old - from, capacity - to)
+                        target.baseAddress!.advanced(by: to).copyMemory(from: source.baseAddress!.advanced(by: from), byteCount: run)
+                        offset += Int64(run)
+                    }
+                }
+            }
         }
         history = ring
     }

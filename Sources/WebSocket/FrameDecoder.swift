@@ -55,15 +55,27 @@ public struct FrameDecoder: Sendable {
 
     /// Hands the decoder more bytes; they are consumed by `next()`.
     public mutating func append<C: Collection>(_ bytes: C) where C.Element == UInt8 {
-        var rest = bytes[...]
+        // Everything funnels into one contiguous-buffer path: a generic element-by-element
+        // copy (what a `Slice` of a raw buffer would get) cost more than the parsing itself.
+        if bytes.withContiguousStorageIfAvailable({ append(buffer: $0) }) != nil { return }
+        Array(bytes).withUnsafeBufferPointer { append(buffer: $0) }
+    }
+
+    /// Hands the decoder bytes from a raw buffer (a packet, a socket read), copied at once.
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        bytes.withMemoryRebound(to: UInt8.self) { append(buffer: $0) }
+    }
+
+    private mutating func append(buffer bytes: UnsafeBufferPointer<UInt8>) {
+        var rest = bytes
         if readIndex == buffer.count, case .awaitingPayload(var frame, let remaining) = state, remaining > 0 {
             // Fast path for large frames: payload bytes go straight into the frame being
             // built, skipping the buffer (one copy instead of two).
             state = .awaitingHeader  // drop the state's reference so the append does not copy
-            let end = rest.index(rest.startIndex, offsetBy: remaining, limitedBy: rest.endIndex) ?? rest.endIndex
-            let taken = Self.appendPayload(rest[..<end], to: &frame)
+            let taken = min(remaining, rest.count)
+            Self.appendPayload(UnsafeBufferPointer(rebasing: rest[..<taken]), to: &frame)
             state = .awaitingPayload(frame, remaining: remaining - taken)
-            rest = rest[end...]
+            rest = UnsafeBufferPointer(rebasing: rest[taken...])
             if rest.isEmpty { return }
         }
         if readIndex == buffer.count {
@@ -79,8 +91,8 @@ public struct FrameDecoder: Sendable {
         buffer.append(contentsOf: rest)
     }
 
-    /// Appends `chunk` to the frame's payload and unmasks just those bytes; returns their count.
-    private static func appendPayload<S: Collection>(_ chunk: S, to frame: inout Frame) -> Int where S.Element == UInt8 {
+    /// Appends `chunk` to the frame's payload and unmasks just those bytes.
+    private static func appendPayload(_ chunk: UnsafeBufferPointer<UInt8>, to frame: inout Frame) {
         let offset = frame.payload.count
         frame.payload.append(contentsOf: chunk)
         if let key = frame.maskingKey {
@@ -88,7 +100,6 @@ public struct FrameDecoder: Sendable {
                 applyMask(key, to: UnsafeMutableRawBufferPointer(rebasing: raw[offset...]), offset: offset)
             }
         }
-        return frame.payload.count - offset
     }
 
     /// Bytes received but not yet part of a returned frame.
@@ -168,7 +179,10 @@ public struct FrameDecoder: Sendable {
                     let take = min(available, remaining)
                     // Release the state's copy so the append below does not copy the payload.
                     state = .awaitingHeader
-                    _ = Self.appendPayload(buffer[readIndex ..< readIndex + take], to: &frame)
+                    let start = readIndex
+                    buffer.withUnsafeBufferPointer {
+                        Self.appendPayload(UnsafeBufferPointer(rebasing: $0[start ..< start + take]), to: &frame)
+                    }
                     readIndex += take
                     if take < remaining {
                         state = .awaitingPayload(frame, remaining: remaining - take)
