@@ -15,6 +15,24 @@ public enum EventNameScanner {
     /// The value of the object's first "event" member when it is a string; nil when the
     /// payload is not a JSON object, has no such member, or it is not a string.
     public static func eventName(in payload: [UInt8]) -> String? {
+        switch find(in: payload) {
+        case nil: return nil
+        case .span(let range): return String(decoding: payload[range], as: UTF8.self)
+        case .decoded(let name): return name
+        }
+    }
+
+    /// Where the event name is.
+    public enum Found: Equatable, Sendable {
+        /// The name is these payload bytes exactly: valid UTF-8 between the quotes, with no
+        /// escapes (so it can be copied into JSON output as it is).
+        case span(Range<Int>)
+        /// The name had escapes; this is its decoded value.
+        case decoded(String)
+    }
+
+    /// The event name's location (see `eventName(in:)`), without making a String for it.
+    public static func find(in payload: [UInt8]) -> Found? {
         guard payload.first == UInt8(ascii: "{") else { return nil }
         let outcome = payload.withUnsafeBufferPointer { buffer -> Outcome in
             var scanner = Skimmer(buffer: buffer)
@@ -22,16 +40,16 @@ public enum EventNameScanner {
         }
         switch outcome {
         case .invalid, .absent: return nil
-        case .found(let name): return name
+        case .found(let range): return .span(range)
         case .needsParser:
-            return (try? JSONParser.parse(payload))?["event"]?.stringValue
+            return ((try? JSONParser.parse(payload))?["event"]?.stringValue).map { .decoded($0) }
         }
     }
 
     enum Outcome {
         case invalid
         case absent
-        case found(String)
+        case found(Range<Int>)
         /// An escape in a key or in the event value: the full parser decides.
         case needsParser
     }
@@ -94,7 +112,7 @@ public enum EventNameScanner {
             // An escaped key might spell "event" (and come before the one seen).
             if sawEscapeInKey || escapedEventValue { return .needsParser }
             guard let event else { return .absent }
-            return .found(String(decoding: UnsafeBufferPointer(rebasing: buffer[event.start..<event.end]), as: UTF8.self))
+            return .found(event.start..<event.end)
         }
 
         private func isEventKey(_ key: StringSpan) -> Bool {
@@ -195,34 +213,38 @@ public enum EventNameScanner {
         /// where `JSONParser` would throw (control character, bad escape, unpaired
         /// surrogate, invalid UTF-8, no closing quote).
         mutating func skimString() -> StringSpan? {
-            index += 1
-            let start = index
+            // Local cursor and no per-byte calls: strings are most of an event's bytes (a
+            // Bird event's "data" is often JSON inside a string, full of escaped quotes).
+            var i = index + 1
+            let start = i
+            let count = buffer.count
             var escaped = false
             var utf8 = UTF8Validator()
-            var runStart = index
+            var runStart = i
             var runIsASCII = true
-            while index < buffer.count {
-                let byte = buffer[index]
-                if byte == UInt8(ascii: "\"") {
-                    guard runIsASCII || checkRun(runStart, index, &utf8) else { return nil }
-                    let span = StringSpan(start: start, end: index, escaped: escaped)
-                    index += 1
-                    return span
-                }
-                if byte < 0x20 { return nil }
-                if byte == UInt8(ascii: "\\") {
-                    // Raw bytes before an escape must be complete UTF-8 on their own: an
-                    // escape always decodes to whole characters.
-                    guard runIsASCII || checkRun(runStart, index, &utf8) else { return nil }
-                    escaped = true
-                    guard skimEscape() else { return nil }
-                    runStart = index
-                    runIsASCII = true
+            while i < count {
+                let byte = buffer[i]
+                if byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
+                    if byte >= 0x80 { runIsASCII = false }
+                    i += 1
                     continue
                 }
-                if byte >= 0x80 { runIsASCII = false }
-                index += 1
+                if byte < 0x20 { index = i; return nil }
+                // Raw bytes before a quote or an escape must be complete UTF-8 on their own:
+                // an escape always decodes to whole characters.
+                guard runIsASCII || checkRun(runStart, i, &utf8) else { index = i; return nil }
+                if byte == UInt8(ascii: "\"") {
+                    index = i + 1
+                    return StringSpan(start: start, end: i, escaped: escaped)
+                }
+                escaped = true
+                index = i
+                guard skimEscape() else { return nil }
+                i = index
+                runStart = i
+                runIsASCII = true
             }
+            index = i
             return nil
         }
 

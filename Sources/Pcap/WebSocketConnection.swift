@@ -198,7 +198,7 @@ final class WebSocketConnection {
             guard phase == .request else { return }
             do {
                 guard let request = try directions[index].http.parseRequest() else { return }
-                let upgrade = request.headers.first(named: "upgrade")?.lowercased().contains("websocket") ?? false
+                let upgrade = request.headers.first(named: "upgrade")?.containsIgnoringASCIICase("websocket") ?? false
                 guard request.method == "GET", upgrade else { ignore(); return }
                 guard confirm(clientIndex: index, t: t), let id else { return }
                 queue.append(.upgrade(UpgradeRecord(conn: id, t: t, from: .client, method: request.method,

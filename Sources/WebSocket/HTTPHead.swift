@@ -49,27 +49,63 @@ public struct HTTPParseError: Error, Sendable, Hashable, CustomStringConvertible
 extension Array where Element == HeaderField {
     /// Every value of a header, names matched case-insensitively, in order.
     public func values(named name: String) -> [String] {
-        let wanted = name.lowercased()
-        return filter { $0.name.lowercased() == wanted }.map(\.value)
+        filter { $0.name.equalsIgnoringASCIICase(name) }.map(\.value)
     }
 
     /// Whether any comma-separated element of the named headers equals `token`, ignoring
     /// case (`Connection: keep-alive, Upgrade`).
     public func containsToken(_ token: String, inHeadersNamed name: String) -> Bool {
-        let wanted = token.lowercased()
-        return values(named: name).contains { value in
-            value.split(separator: ",").contains { $0.trimmingHTTPWhitespace().lowercased() == wanted }
+        values(named: name).contains { value in
+            value.utf8.split(separator: 44).contains { element in
+                String(Substring(element)).trimmingHTTPWhitespace().equalsIgnoringASCIICase(token)
+            }
         }
     }
 }
 
 extension StringProtocol {
     /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
+    /// Works on UTF-8 bytes: spaces and tabs are single bytes, so the cuts never split a
+    /// character, and no grapheme breaking is needed.
     func trimmingHTTPWhitespace() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let start = firstIndex(where: { !isSpace($0) }) else { return "" }
-        let end = lastIndex(where: { !isSpace($0) })!
-        return String(self[start...end])
+        let bytes = utf8
+        var start: Index?
+        var end = bytes.startIndex
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            let next = bytes.index(after: index)
+            if bytes[index] != 32 && bytes[index] != 9 {
+                if start == nil { start = index }
+                end = next
+            }
+            index = next
+        }
+        guard let start else { return "" }
+        return String(self[start..<end])
+    }
+
+    /// Equality ignoring ASCII case, as HTTP compares header names and tokens (which are
+    /// ASCII); no lowercased copies.
+    public func equalsIgnoringASCIICase<Other: StringProtocol>(_ other: Other) -> Bool {
+        utf8.elementsEqual(other.utf8) { a, b in
+            a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= 97 && (a | 0x20) <= 122)
+        }
+    }
+
+    /// Whether `needle` occurs in the string, ignoring ASCII case.
+    public func containsIgnoringASCIICase(_ needle: String) -> Bool {
+        let haystack = Array(utf8), pattern = Array(needle.utf8)
+        guard pattern.count <= haystack.count else { return false }
+        guard !pattern.isEmpty else { return true }
+        for start in 0...(haystack.count - pattern.count) {
+            var matched = true
+            for i in 0..<pattern.count {
+                let a = haystack[start + i], b = pattern[i]
+                if a != b && !(a | 0x20 == b | 0x20 && (a | 0x20) >= 97 && (a | 0x20) <= 122) { matched = false; break }
+            }
+            if matched { return true }
+        }
+        return false
     }
 }
 

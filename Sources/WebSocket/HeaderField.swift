@@ -11,6 +11,6 @@ public struct HeaderField: Sendable, Hashable {
 extension Array where Element == HeaderField {
     /// The first value of a header, its name matched case-insensitively.
     public func first(named name: String) -> String? {
-        first { $0.name.lowercased() == name.lowercased() }?.value
+        first { $0.name.equalsIgnoringASCIICase(name) }?.value
     }
 }

@@ -28,8 +28,7 @@ enum FramesCommand: Command {
         defer { output.flush() }
         while let record = try nextRecord(&source, output: &output) {
             guard case .frame(let frame) = record else { continue }
-            if json { FrameLine.json(frame, into: &output.bytes) } else { FrameLine.text(frame, into: &output.bytes) }
-            output.flushIfFull()
+            if json { FrameLine.json(frame, into: &output) } else { FrameLine.text(frame, into: &output) }
         }
         output.flush()
         for warning in source.warnings { Console.err("faultline: warning: \(warning)\n") }

@@ -37,7 +37,7 @@ import WebSocket
         #"{"#,
         #"{"event":"unterminated}"#,
         #"{"event":"bad \q escape"}"#,
-        #"{"event":"x","s":"tab	inside"}"#,
+        "{\"event\":\"x\",\"s\":\"tab\u{09}inside\"}",
         #"{"event":"x","t":tru}"#,
         #"{"event":"x"}{"#,
         "{\"event\":\"ünïcödé\"}",
@@ -95,6 +95,23 @@ import WebSocket
                 default: mutated.remove(at: position)
                 }
                 #expect(EventNameScanner.eventName(in: mutated) == Self.reference(mutated), "\(String(decoding: mutated, as: UTF8.self))")
+            }
+        }
+    }
+}
+
+extension EventNameScannerTests {
+    /// The eight-bytes-at-a-time skip must stop at a special byte wherever it sits in a word.
+    @Test func agreesWithSpecialBytesAtEveryPositionOfLongStrings() {
+        let special: [[UInt8]] = [[0x00], [0x1F], [0x22], [0x5C, 0x22], [0x5C], [0x7F], [0x80], [0xC3, 0xA9], [0xC3], [0xFF]]
+        for position in 0..<20 {
+            for bytes in special {
+                var value = Array("abcdefghijklmnopqrstuvwxyz0123".utf8)
+                value.insert(contentsOf: bytes, at: position)
+                for key in ["event", "data"] {
+                    let payload = Array("{\"\(key)\":\"".utf8) + value + Array("\",\"event\":\"tail\"}".utf8)
+                    #expect(EventNameScanner.eventName(in: payload) == Self.reference(payload), "\(key) \(position) \(bytes)")
+                }
             }
         }
     }

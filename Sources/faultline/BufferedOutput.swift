@@ -1,0 +1,121 @@
+import Capture
+import Glibc
+
+/// Standard output through one 256 KiB buffer, written with write(2) when full: one write
+/// per line would dominate on big captures. Lines are written into the buffer by pointer
+/// (`ByteCursor`) after reserving their worst-case length once, so the per-frame path pays
+/// no capacity or uniqueness check per byte.
+struct BufferedOutput {
+    static let capacity = 256 * 1024
+    private var storage = [UInt8](repeating: 0, count: BufferedOutput.capacity)
+    private var used = 0
+
+    /// Writes one piece of at most `maxBytes` bytes through `body`, which must not write
+    /// more; a piece larger than the whole buffer goes out on its own.
+    mutating func write(maxBytes: Int, _ body: (inout ByteCursor) -> Void) {
+        if used + maxBytes > Self.capacity { flush() }
+        if maxBytes > Self.capacity {
+            var large = [UInt8](repeating: 0, count: maxBytes)
+            let count = large.withUnsafeMutableBufferPointer { buffer in
+                var cursor = ByteCursor(buffer.baseAddress!)
+                body(&cursor)
+                return cursor.position - buffer.baseAddress!
+            }
+            large.withUnsafeBytes { Self.writeAll($0[..<count]) }
+            return
+        }
+        let start = used
+        used = storage.withUnsafeMutableBufferPointer { buffer in
+            var cursor = ByteCursor(buffer.baseAddress! + start)
+            body(&cursor)
+            precondition(cursor.position - buffer.baseAddress! <= start + maxBytes, "line longer than reserved")
+            return cursor.position - buffer.baseAddress!
+        }
+    }
+
+    /// Appends bytes built elsewhere (the text format's lines).
+    mutating func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { source in
+            write(maxBytes: source.count) { $0.bytes(source) }
+        }
+    }
+
+    /// Writes the buffered bytes as they are (they are UTF-8 already).
+    mutating func flush() {
+        guard used > 0 else { return }
+        let count = used
+        storage.withUnsafeBytes { Self.writeAll($0[..<count]) }
+        used = 0
+    }
+
+    /// write(2) until all is out; a closed pipe ends quietly, as `Console` does.
+    private static func writeAll(_ bytes: Slice<UnsafeRawBufferPointer>) {
+        let buffer = UnsafeRawBufferPointer(rebasing: bytes)
+        var offset = 0
+        while offset < buffer.count {
+            let n = Glibc.write(STDOUT_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += n
+        }
+    }
+}
+
+/// A write position in memory reserved beforehand (see `BufferedOutput.write(maxBytes:)`).
+struct ByteCursor {
+    private(set) var position: UnsafeMutablePointer<UInt8>
+
+    init(_ position: UnsafeMutablePointer<UInt8>) { self.position = position }
+
+    mutating func byte(_ value: UInt8) {
+        position.pointee = value
+        position += 1
+    }
+
+    mutating func literal(_ text: StaticString) {
+        position.update(from: text.utf8Start, count: text.utf8CodeUnitCount)
+        position += text.utf8CodeUnitCount
+    }
+
+    mutating func bytes(_ source: UnsafeBufferPointer<UInt8>) {
+        guard let base = source.baseAddress else { return }
+        position.update(from: base, count: source.count)
+        position += source.count
+    }
+
+    mutating func bool(_ value: Bool) { value ? literal("true") : literal("false") }
+
+    /// At most 20 bytes (21 with a sign).
+    mutating func decimal<T: BinaryInteger>(_ value: T) {
+        if value < 0 { byte(UInt8(ascii: "-")) }
+        digits(UInt64(value.magnitude), minimumCount: 1)
+    }
+
+    /// Microseconds as seconds with six decimals ("12.000345"); at most 28 bytes.
+    mutating func seconds(_ t: Micros) {
+        if t < 0 { byte(UInt8(ascii: "-")) }
+        let magnitude = t.magnitude
+        digits(magnitude / 1_000_000, minimumCount: 1)
+        byte(UInt8(ascii: "."))
+        digits(magnitude % 1_000_000, minimumCount: 6)
+    }
+
+    /// Counts the digits first, then fills them in from the last (division by a constant
+    /// ten compiles to a multiplication), zero-padded on the left to `minimumCount`.
+    private mutating func digits(_ value: UInt64, minimumCount: Int) {
+        var count = 1
+        var limit: UInt64 = 10
+        while count < 20 && value >= limit { count += 1; limit &*= 10 }
+        count = max(count, minimumCount)
+        var rest = value
+        var index = count - 1
+        while index >= 0 {
+            position[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+            index -= 1
+        }
+        position += count
+    }
+}
