@@ -213,28 +213,31 @@ public enum EventNameScanner {
         /// where `JSONParser` would throw (control character, bad escape, unpaired
         /// surrogate, invalid UTF-8, no closing quote).
         mutating func skimString() -> StringSpan? {
-            // Local cursor and no per-byte calls: strings are most of an event's bytes (a
-            // Bird event's "data" is often JSON inside a string, full of escaped quotes).
-            var i = index + 1
+            // Strings are most of an event's bytes (a Bird event's "data" is often JSON
+            // inside a string): plain bytes are skipped eight at a time, then one at a time
+            // up to the next quote, backslash or control byte, which alone take a branch.
+            var i = index &+ 1
             let start = i
             let count = buffer.count
+            let base = UnsafeRawPointer(buffer.baseAddress!)
             var escaped = false
             var utf8 = UTF8Validator()
             var runStart = i
-            var runIsASCII = true
-            while i < count {
-                let byte = buffer[i]
-                if byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
-                    if byte >= 0x80 { runIsASCII = false }
-                    i += 1
-                    continue
+            var runBits: UInt8 = 0  // OR of the run's bytes: its high bit says "not ASCII"
+            while true {
+                while i &+ 8 <= count, Self.isPlain(base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { i &+= 8 }
+                while i < count {
+                    let byte = buffer[i]
+                    if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { break }
+                    runBits |= byte
+                    i &+= 1
                 }
-                if byte < 0x20 { index = i; return nil }
+                guard i < count, buffer[i] >= 0x20 else { index = i; return nil }
                 // Raw bytes before a quote or an escape must be complete UTF-8 on their own:
                 // an escape always decodes to whole characters.
-                guard runIsASCII || checkRun(runStart, i, &utf8) else { index = i; return nil }
-                if byte == UInt8(ascii: "\"") {
-                    index = i + 1
+                guard runBits < 0x80 || checkRun(runStart, i, &utf8) else { index = i; return nil }
+                if buffer[i] == UInt8(ascii: "\"") {
+                    index = i &+ 1
                     return StringSpan(start: start, end: i, escaped: escaped)
                 }
                 escaped = true
@@ -242,10 +245,21 @@ public enum EventNameScanner {
                 guard skimEscape() else { return nil }
                 i = index
                 runStart = i
-                runIsASCII = true
+                runBits = 0
             }
-            index = i
-            return nil
+        }
+
+        /// Whether all eight bytes of `word` are printable ASCII other than `"` and `\`: no
+        /// high bit, no byte below 0x20, no byte equal to 0x22 or 0x5C (the usual "has a zero
+        /// byte" bit tricks, which are exact for bytes below 0x80).
+        @inline(__always) static func isPlain(_ word: UInt64) -> Bool {
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            let quote = word ^ 0x2222_2222_2222_2222, backslash = word ^ 0x5C5C_5C5C_5C5C_5C5C
+            let special = word
+                | ((word &- 0x2020_2020_2020_2020) & ~word)
+                | ((quote &- ones) & ~quote)
+                | ((backslash &- ones) & ~backslash)
+            return special & highs == 0
         }
 
         private func checkRun(_ from: Int, _ to: Int, _ utf8: inout UTF8Validator) -> Bool {
