@@ -105,6 +105,10 @@ struct ByteCursor {
     /// Counts the digits first, then fills them in from the last (division by a constant
     /// ten compiles to a multiplication), zero-padded on the left to `minimumCount`.
     private mutating func digits(_ value: UInt64, minimumCount: Int) {
+        if value < 10 && minimumCount == 1 {
+            byte(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
+            return
+        }
         var count = 1
         var limit: UInt64 = 10
         while count < 20 && value >= limit { count += 1; limit &*= 10 }
