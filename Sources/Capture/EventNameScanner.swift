@@ -233,6 +233,13 @@ public enum EventNameScanner {
                     i &+= 1
                 }
                 guard i < count, buffer[i] >= 0x20 else { index = i; return nil }
+                if buffer[i] == UInt8(ascii: "\\"), runBits < 0x80, i &+ 1 < count, Self.isOneByteEscape(buffer[i &+ 1]) {
+                    // `\"`, `\\`, `\n` and the like inside an ASCII run: skipped in place (JSON
+                    // inside a string is full of them); the run stays ASCII.
+                    escaped = true
+                    i &+= 2
+                    continue
+                }
                 // Raw bytes before a quote or an escape must be complete UTF-8 on their own:
                 // an escape always decodes to whole characters.
                 guard runBits < 0x80 || checkRun(runStart, i, &utf8) else { index = i; return nil }
@@ -260,6 +267,17 @@ public enum EventNameScanner {
                 | ((quote &- ones) & ~quote)
                 | ((backslash &- ones) & ~backslash)
             return special & highs == 0
+        }
+
+        /// The escapes that are one letter after the backslash (all but `\u`).
+        @inline(__always) static func isOneByteEscape(_ byte: UInt8) -> Bool {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
+                 UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                return true
+            default:
+                return false
+            }
         }
 
         private func checkRun(_ from: Int, _ to: Int, _ utf8: inout UTF8Validator) -> Bool {

@@ -45,23 +45,27 @@ enum FrameLine {
         var eventLength = 0
         if case .span(let range) = event { eventLength = range.count + 2 }
         let variable = (reason?.count ?? 0) + (fault?.count ?? 0) + (error?.count ?? 0) + (decodedEvent?.count ?? 0) + eventLength
+        // Scalars copied out first, so the closures below capture these and not the record
+        // (whose copy would retain its payload and strings once per frame).
+        let conn = frame.conn, t = frame.t, fromClient = frame.from == .client, opcode = frame.opcode.rawValue
+        let fin = frame.fin, rsv1 = frame.rsv1, length = frame.length, closeCode = frame.closeCode, action = frame.action
         frame.payload.withUnsafeBufferPointer { payload in
             output.write(maxBytes: 320 + variable) { line in
                 // Fixed text in as few pieces as possible: each piece is a short memcpy.
                 line.literal("{\"conn\":")
-                line.decimal(frame.conn)
+                line.decimal(conn)
                 line.literal(",\"t\":")
-                line.seconds(frame.t)
-                line.literal(frame.from == .client ? ",\"from\":\"client\",\"opcode\":" : ",\"from\":\"server\",\"opcode\":")
-                line.decimal(frame.opcode.rawValue)
-                switch (frame.fin, frame.rsv1) {
+                line.seconds(t)
+                line.literal(fromClient ? ",\"from\":\"client\",\"opcode\":" : ",\"from\":\"server\",\"opcode\":")
+                line.decimal(opcode)
+                switch (fin, rsv1) {
                 case (true, false): line.literal(",\"fin\":true,\"rsv1\":false,\"len\":")
                 case (true, true): line.literal(",\"fin\":true,\"rsv1\":true,\"len\":")
                 case (false, false): line.literal(",\"fin\":false,\"rsv1\":false,\"len\":")
                 case (false, true): line.literal(",\"fin\":false,\"rsv1\":true,\"len\":")
                 }
-                line.decimal(frame.length)
-                if let code = frame.closeCode, let reason {
+                line.decimal(length)
+                if let code = closeCode, let reason {
                     line.literal(",\"close_code\":")
                     line.decimal(code)
                     line.literal(",\"close_reason\":")
@@ -75,12 +79,12 @@ enum FrameLine {
                     line.literal(",\"event\":")
                     decodedEvent.withUnsafeBufferPointer { line.bytes($0) }
                 }
-                if frame.action == .observed, fault == nil, error == nil {
+                if action == .observed, fault == nil, error == nil {
                     // Every frame decoded from a pcap ends this way.
                     line.literal(",\"action\":\"observed\"}\n")
                     return
                 }
-                switch frame.action {
+                switch action {
                 case .forwarded: break
                 case .dropped: line.literal(",\"action\":\"dropped\"")
                 case .injected: line.literal(",\"action\":\"injected\"")
