@@ -182,6 +182,9 @@ public struct FrameRecord: Sendable, Hashable {
     /// The fault rule that touched this frame, if any.
     public var fault: String?
 
+    /// Inlinable: pcap decoding builds one per frame, and as a call into this module the
+    /// initializer copied and then released every argument.
+    @inlinable
     public init(conn: ConnectionID, t: Micros, from: Side, opcode: Opcode, fin: Bool = true,
                 rsv1: Bool = false, rsv2: Bool = false, rsv3: Bool = false, masked: Bool,
                 length: Int? = nil, payload: [UInt8], compressed: Bool = false,
