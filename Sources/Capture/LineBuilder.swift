@@ -52,14 +52,24 @@ struct LineBuilder {
     /// A string field from bytes already known to be valid UTF-8 (a text payload).
     mutating func field(_ name: StaticString, utf8 value: [UInt8]) {
         key(name)
+        reserve(value.count + 4)
         Self.appendEscaped(value, to: &bytes)
     }
 
     mutating func field(_ name: StaticString, base64 value: [UInt8]) {
         key(name)
+        reserve(Base64.encodedCount(value.count) + 4)
         bytes.append(UInt8(ascii: "\""))
         Base64.encode(value, into: &bytes)
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Makes room for `extra` more bytes in one step before a large field (a payload), so
+    /// the line is not copied once per doubling. Grows at least geometrically: `bytes` may
+    /// be a long-lived buffer, and reserving exactly would reallocate on every line.
+    private mutating func reserve(_ extra: Int) {
+        let needed = bytes.count + extra
+        if needed > bytes.capacity { bytes.reserveCapacity(Swift.max(needed, 2 * bytes.capacity)) }
     }
 
     /// Closes the object and ends the line.
