@@ -3,8 +3,10 @@ import Glibc
 import Synchronization
 
 /// Writes a capture file as it happens: the header at once, then records buffered in
-/// memory and written with write(2) when the buffer passes `bufferLimit`, at least every
-/// `flushInterval` by a background timer, on `flush()` and on `close()`.
+/// memory and written with write(2) on a background queue when the buffer passes
+/// `bufferLimit` and at least every `flushInterval` (timer), and on `flush()` and `close()`.
+/// An appender writes itself only when the file falls behind (`blockingLimit` buffered),
+/// which bounds the memory.
 ///
 /// Crash safety: the buffer only ever holds whole lines, and a write always starts at a
 /// line boundary, so a process killed at any moment (SIGKILL included) leaves complete
@@ -24,6 +26,9 @@ public final class CaptureWriter: Sendable {
     public static let bufferLimit = 256 * 1024
     /// The longest a complete record waits in memory.
     public static let flushInterval: Duration = .milliseconds(50)
+    /// Buffered bytes at which `append` writes the buffer itself instead of leaving it
+    /// to the background queue: backpressure on a producer faster than the file.
+    static let blockingLimit = 4 * bufferLimit
     /// A buffer grown past this by a huge record is released after its write, not kept.
     static let keptCapacity = 4 * bufferLimit
 
@@ -48,6 +53,10 @@ public final class CaptureWriter: Sendable {
     // nonisolated(unsafe): set once in init, then only `cancel()`ed in close(); Dispatch
     // sources are thread-safe for that.
     nonisolated(unsafe) private let timer: DispatchSourceTimer
+    /// Runs the timer's flushes and those `append` asks for when the buffer is full.
+    private let queue = DispatchQueue(label: "faultline.capture-writer.flush")
+    /// Set while an asked-for flush is queued, so a burst of full buffers queues one.
+    private let flushQueued = Atomic<Bool>(false)
 
     /// Creates (or truncates) `path` and writes `header` as its first line, immediately.
     /// Throws `CaptureError` naming the file when it cannot be created or written.
@@ -66,7 +75,7 @@ public final class CaptureWriter: Sendable {
         pending = Mutex(Pending())
         output = Mutex(Output(fd: fd))
         appendedBytes = Atomic(Int64(headerLine.count))
-        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "faultline.capture-writer.flush"))
+        timer = DispatchSource.makeTimerSource(queue: queue)
         let interval = DispatchTimeInterval.milliseconds(Int(Self.flushInterval.components.attoseconds / 1_000_000_000_000_000))
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
         timer.setEventHandler { [weak self] in try? self?.flush() }
@@ -83,18 +92,27 @@ public final class CaptureWriter: Sendable {
     public var bytesWritten: Int64 { appendedBytes.load(ordering: .relaxed) }
     private let appendedBytes: Atomic<Int64>
 
-    /// Encodes one record into the buffer; writes the buffer out when it is full.
-    /// Throws after the file was closed or once a write has failed (disk full, ...).
+    /// Encodes one record into the buffer. A full buffer is written on the background
+    /// queue (the proxy's loop thread goes on relaying meanwhile), or here when the file
+    /// is `blockingLimit` behind. Throws after the file was closed or once a write has
+    /// failed (disk full, ...; a background failure surfaces at the next append).
     public func append(_ record: CaptureRecord) throws(CaptureError) {
-        let full = try pending.withLock { (pending: inout Pending) throws(CaptureError) -> Bool in
+        let buffered = try pending.withLock { (pending: inout Pending) throws(CaptureError) -> Int in
             if pending.closed { throw closedError() }
             if let failure = pending.failure { throw writeError(failure) }
             let before = pending.buffer.count
             RecordCoding.encode(record, into: &pending.buffer)
             appendedBytes.add(Int64(pending.buffer.count - before), ordering: .relaxed)
-            return pending.buffer.count >= Self.bufferLimit
+            return pending.buffer.count
         }
-        if full { try flush() }
+        if buffered >= Self.blockingLimit {
+            try flush()
+        } else if buffered >= Self.bufferLimit, !flushQueued.exchange(true, ordering: .acquiringAndReleasing) {
+            queue.async { [weak self] in
+                self?.flushQueued.store(false, ordering: .releasing)
+                try? self?.flush()
+            }
+        }
     }
 
     /// Writes everything buffered to the file.
