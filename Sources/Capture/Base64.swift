@@ -19,10 +19,6 @@ public enum Base64 {
         (UInt16(alphabet[v >> 6]) | UInt16(alphabet[v & 0x3F]) << 8).littleEndian
     }
 
-    /// Input bytes encoded per chunk: a multiple of 3, so only the last chunk pads.
-    static let chunkInput = 3 * 1024
-    static let chunkOutput = chunkInput / 3 * 4
-
     /// Length of the padded base64 text of `count` bytes.
     public static func encodedCount(_ count: Int) -> Int { (count + 2) / 3 * 4 }
 
@@ -34,39 +30,46 @@ public enum Base64 {
     /// Appends the base64 text of `input` to `out`, at over 1 GB/s: binary frame payloads
     /// are encoded on the proxy's loop thread when recording (issue 3's bulk benchmark).
     ///
-    /// The text is built a chunk at a time in a stack buffer, then appended in one copy,
-    /// so `out` grows geometrically (it may be a long-lived buffer) and no byte of it is
-    /// written twice. Every store is into the chunk buffer at an offset below
-    /// `chunkOutput`: at most `chunkInput / 3` groups of 4 bytes each.
+    /// `out` is first extended by the exact text length (a zero fill, which `Array` does
+    /// with memset speed and with its usual geometric growth), then the text is stored in
+    /// place: six input bytes (one unaligned 8-byte load) give four table lookups and four
+    /// 2-byte stores; the last few bytes go three at a time, then the padding. Every store
+    /// lands inside the extension: a group starting at input offset `i` (a multiple of 3)
+    /// writes output offsets `i / 3 * 4 ..< (i + 6) / 3 * 4`, and `i + 6 <= count`.
     public static func encode(_ input: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
         let n = input.count
-        guard n > 0 else { return }
-        pairs.withUnsafeBufferPointer { pairs in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: chunkOutput) { chunk in
-                let dst = UnsafeMutableRawPointer(chunk.baseAddress!)
+        guard n > 0, let src = UnsafeRawPointer(input.baseAddress) else { return }
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: encodedCount(n)))
+        out.withUnsafeMutableBufferPointer { text in
+            pairs.withUnsafeBufferPointer { pairs in
+                let dst = UnsafeMutableRawPointer(text.baseAddress! + start)
                 var i = 0
-                while i < n {
-                    let end = min(n, i + chunkInput)
-                    var o = 0
-                    // Whole 3-byte groups of this chunk.
-                    while i + 3 <= end {
-                        let v = Int(input[i]) << 16 | Int(input[i + 1]) << 8 | Int(input[i + 2])
-                        dst.storeBytes(of: pairs[v >> 12], toByteOffset: o, as: UInt16.self)
-                        dst.storeBytes(of: pairs[v & 0xFFF], toByteOffset: o + 2, as: UInt16.self)
-                        i += 3
-                        o += 4
-                    }
-                    // The input's last 1 or 2 bytes (only ever in the last chunk), padded.
-                    if i < end {
-                        let second = i + 1 < end ? Int(input[i + 1]) : 0
-                        let v = Int(input[i]) << 16 | second << 8
-                        dst.storeBytes(of: pairs[v >> 12], toByteOffset: o, as: UInt16.self)
-                        chunk[o + 2] = i + 1 < end ? alphabet[v >> 6 & 0x3F] : UInt8(ascii: "=")
-                        chunk[o + 3] = UInt8(ascii: "=")
-                        i = end
-                        o += 4
-                    }
-                    out.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[..<o]))
+                var o = 0
+                while i + 8 <= n {
+                    // Bytes i..<i+6 as the top 48 bits of a big-endian load; 2 bytes unused.
+                    let v = Int(truncatingIfNeeded: UInt64(bigEndian: src.loadUnaligned(fromByteOffset: i, as: UInt64.self)) >> 16)
+                    dst.storeBytes(of: pairs[v >> 36], toByteOffset: o, as: UInt16.self)
+                    dst.storeBytes(of: pairs[v >> 24 & 0xFFF], toByteOffset: o + 2, as: UInt16.self)
+                    dst.storeBytes(of: pairs[v >> 12 & 0xFFF], toByteOffset: o + 4, as: UInt16.self)
+                    dst.storeBytes(of: pairs[v & 0xFFF], toByteOffset: o + 6, as: UInt16.self)
+                    i += 6
+                    o += 8
+                }
+                while i + 3 <= n {
+                    let v = Int(input[i]) << 16 | Int(input[i + 1]) << 8 | Int(input[i + 2])
+                    dst.storeBytes(of: pairs[v >> 12], toByteOffset: o, as: UInt16.self)
+                    dst.storeBytes(of: pairs[v & 0xFFF], toByteOffset: o + 2, as: UInt16.self)
+                    i += 3
+                    o += 4
+                }
+                // The last 1 or 2 bytes, padded.
+                if i < n {
+                    let second = i + 1 < n ? Int(input[i + 1]) : 0
+                    let v = Int(input[i]) << 16 | second << 8
+                    dst.storeBytes(of: pairs[v >> 12], toByteOffset: o, as: UInt16.self)
+                    text[start + o + 2] = i + 1 < n ? alphabet[v >> 6 & 0x3F] : UInt8(ascii: "=")
+                    text[start + o + 3] = UInt8(ascii: "=")
                 }
             }
         }

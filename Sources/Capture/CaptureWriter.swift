@@ -30,7 +30,9 @@ public final class CaptureWriter: Sendable {
     /// to the background queue: backpressure on a producer faster than the file.
     static let blockingLimit = 4 * bufferLimit
     /// A buffer grown past this by a huge record is released after its write, not kept.
-    static let keptCapacity = 4 * bufferLimit
+    /// Well above `blockingLimit` (plus one large line, rounded up by doubling), so the
+    /// buffers of a steady high-volume capture keep their storage.
+    static let keptCapacity = 16 * bufferLimit
 
     /// Lines encoded and not yet handed to write(2).
     private struct Pending: ~Copyable {

@@ -1,8 +1,8 @@
 import Capture
 import Testing
 
-/// The table-driven, chunked `Base64.encode` against a plain bit-by-bit reference: every
-/// length 0...70 (all padding cases), lengths around the encoder's chunk boundaries, all
+/// The table-driven, in-place `Base64.encode` against a plain bit-by-bit reference: every
+/// length 0...70 (all padding cases), long inputs, all
 /// byte values, and appending after existing bytes. Each output must also decode back.
 @Suite struct Base64FastPathTests {
     /// RFC 4648 base64 the obvious way: six bits at a time, padding at the end.
@@ -49,9 +49,9 @@ import Testing
         }
     }
 
-    @Test func lengthsAroundChunkBoundariesMatchTheReference() {
+    @Test func longerInputsMatchTheReference() {
         var rng = Generator(state: 2)
-        for base in [3 * 1024, 6 * 1024, 16 * 1024] {
+        for base in [3 * 1024, 16 * 1024] {
             for length in (base - 4)...(base + 4) {
                 Self.check((0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) })
             }

@@ -79,7 +79,7 @@ import Testing
         let path = Fixtures.temporaryFile()
         let writer = try CaptureWriter(path: path, header: Fixtures.header)
         var expected: [CaptureRecord] = []
-        let sizes = [10, CaptureWriter.bufferLimit - 200, 3, CaptureWriter.bufferLimit + 7, 5 * CaptureWriter.bufferLimit, 1, 0]
+        let sizes = [10, CaptureWriter.bufferLimit - 200, 3, CaptureWriter.bufferLimit + 7, 5 * CaptureWriter.bufferLimit, 20 * CaptureWriter.bufferLimit, 1, 0]
         for (i, size) in sizes.enumerated() {
             let payload = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ i) }
             let big = CaptureRecord.frame(FrameRecord(conn: 1, t: Int64(i), from: .server, opcode: .binary,
