@@ -3,34 +3,66 @@ import Glibc
 import Synchronization
 
 /// Writes a capture file as it happens: the header at once, then records buffered in
-/// memory and written with write(2) when the buffer passes `bufferLimit`, at least every
-/// `flushInterval` by a background timer, on `flush()` and on `close()`.
+/// memory and written with write(2) on a background queue when the buffer passes
+/// `bufferLimit` and at least every `flushInterval` (timer), and on `flush()` and `close()`.
+/// An appender writes itself only when the file falls `blockingLimit` behind, which
+/// bounds the memory.
 ///
 /// Crash safety: the buffer only ever holds whole lines, and a write always starts at a
 /// line boundary, so a process killed at any moment (SIGKILL included) leaves complete
 /// lines followed by at most one torn line, which `CaptureReader` reports as a warning.
 /// At most `flushInterval` of records (plus one buffer) can be lost.
 ///
-/// Threading: every method may be called from any thread. Encoding runs outside the lock;
-/// the buffer and the file descriptor are guarded by a `Mutex`, so lines never interleave.
-/// The flush timer runs on a Dispatch queue of its own and takes the same lock.
+/// Threading: every method may be called from any thread. Two locks, so that an appender
+/// (the proxy's loop thread) never waits for a write(2) it did not ask for:
+/// - `pending` guards the buffer records are encoded into, straight from the record
+///   (no line array per record, no second copy); held only while one record is encoded.
+/// - `output` guards the file. A flush takes it, swaps the filled buffer for an empty
+///   spare under `pending` (a pointer swap), and writes with only `output` held. Buffers
+///   reach the file in the order they were filled, and lines never interleave.
+/// Lock order: `output`, then `pending`; an appender takes `pending` alone.
 public final class CaptureWriter: Sendable {
     /// Flushes when this many bytes are buffered.
     public static let bufferLimit = 256 * 1024
     /// The longest a complete record waits in memory.
     public static let flushInterval: Duration = .milliseconds(50)
+    /// Buffered bytes at which `append` writes the buffer itself (waiting for the write in
+    /// progress) instead of leaving it to the background queue: backpressure on a producer
+    /// faster than the file, bounding memory. Large, because a write(2) can stall (dirty
+    /// page throttling, a slow disk) and every byte of slack is relay time not stalled: at
+    /// 1 MiB, a capture reader stopped for 1.5 s stalled 5,000 msgs/s of small messages for
+    /// over a second; at 32 MiB that rate rides out 13 s (bulk traffic at 200 MB/s, 160 ms).
+    static let blockingLimit = 32 * 1024 * 1024
+    /// A buffer grown past this is released after its write, not kept: buffers of a
+    /// steady capture (about `bufferLimit`, doubled while growing) keep their storage, one
+    /// grown by a stall or a huge record gives it back.
+    static let keptCapacity = 4 * 1024 * 1024
 
-    private struct State: ~Copyable {
-        var fd: Int32
+    /// Lines encoded and not yet handed to write(2).
+    private struct Pending: ~Copyable {
         var buffer: [UInt8] = []
+        var closed = false
+        /// Set by a failed write; every later append throws it.
         var failure: String?
     }
 
+    /// The file, and the buffer being written (kept between writes for its capacity).
+    private struct Output: ~Copyable {
+        /// -1 once closed.
+        var fd: Int32
+        var spare: [UInt8] = []
+    }
+
     public let path: String
-    private let state: Mutex<State?>
+    private let pending: Mutex<Pending>
+    private let output: Mutex<Output>
     // nonisolated(unsafe): set once in init, then only `cancel()`ed in close(); Dispatch
     // sources are thread-safe for that.
     nonisolated(unsafe) private let timer: DispatchSourceTimer
+    /// Runs the timer's flushes and those `append` asks for when the buffer is full.
+    private let queue = DispatchQueue(label: "faultline.capture-writer.flush")
+    /// Set while an asked-for flush is queued, so a burst of full buffers queues one.
+    private let flushQueued = Atomic<Bool>(false)
 
     /// Creates (or truncates) `path` and writes `header` as its first line, immediately.
     /// Throws `CaptureError` naming the file when it cannot be created or written.
@@ -46,9 +78,10 @@ public final class CaptureWriter: Sendable {
             Glibc.close(fd)
             throw CaptureError(file: path, line: 1, offset: 0, message: "cannot write capture header: \(failure)")
         }
-        state = Mutex(State(fd: fd))
+        pending = Mutex(Pending())
+        output = Mutex(Output(fd: fd))
         appendedBytes = Atomic(Int64(headerLine.count))
-        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "faultline.capture-writer.flush"))
+        timer = DispatchSource.makeTimerSource(queue: queue)
         let interval = DispatchTimeInterval.milliseconds(Int(Self.flushInterval.components.attoseconds / 1_000_000_000_000_000))
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
         timer.setEventHandler { [weak self] in try? self?.flush() }
@@ -65,45 +98,70 @@ public final class CaptureWriter: Sendable {
     public var bytesWritten: Int64 { appendedBytes.load(ordering: .relaxed) }
     private let appendedBytes: Atomic<Int64>
 
-    /// Buffers one record; writes the buffer out when it is full.
-    /// Throws after the file was closed or once a write has failed (disk full, ...).
+    /// Encodes one record into the buffer. A full buffer is written on the background
+    /// queue (the proxy's loop thread goes on relaying meanwhile), or here when the file
+    /// is `blockingLimit` behind. Throws after the file was closed or once a write has
+    /// failed (disk full, ...; a background failure surfaces at the next append).
     public func append(_ record: CaptureRecord) throws(CaptureError) {
-        let line = RecordCoding.encode(record)
-        try state.withLock { (state: inout State?) throws(CaptureError) in
-            guard state != nil else { throw closedError() }
-            if let failure = state!.failure { throw writeError(failure) }
-            state!.buffer.append(contentsOf: line)
-            appendedBytes.add(Int64(line.count), ordering: .relaxed)
-            if state!.buffer.count >= Self.bufferLimit { try drain(&state!) }
+        let buffered = try pending.withLock { (pending: inout Pending) throws(CaptureError) -> Int in
+            if pending.closed { throw closedError() }
+            if let failure = pending.failure { throw writeError(failure) }
+            let before = pending.buffer.count
+            RecordCoding.encode(record, into: &pending.buffer)
+            appendedBytes.add(Int64(pending.buffer.count - before), ordering: .relaxed)
+            return pending.buffer.count
+        }
+        if buffered >= Self.blockingLimit {
+            try flush()
+        } else if buffered >= Self.bufferLimit, !flushQueued.exchange(true, ordering: .acquiringAndReleasing) {
+            queue.async { [weak self] in
+                self?.flushQueued.store(false, ordering: .releasing)
+                try? self?.flush()
+            }
         }
     }
 
     /// Writes everything buffered to the file.
     public func flush() throws(CaptureError) {
-        try state.withLock { (state: inout State?) throws(CaptureError) in
-            guard state != nil else { return }
-            try drain(&state!)
+        try output.withLock { (output: inout Output) throws(CaptureError) in
+            guard output.fd >= 0 else { return }
+            try writePending(&output, closing: false)
         }
     }
 
     /// Flushes, stops the timer and closes the file. Later calls do nothing.
     public func close() throws(CaptureError) {
         timer.cancel()
-        try state.withLock { (state: inout State?) throws(CaptureError) in
-            guard var open = state.take() else { return }
-            defer { Glibc.close(open.fd) }
-            try drain(&open)
+        try output.withLock { (output: inout Output) throws(CaptureError) in
+            guard output.fd >= 0 else { return }
+            defer {
+                Glibc.close(output.fd)
+                output.fd = -1
+            }
+            try writePending(&output, closing: true)
         }
     }
 
-    private func drain(_ state: inout State) throws(CaptureError) {
-        if let failure = state.failure { throw writeError(failure) }
-        guard !state.buffer.isEmpty else { return }
-        if let failure = Self.writeAll(state.fd, state.buffer) {
-            state.failure = failure
+    /// Takes the buffered lines (an array swap under `pending`) and writes them; the
+    /// caller holds `output`. `closing` refuses later appends in the same step, so no
+    /// record can land after the last write.
+    private func writePending(_ output: inout Output, closing: Bool) throws(CaptureError) {
+        let failure = pending.withLock { (pending: inout Pending) -> String? in
+            if closing { pending.closed = true }
+            if pending.failure == nil { swap(&pending.buffer, &output.spare) }
+            return pending.failure
+        }
+        if let failure { throw writeError(failure) }
+        guard !output.spare.isEmpty else { return }
+        if let failure = Self.writeAll(output.fd, output.spare) {
+            pending.withLock { $0.failure = failure }
             throw writeError(failure)
         }
-        state.buffer.removeAll(keepingCapacity: true)
+        if output.spare.capacity > Self.keptCapacity {
+            output.spare = []
+        } else {
+            output.spare.removeAll(keepingCapacity: true)
+        }
     }
 
     private func closedError() -> CaptureError {

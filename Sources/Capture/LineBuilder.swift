@@ -52,14 +52,24 @@ struct LineBuilder {
     /// A string field from bytes already known to be valid UTF-8 (a text payload).
     mutating func field(_ name: StaticString, utf8 value: [UInt8]) {
         key(name)
+        reserve(value.count + 4)
         Self.appendEscaped(value, to: &bytes)
     }
 
     mutating func field(_ name: StaticString, base64 value: [UInt8]) {
         key(name)
+        reserve(Base64.encodedCount(value.count) + 4)
         bytes.append(UInt8(ascii: "\""))
         Base64.encode(value, into: &bytes)
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Makes room for `extra` more bytes in one step before a large field (a payload), so
+    /// the line is not copied once per doubling. Grows at least geometrically: `bytes` may
+    /// be a long-lived buffer, and reserving exactly would reallocate on every line.
+    private mutating func reserve(_ extra: Int) {
+        let needed = bytes.count + extra
+        if needed > bytes.capacity { bytes.reserveCapacity(Swift.max(needed, 2 * bytes.capacity)) }
     }
 
     /// Closes the object and ends the line.
@@ -87,6 +97,19 @@ struct LineBuilder {
         }
     }
 
+    /// Whether any of the eight bytes of `word` is below 0x20, a quote or a backslash.
+    /// Exact (no false negatives, no false positives for the word as a whole): `x - 0x01..`
+    /// borrows into a byte's top bit only from a zero byte or a lower borrowing byte, and
+    /// the lowest flagged byte is always a true match.
+    @inline(__always)
+    static func needsEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        func hasZero(_ x: UInt64) -> Bool { (x &- ones) & ~x & high != 0 }
+        let control = (word &- 0x20 &* ones) & ~word & high != 0   // some byte < 0x20
+        return control || hasZero(word ^ (0x22 &* ones)) || hasZero(word ^ (0x5C &* ones))
+    }
+
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// A JSON string from valid UTF-8 bytes: quotes, backslashes and control characters
@@ -95,11 +118,20 @@ struct LineBuilder {
         out.append(UInt8(ascii: "\""))
         value.withUnsafeBufferPointer { input in
             var runStart = 0
-            for i in 0..<input.count {
+            var i = 0
+            let n = input.count
+            let base = UnsafeRawPointer(input.baseAddress)
+            while i < n {
+                // Eight bytes at a time while none needs escaping (the common case).
+                if let base {
+                    while i + 8 <= n, !needsEscape(base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { i += 8 }
+                    if i >= n { break }
+                }
                 let byte = input[i]
+                i += 1
                 guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
-                if runStart < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: input[runStart..<i])) }
-                runStart = i + 1
+                if runStart < i - 1 { out.append(contentsOf: UnsafeBufferPointer(rebasing: input[runStart..<(i - 1)])) }
+                runStart = i
                 switch byte {
                 case 0x22: out.append(contentsOf: [0x5C, 0x22])
                 case 0x5C: out.append(contentsOf: [0x5C, 0x5C])

@@ -105,9 +105,15 @@ public struct RelaySession {
 
     // MARK: Shared helpers
 
+    /// One direction's state, mutated in place. `_modify` (not `set`) matters: with get/set,
+    /// `self[direction: side].decoder.append(bytes)` copied the whole `Direction` out, so
+    /// the decoder's buffer had two owners and every append and every frame taken out of it
+    /// copied the buffer (copy-on-write) before the copy was written back.
     subscript(direction side: Side) -> Direction {
         get { side == .client ? client : server }
-        set { if side == .client { client = newValue } else { server = newValue } }
+        _modify {
+            if side == .client { yield &client } else { yield &server }
+        }
     }
 
     func note(_ level: NoteRecord.Level, _ message: String, now: Micros) -> RelayCommand {

@@ -71,3 +71,28 @@ import Testing
         #expect(error.description == "/nonexistent-dir/capture.jsonl: cannot create capture file: No such file or directory")
     }
 }
+
+@Suite struct CaptureWriterBufferTests {
+    /// Records around and far past the buffer limit (the buffer is swapped out, written,
+    /// and released when it grew too big) come back whole and in order, small ones between.
+    @Test func hugeAndSmallRecordsKeepTheirOrder() throws {
+        let path = Fixtures.temporaryFile()
+        let writer = try CaptureWriter(path: path, header: Fixtures.header)
+        var expected: [CaptureRecord] = []
+        let sizes = [10, CaptureWriter.bufferLimit - 200, 3, CaptureWriter.bufferLimit + 7, 5 * CaptureWriter.bufferLimit, 20 * CaptureWriter.bufferLimit, 1, 0]
+        for (i, size) in sizes.enumerated() {
+            let payload = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ i) }
+            let big = CaptureRecord.frame(FrameRecord(conn: 1, t: Int64(i), from: .server, opcode: .binary,
+                                                      masked: false, payload: payload))
+            let small = CaptureRecord.note(NoteRecord(conn: 1, t: Int64(i), level: .info, message: "after \(i)"))
+            for record in [big, small] {
+                try writer.append(record)
+                expected.append(record)
+            }
+            if i == 2 { try writer.flush() }
+        }
+        try writer.close()
+        #expect(try Fixtures.readAll(path).records == expected)
+        #expect(writer.bytesWritten == Int64(try Data(contentsOf: URL(fileURLWithPath: path)).count))
+    }
+}

@@ -12,6 +12,14 @@
  *       CONNS connections to 127.0.0.1:PORT, each keeping WINDOW binary messages of SIZE
  *       bytes in flight (masked, as a client must), for SECONDS after all are connected.
  *       Prints one line: messages msgs_per_s MB_per_s p50_us p99_us (round trips).
+ *   wsload rate PORT CONNS SECONDS SIZE RATE
+ *       Open loop (wrk2-style): RATE messages per second in total, spread evenly over the
+ *       CONNS connections on a fixed schedule (message j at start + j / RATE, on
+ *       connection j % CONNS), sent whether or not earlier replies came back. Each message
+ *       carries its SCHEDULED send time, so a stall anywhere (proxy, echo, or the load
+ *       generator itself) counts against every message it delays: coordinated omission
+ *       cannot hide it. Waits up to 2 s for the last replies. Prints one line:
+ *       messages msgs_per_s MB_per_s p50_us p99_us p999_us max_us lost.
  *   wsload idle PORT CONNS SECONDS
  *       Opens CONNS WebSocket connections, holds them idle for SECONDS, prints
  *       "connected N" once all upgrades are answered and "done" at the end.
@@ -283,7 +291,25 @@ static int read_upgrade(conn_t *c) {
     return 1;
 }
 
-static int run_load(int port, int conns, double seconds, size_t size, int window, int idle) {
+static uint64_t sent_msgs;
+
+/* Sends every message whose scheduled time has come (open loop). Returns the next one's time. */
+static uint64_t send_due(conn_t **all, int conns, uint64_t start, double rate, uint64_t deadline) {
+    uint64_t now = now_ns();
+    for (;;) {
+        uint64_t due = start + (uint64_t)(sent_msgs * 1e9 / rate);
+        if (due >= deadline) return deadline;
+        if (due > now) return due;
+        conn_t *c = all[sent_msgs % conns];
+        memcpy(message + message_header, &due, 8);  /* the scheduled time, not the actual one */
+        queue(c, message, message_len);
+        c->inflight++;
+        flush_out(c);
+        sent_msgs++;
+    }
+}
+
+static int run_load(int port, int conns, double seconds, size_t size, int window, int idle, double rate) {
     if (size < 8) size = 8;
     message = malloc(size + 14);
     message_header = frame_header(message, 2, size, 1);
@@ -300,14 +326,25 @@ static int run_load(int port, int conns, double seconds, size_t size, int window
         send_upgrade(all[opened], port);
         opened++;
     }
+    uint64_t next_send = 0;
     for (;;) {
-        int timeout = 1000;
+        struct timespec timeout = {.tv_sec = 1};
         if (running) {
             uint64_t now = now_ns();
-            if (now >= deadline) break;
-            timeout = (int)((deadline - now) / 1000000) + 1;
+            if (rate > 0) {
+                /* Open loop: sending stops at the deadline; replies are awaited 2 s more. */
+                if (now < deadline) next_send = send_due(all, conns, start, rate, deadline);
+                uint64_t until = now < deadline ? next_send : deadline + 2000000000ull;
+                if (now >= until || (now >= deadline && total_msgs == sent_msgs)) break;
+                timeout.tv_sec = (until - now) / 1000000000ull;
+                timeout.tv_nsec = (until - now) % 1000000000ull;
+            } else {
+                if (now >= deadline) break;
+                timeout.tv_sec = (deadline - now) / 1000000000ull;
+                timeout.tv_nsec = (deadline - now) % 1000000000ull;
+            }
         }
-        int n = epoll_wait(ep, events, 512, timeout);
+        int n = epoll_pwait2(ep, events, 512, &timeout, NULL);
         for (int i = 0; i < n; i++) {
             conn_t *c = events[i].data.ptr;
             if (events[i].events & EPOLLOUT) flush_out(c);
@@ -326,7 +363,7 @@ static int run_load(int port, int conns, double seconds, size_t size, int window
                         start = now_ns();
                         deadline = start + (uint64_t)(seconds * 1e9);
                         running = 1;
-                        if (!idle)
+                        if (!idle && rate == 0)
                             for (int k = 0; k < conns; k++) {
                                 for (int w = 0; w < window; w++) send_message(all[k]);
                                 flush_out(all[k]);
@@ -350,7 +387,7 @@ static int run_load(int port, int conns, double seconds, size_t size, int window
                     total_msgs++;
                     total_bytes += plen;
                     c->inflight--;
-                    send_message(c);
+                    if (rate == 0) send_message(c);
                 }
                 consume(c, off);
                 flush_out(c);
@@ -358,17 +395,24 @@ static int run_load(int port, int conns, double seconds, size_t size, int window
             if (eof < 0) { fprintf(stderr, "wsload: connection closed by peer\n"); exit(1); }
         }
     }
-    double elapsed = (now_ns() - start) / 1e9;
+    double elapsed = rate > 0 ? seconds : (now_ns() - start) / 1e9;
     if (idle) { printf("done\n"); return 0; }
-    uint64_t seen = 0, p50 = 0, p99 = 0;
-    int got50 = 0;
+    uint64_t seen = 0, p50 = 0, p99 = 0, p999 = 0, max = 0;
+    int got50 = 0, got99 = 0, got999 = 0;
     for (uint64_t us = 0; us <= HMAX; us++) {
         seen += histogram[us];
+        if (histogram[us]) max = us;
         if (!got50 && seen * 2 >= total_msgs) { p50 = us; got50 = 1; }
-        if (seen * 100 >= total_msgs * 99) { p99 = us; break; }
+        if (!got99 && seen * 100 >= total_msgs * 99) { p99 = us; got99 = 1; }
+        if (!got999 && seen * 1000 >= total_msgs * 999) { p999 = us; got999 = 1; }
     }
-    printf("%llu %.0f %.2f %llu %llu\n", (unsigned long long)total_msgs, total_msgs / elapsed,
-           total_bytes / elapsed / 1048576.0, (unsigned long long)p50, (unsigned long long)p99);
+    if (rate > 0)
+        printf("%llu %.0f %.2f %llu %llu %llu %llu %llu\n", (unsigned long long)total_msgs, total_msgs / elapsed,
+               total_bytes / elapsed / 1048576.0, (unsigned long long)p50, (unsigned long long)p99,
+               (unsigned long long)p999, (unsigned long long)max, (unsigned long long)(sent_msgs - total_msgs));
+    else
+        printf("%llu %.0f %.2f %llu %llu\n", (unsigned long long)total_msgs, total_msgs / elapsed,
+               total_bytes / elapsed / 1048576.0, (unsigned long long)p50, (unsigned long long)p99);
     return 0;
 }
 
@@ -377,8 +421,11 @@ int main(int argc, char **argv) {
     ep = epoll_create1(0);
     if (argc >= 3 && !strcmp(argv[1], "echo")) return run_echo(atoi(argv[2]));
     if (argc >= 7 && !strcmp(argv[1], "load"))
-        return run_load(atoi(argv[2]), atoi(argv[3]), atof(argv[4]), strtoul(argv[5], 0, 10), atoi(argv[6]), 0);
-    if (argc >= 5 && !strcmp(argv[1], "idle")) return run_load(atoi(argv[2]), atoi(argv[3]), atof(argv[4]), 8, 0, 1);
-    fprintf(stderr, "usage: wsload echo PORT | load PORT CONNS SECONDS SIZE WINDOW | idle PORT CONNS SECONDS\n");
+        return run_load(atoi(argv[2]), atoi(argv[3]), atof(argv[4]), strtoul(argv[5], 0, 10), atoi(argv[6]), 0, 0);
+    if (argc >= 7 && !strcmp(argv[1], "rate") && atof(argv[6]) > 0)
+        return run_load(atoi(argv[2]), atoi(argv[3]), atof(argv[4]), strtoul(argv[5], 0, 10), 0, 0, atof(argv[6]));
+    if (argc >= 5 && !strcmp(argv[1], "idle")) return run_load(atoi(argv[2]), atoi(argv[3]), atof(argv[4]), 8, 0, 1, 0);
+    fprintf(stderr, "usage: wsload echo PORT | load PORT CONNS SECONDS SIZE WINDOW | rate PORT CONNS SECONDS SIZE RATE"
+                    " | idle PORT CONNS SECONDS\n");
     return 2;
 }
