@@ -12,6 +12,9 @@ struct ClientTimeline {
     private var rules: [any LifecycleRule]
     /// Indices of the rules with timer checks, the only ones `advance` asks.
     private let timerRules: [Int]
+    /// Per step kind (by bit position), the indices of the rules that observe it, in rule
+    /// order: a step visits only these (`LifecycleRule.observes`).
+    private let observers: [[Int]]
     private var views: [ConnectionID: ConnectionView] = [:]
     /// Connection order, newest last; views of old connections are dropped beyond a few.
     private var order: [ConnectionID] = []
@@ -28,7 +31,9 @@ struct ClientTimeline {
     var openConnections: Int { live.count }
     var lastActivity: Micros
 
-    init(info: ClientInfo, spec: LifecycleSpec, appSecret: String?) {
+    /// `filterSteps: false` hands every step to every rule, as before `observes` existed:
+    /// tests compare both ways.
+    init(info: ClientInfo, spec: LifecycleSpec, appSecret: String?, filterSteps: Bool = true) {
         self.info = info
         self.spec = spec
         self.appSecret = appSecret
@@ -37,6 +42,9 @@ struct ClientTimeline {
         let rules = spec.rules.compactMap { RuleRegistry.type(for: $0)?.init(spec: spec) }
         self.rules = rules
         self.timerRules = rules.indices.filter { type(of: rules[$0]).hasTimers }
+        self.observers = StepKinds.singles.map { kind in
+            rules.indices.filter { !filterSteps || type(of: rules[$0]).observes.contains(kind) }
+        }
     }
 
     var context: RuleContext {
@@ -293,9 +301,11 @@ struct ClientTimeline {
     }
 
     private mutating func run(_ step: TimelineStep) -> [AnalysisEvent] {
+        let interested = observers[step.kind.rawValue.trailingZeroBitCount]
+        guard !interested.isEmpty else { return [] }
         var findings: [Finding] = []
         let context = self.context
-        for i in rules.indices { findings += rules[i].observe(step, context) }
+        for i in interested { findings += rules[i].observe(step, context) }
         return attribute(findings)
     }
 

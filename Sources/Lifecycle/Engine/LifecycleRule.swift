@@ -13,6 +13,11 @@ public protocol LifecycleRule: Sendable {
     init(spec: LifecycleSpec)
     /// A step of this client's timeline.
     mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding]
+    /// The kinds of step `observe` acts on. The engine hands the rule only those, so for
+    /// any other step `observe` must find nothing and change nothing. Most frames are
+    /// server application events that no rule looks at; skipping them saves a dynamic call
+    /// per rule per frame. Default: every step.
+    static var observes: StepKinds { get }
     /// Whether `advance` can find anything. The engine calls `advance` on every record and
     /// on every client once a second of record time, so only rules with timer checks (which
     /// say `true` here) are asked; the others would only cost time on large captures.
@@ -27,6 +32,7 @@ public protocol LifecycleRule: Sendable {
 extension LifecycleRule {
     public static var party: Party { .client }
     public static var hasTimers: Bool { false }
+    public static var observes: StepKinds { .all }
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] { [] }
     public mutating func finish(at now: Micros, _ context: RuleContext) -> [Finding] { advance(to: now, context) }
 

@@ -43,8 +43,17 @@ public struct LiveAnalyzer: Sendable {
     /// How often (in record time) every client's timers are checked, not only the active one's.
     static let sweepInterval: Micros = 1_000_000
 
+    /// Whether steps go only to the rules that observe them (always, except in tests that
+    /// check the filter changes nothing).
+    private let filterSteps: Bool
+
     public init(options: AnalyzerOptions) {
+        self.init(options: options, filterSteps: true)
+    }
+
+    init(options: AnalyzerOptions, filterSteps: Bool) {
         self.options = options
+        self.filterSteps = filterSteps
         self.decoder = RealtimeDecoder(prefix: options.prefix ?? options.spec.prefix)
     }
 
@@ -143,7 +152,8 @@ public struct LiveAnalyzer: Sendable {
         } else {
             index = clients.count
             let info = ClientInfo(id: "\(options.clientIDPrefix)client-\(index + 1)", key: key, firstSeen: open.t)
-            clients.append(ClientTimeline(info: info, spec: options.spec, appSecret: options.appSecret))
+            clients.append(ClientTimeline(info: info, spec: options.spec, appSecret: options.appSecret,
+                                      filterSteps: filterSteps))
             clientsByKey[key, default: []].append(index)
             events.append(.client(info))
             events += clients[index].start()

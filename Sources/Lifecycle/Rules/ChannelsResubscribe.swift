@@ -7,6 +7,7 @@ public struct ChannelsResubscribe: LifecycleRule {
     public static let id = "channels.resubscribe"
     public static let severity = Severity.error
     public static let summary = "lost subscriptions are sent again within the window after connected"
+    public static let observes: StepKinds = [.attempt, .drop, .clientFrame, .serverProtocolFrame]
     public static let hasTimers = true
     let spec: LifecycleSpec
     /// Subscribed (succeeded, not unsubscribed) on the current connection.

@@ -6,6 +6,7 @@ public struct HandshakeMissingID: LifecycleRule {
     public static let id = "handshake.missing-id"
     public static let severity = Severity.error
     public static let summary = "after a handshake without socket_id the client closes at once"
+    public static let observes: StepKinds = [.handshake, .clientFrame]
     public static let hasTimers = true
     let spec: LifecycleSpec
     var pending: Handshake?

@@ -7,6 +7,7 @@ public struct ServerPongMissing: LifecycleRule {
     public static let severity = Severity.warning
     public static let party = Party.server
     public static let summary = "the server answers a ping within the pong timeout"
+    public static let observes: StepKinds = []
     public static let hasTimers = true
     let spec: LifecycleSpec
     var reportedPing: Evidence?

@@ -6,6 +6,7 @@ public struct SigninRepeat: LifecycleRule {
     public static let id = "signin.repeat"
     public static let severity = Severity.error
     public static let summary = "after one successful sign-in, every later connection signs in again"
+    public static let observes: StepKinds = [.clientFrame, .serverProtocolFrame]
     public static let hasTimers = true
     let spec: LifecycleSpec
     var signedInOn: Evidence?

@@ -6,6 +6,7 @@ public struct StaleCloseMissing: LifecycleRule {
     public static let id = "stale.close-missing"
     public static let severity = Severity.error
     public static let summary = "the client closes a connection whose ping went unanswered"
+    public static let observes: StepKinds = []
     public static let hasTimers = true
     let spec: LifecycleSpec
     var reportedPing: Evidence?

@@ -6,6 +6,7 @@ public struct StalePingMissing: LifecycleRule {
     public static let id = "stale.ping-missing"
     public static let severity = Severity.error
     public static let summary = "the client pings after the activity timeout without traffic"
+    public static let observes: StepKinds = []
     public static let hasTimers = true
     let spec: LifecycleSpec
     /// The silence already reported: (connection, last receipt).
