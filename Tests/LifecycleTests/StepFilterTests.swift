@@ -4,8 +4,9 @@ import Testing
 import TestSupport
 @testable import Lifecycle
 
-/// `LifecycleRule.observes` only saves time: handing each step to the rules that observe
-/// it must give exactly the events of handing every step to every rule.
+/// `LifecycleRule.observes` and `quietUntil` only save time: handing each step to the rules
+/// that observe it and skipping quiet timer checks must give exactly the events of handing
+/// every step to every rule and asking every timer rule on every record.
 @Suite struct StepFilterTests {
     static var sampleCaptures: [String] {
         let folder = TestEnvironment.repoRoot.appendingPathComponent("Captures")
@@ -16,9 +17,9 @@ import TestSupport
     /// The secret the sample captures were signed with (Captures/expected.json).
     static let appSecret = "sim-secret"
 
-    static func events(_ path: String, spec: LifecycleSpec, appSecret: String?, filterSteps: Bool) throws -> [AnalysisEvent] {
+    static func events(_ path: String, spec: LifecycleSpec, appSecret: String?, shortcuts: Bool) throws -> [AnalysisEvent] {
         var reader = try CaptureReader(path: path)
-        var analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: spec, appSecret: appSecret), filterSteps: filterSteps)
+        var analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: spec, appSecret: appSecret), shortcuts: shortcuts)
         var events: [AnalysisEvent] = []
         var last: Micros = 0
         while let record = try reader.nextRecord() {
@@ -40,8 +41,8 @@ import TestSupport
             }
             for path in Self.sampleCaptures {
                 for secret in [nil, Self.appSecret] as [String?] {
-                    let filtered = try Self.events(path, spec: spec, appSecret: secret, filterSteps: true)
-                    let every = try Self.events(path, spec: spec, appSecret: secret, filterSteps: false)
+                    let filtered = try Self.events(path, spec: spec, appSecret: secret, shortcuts: true)
+                    let every = try Self.events(path, spec: spec, appSecret: secret, shortcuts: false)
                     #expect(filtered == every, "\(path) \(specName) tight=\(tight) secret=\(secret ?? "-")")
                 }
             }

@@ -15,6 +15,13 @@ struct ClientTimeline {
     /// Per step kind (by bit position), the indices of the rules that observe it, in rule
     /// order: a step visits only these (`LifecycleRule.observes`).
     private let observers: [[Int]]
+    /// Whether `observers` and `timersQuietUntil` may skip work (false only in tests that
+    /// check skipping changes nothing).
+    private let shortcuts: Bool
+    /// Up to this record time no timer rule can find anything (the minimum of their
+    /// `quietUntil`), unless something besides a plain receipt happens to the client
+    /// first; every record handler resets it to `Micros.min` ("ask") except for those.
+    private var timersQuietUntil = Micros.min
     private var views: [ConnectionID: ConnectionView] = [:]
     /// Connection order, newest last; views of old connections are dropped beyond a few.
     private var order: [ConnectionID] = []
@@ -31,9 +38,9 @@ struct ClientTimeline {
     var openConnections: Int { live.count }
     var lastActivity: Micros
 
-    /// `filterSteps: false` hands every step to every rule, as before `observes` existed:
-    /// tests compare both ways.
-    init(info: ClientInfo, spec: LifecycleSpec, appSecret: String?, filterSteps: Bool = true) {
+    /// `shortcuts: false` hands every step to every rule and asks every timer rule on every
+    /// record, as before `observes` and `quietUntil` existed: tests compare both ways.
+    init(info: ClientInfo, spec: LifecycleSpec, appSecret: String?, shortcuts: Bool = true) {
         self.info = info
         self.spec = spec
         self.appSecret = appSecret
@@ -43,8 +50,9 @@ struct ClientTimeline {
         self.rules = rules
         self.timerRules = rules.indices.filter { type(of: rules[$0]).hasTimers }
         self.observers = StepKinds.singles.map { kind in
-            rules.indices.filter { !filterSteps || type(of: rules[$0]).observes.contains(kind) }
+            rules.indices.filter { !shortcuts || type(of: rules[$0]).observes.contains(kind) }
         }
+        self.shortcuts = shortcuts
     }
 
     var context: RuleContext {
@@ -62,6 +70,7 @@ struct ClientTimeline {
 
     mutating func open(_ record: OpenRecord) -> [AnalysisEvent] {
         var events = advance(to: record.t)
+        timersQuietUntil = Micros.min
         lastActivity = record.t
         live.insert(record.conn)
         let fromState = state
@@ -94,6 +103,7 @@ struct ClientTimeline {
 
     mutating func upgrade(_ record: UpgradeRecord) -> [AnalysisEvent] {
         var events = advance(to: record.t)
+        timersQuietUntil = Micros.min
         lastActivity = record.t
         guard record.from == .server, var view = views[record.conn] else { return events }
         events += run(.upgradeResponse(conn: record.conn, t: record.t, status: record.status))
@@ -115,6 +125,7 @@ struct ClientTimeline {
 
     mutating func frame(_ record: FrameRecord, event: RealtimeEvent?) -> [AnalysisEvent] {
         var events = advance(to: record.t)
+        if !isPlainReceipt(record, event: event) { timersQuietUntil = Micros.min }
         lastActivity = record.t
         guard var view = views[record.conn] else { return events }
         if let fault = record.fault { view.lastFault = fault }
@@ -186,6 +197,7 @@ struct ClientTimeline {
 
     mutating func end(_ record: EndRecord) -> [AnalysisEvent] {
         var events = advance(to: record.t)
+        timersQuietUntil = Micros.min
         lastActivity = record.t
         guard let view = views[record.conn] else { return events }
         let name = record.kind == .captureEnd ? "capture end" : "\(record.kind.rawValue.uppercased()) from \(record.side.rawValue)"
@@ -216,6 +228,7 @@ struct ClientTimeline {
     }
 
     mutating func fault(_ record: FaultRecord) -> [AnalysisEvent] {
+        timersQuietUntil = Micros.min
         if let conn = record.conn, var view = views[conn] {
             view.lastFault = record.rule
             views[conn] = view
@@ -225,14 +238,30 @@ struct ClientTimeline {
 
     /// Runs timer checks up to `now`.
     mutating func advance(to now: Micros) -> [AnalysisEvent] {
-        guard !timerRules.isEmpty else { return [] }
+        guard !timerRules.isEmpty, now > timersQuietUntil else { return [] }
         var findings: [Finding] = []
         let context = self.context
         for i in timerRules { findings += rules[i].advance(to: now, context) }
+        if shortcuts {
+            var quiet = Micros.max
+            for i in timerRules { quiet = min(quiet, rules[i].quietUntil(context)) }
+            timersQuietUntil = quiet
+        }
         return attribute(findings)
     }
 
+    /// A server frame that changes nothing a timer rule reads except moving the receipt
+    /// time forward (`quietUntil`'s condition): not a close, no protocol event, no ping
+    /// waiting for its answer, and no rule observes such frames.
+    private func isPlainReceipt(_ record: FrameRecord, event: RealtimeEvent?) -> Bool {
+        guard shortcuts, record.from == .server, record.opcode != .close, event.map({ $0.kind == .other }) ?? true,
+              observers[StepKinds.serverOtherFrame.rawValue.trailingZeroBitCount].isEmpty else { return false }
+        guard let view = views[record.conn] else { return true }
+        return view.lastPing == nil && record.t >= view.lastReceivedAt
+    }
+
     mutating func finish(at now: Micros) -> [AnalysisEvent] {
+        timersQuietUntil = Micros.min
         var findings: [Finding] = []
         let context = self.context
         for i in rules.indices { findings += rules[i].finish(at: now, context) }

@@ -25,6 +25,14 @@ public protocol LifecycleRule: Sendable {
     /// Time reached `now` (from record times, never the wall clock): for timer checks.
     /// Called only when `hasTimers` is true (`finish` is always called).
     mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding]
+    /// A time up to which `advance` (called with any `now` at or before it) can neither
+    /// find anything nor change the rule, for as long as no step reaches the rule and the
+    /// context changes only by a later receipt (`ConnectionView.lastReceivedAt` moving
+    /// forward). The engine skips `advance` until then: on large captures most records
+    /// are such receipts, and asking every timer rule of the client on each of them was
+    /// the engine's largest cost. `Micros.max` means "not until a step or another change";
+    /// the default, `Micros.min`, means "always ask".
+    func quietUntil(_ context: RuleContext) -> Micros
     /// The input ended at `now`.
     mutating func finish(at now: Micros, _ context: RuleContext) -> [Finding]
 }
@@ -34,6 +42,7 @@ extension LifecycleRule {
     public static var hasTimers: Bool { false }
     public static var observes: StepKinds { .all }
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] { [] }
+    public func quietUntil(_ context: RuleContext) -> Micros { Micros.min }
     public mutating func finish(at now: Micros, _ context: RuleContext) -> [Finding] { advance(to: now, context) }
 
     /// A finding of this rule for the context's client.

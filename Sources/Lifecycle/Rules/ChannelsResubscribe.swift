@@ -45,6 +45,12 @@ public struct ChannelsResubscribe: LifecycleRule {
 
     var lastEvidence: [String: Evidence] = [:]
 
+    public func quietUntil(_ context: RuleContext) -> Micros {
+        guard !owed.isEmpty, let view = context.currentConnection, let connected = view.connectedAt,
+              view.openedAt >= owedSince, checkedConn != view.conn else { return Micros.max }
+        return connected + spec.channels.resubscribeWindow
+    }
+
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {
         guard !owed.isEmpty, let view = context.currentConnection, let connected = view.connectedAt,
               view.openedAt >= owedSince, checkedConn != view.conn else { return [] }

@@ -30,6 +30,14 @@ public struct HandshakeMissingID: LifecycleRule {
         return []
     }
 
+    public func quietUntil(_ context: RuleContext) -> Micros {
+        guard let h = pending, let view = context.connections[h.conn] else { return Micros.max }
+        let deadline = h.t + spec.tolerances.immediate
+        // `advance` clears `pending` at once when the close came in time, whatever the time.
+        if let closed = view.clientClose?.t ?? view.droppedAt, closed <= deadline { return Micros.min }
+        return deadline
+    }
+
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {
         guard let h = pending, let view = context.connections[h.conn] else { return [] }
         let deadline = h.t + spec.tolerances.immediate

@@ -15,6 +15,12 @@ public struct ServerPongMissing: LifecycleRule {
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] { [] }
 
+    public func quietUntil(_ context: RuleContext) -> Micros {
+        guard let stale = spec.stale, let view = context.currentConnection, let ping = view.lastPing,
+              ping != reportedPing else { return Micros.max }
+        return ping.t + stale.pongTimeout
+    }
+
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {
         guard let stale = spec.stale, let view = context.currentConnection, let ping = view.lastPing,
               ping != reportedPing else { return [] }

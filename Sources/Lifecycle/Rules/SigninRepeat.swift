@@ -23,6 +23,14 @@ public struct SigninRepeat: LifecycleRule {
         return []
     }
 
+    public func quietUntil(_ context: RuleContext) -> Micros {
+        guard let earlier = signedInOn, let view = context.currentConnection, view.conn != earlier.conn,
+              let connected = view.connectedAt, !checked.contains(view.conn) else { return Micros.max }
+        // `advance` records a sign-in already sent at once, whatever the time.
+        if sentOn.contains(view.conn) { return Micros.min }
+        return connected + spec.channels.resubscribeWindow
+    }
+
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {
         guard let earlier = signedInOn, let view = context.currentConnection, view.conn != earlier.conn,
               let connected = view.connectedAt, !checked.contains(view.conn) else { return [] }

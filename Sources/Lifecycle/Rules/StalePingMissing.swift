@@ -15,6 +15,13 @@ public struct StalePingMissing: LifecycleRule {
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] { [] }
 
+    /// Silent until the deadline; a later receipt only moves the deadline later.
+    public func quietUntil(_ context: RuleContext) -> Micros {
+        guard spec.stale != nil, let view = context.currentConnection, view.connectedAt != nil,
+              view.droppedAt == nil, view.clientClose == nil else { return Micros.max }
+        return view.lastReceivedAt + view.activityTimeout + spec.tolerances.timing
+    }
+
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {
         guard spec.stale != nil, let view = context.currentConnection, view.connectedAt != nil,
               view.droppedAt == nil, view.clientClose == nil else { return [] }
