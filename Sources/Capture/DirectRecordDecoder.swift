@@ -65,6 +65,11 @@ enum DirectKey: Int, CaseIterable {
 
     var bit: UInt32 { 1 << UInt32(rawValue) }
 
+    /// The keys by the first byte of their name.
+    static let byFirstByte: [[DirectKey]] = (0..<256).map { byte in
+        allCases.filter { $0.name.utf8Start[0] == UInt8(byte) }
+    }
+
     static func mask(_ keys: [DirectKey]) -> UInt32 { keys.reduce(0) { $0 | $1.bit } }
 
     static let frameKeys = mask([.type, .conn, .t, .from, .op, .fin, .rsv1, .rsv2, .rsv3, .masked, .len, .compressed,
@@ -317,7 +322,10 @@ struct MemberScanner {
 
     static func key(_ span: StringSpan, in b: UnsafeBufferPointer<UInt8>) -> DirectKey? {
         let n = span.end - span.start
-        for key in DirectKey.allCases {
+        guard n > 0 else { return nil }
+        // Candidates by first byte, so a key is compared with one to four names, not all.
+        let candidates = DirectKey.byFirstByte[Int(b[span.start])]
+        for key in candidates {
             let name = key.name
             guard name.utf8CodeUnitCount == n else { continue }
             var equal = true
@@ -360,10 +368,12 @@ enum JSONStringBytes {
         var i = span.start
         var rawNonASCII = !span.isASCII
         while i < span.end {
-            let c = b[i]
-            guard c == UInt8(ascii: "\\") else {
-                out.append(c)
-                i += 1
+            // Copy the run up to the next escape in one go (text payloads are mostly runs).
+            var runEnd = i
+            while runEnd < span.end, b[runEnd] != UInt8(ascii: "\\") { runEnd += 1 }
+            if runEnd > i {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: b[i..<runEnd]))
+                i = runEnd
                 continue
             }
             guard i + 1 < span.end else { return nil }

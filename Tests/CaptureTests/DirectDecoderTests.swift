@@ -144,6 +144,20 @@ import Testing
         #expect(Self.direct(line) == nil, "\(line)")
     }
 
+    @Test func everyKeyNameIsFound() {
+        for key in DirectKey.allCases {
+            let line = Array("\"\(key.name)\"".utf8)
+            let found = line.withUnsafeBufferPointer {
+                MemberScanner.key(StringSpan(start: 1, end: line.count - 1, hasEscape: false, isASCII: true), in: $0)
+            }
+            #expect(found == key)
+        }
+        let other = Array("\"types\"".utf8)
+        #expect(other.withUnsafeBufferPointer {
+            MemberScanner.key(StringSpan(start: 1, end: other.count - 1, hasEscape: false, isASCII: true), in: $0)
+        } == nil)
+    }
+
     @Test func invalidUTF8IsLeftToTheTree() {
         let prefix = Array(#"{"type":"frame","conn":1,"t":1,"from":"server","op":1,"text":""#.utf8)
         let suffix = Array(#""}"#.utf8)

@@ -251,13 +251,15 @@ struct ClientTimeline {
     }
 
     /// A server frame that changes nothing a timer rule reads except moving the receipt
-    /// time forward (`quietUntil`'s condition): not a close, no protocol event, no ping
-    /// waiting for its answer, and no rule observes such frames.
+    /// time forward (`quietUntil`'s condition): not a close, no protocol event, not the
+    /// first receipt or pong after a ping, and no rule observes such frames.
     private func isPlainReceipt(_ record: FrameRecord, event: RealtimeEvent?) -> Bool {
         guard shortcuts, record.from == .server, record.opcode != .close, event.map({ $0.kind == .other }) ?? true,
               observers[StepKinds.serverOtherFrame.rawValue.trailingZeroBitCount].isEmpty else { return false }
         guard let view = views[record.conn] else { return true }
-        return view.lastPing == nil && record.t >= view.lastReceivedAt
+        let pingViewsStay = view.lastPing == nil
+            || (view.receivedSincePing != nil && (view.pongSincePing != nil || record.opcode != .pong))
+        return pingViewsStay && record.t >= view.lastReceivedAt
     }
 
     mutating func finish(at now: Micros) -> [AnalysisEvent] {
