@@ -129,14 +129,18 @@ struct ClientTimeline {
         lastActivity = record.t
         guard var view = views[record.conn] else { return events }
         if let fault = record.fault { view.lastFault = fault }
-        let evidence = Evidence(conn: record.conn, t: record.t, from: record.from, summary: Self.summary(record, event))
+        // Built only when a view or step keeps it: most frames are plain receipts, for
+        // which the summary string would be made and thrown away.
+        func evidence() -> Evidence {
+            Evidence(conn: record.conn, t: record.t, from: record.from, summary: Self.summary(record, event))
+        }
         if record.from == .server {
             // A frame a fault swallowed never reached the client.
             guard record.action != .dropped else { views[record.conn] = view; return events }
             view.lastReceivedAt = record.t
             if view.lastPing != nil {
-                if view.receivedSincePing == nil { view.receivedSincePing = evidence }
-                if view.pongSincePing == nil, record.opcode == .pong || event?.kind == .pong { view.pongSincePing = evidence }
+                if view.receivedSincePing == nil { view.receivedSincePing = evidence() }
+                if view.pongSincePing == nil, record.opcode == .pong || event?.kind == .pong { view.pongSincePing = evidence() }
             }
             views[record.conn] = view
             if event?.kind == .connectionEstablished, let event {
@@ -149,35 +153,35 @@ struct ClientTimeline {
                 }
                 views[record.conn] = view
                 events += run(.handshake(Handshake(conn: record.conn, t: record.t, socketID: event.socketID,
-                                                   activityTimeout: event.activityTimeout, evidence: evidence)))
+                                                   activityTimeout: event.activityTimeout, evidence: evidence())))
                 if event.socketID != nil, spec.connectedOn == .handshake, view.droppedAt == nil {
                     view.connectedAt = record.t
                     views[record.conn] = view
-                    events += connected(conn: record.conn, t: record.t, cause: "handshake socket_id \(event.socketID ?? "")", evidence: evidence)
+                    events += connected(conn: record.conn, t: record.t, cause: "handshake socket_id \(event.socketID ?? "")", evidence: evidence())
                 }
                 return events
             }
             if record.opcode == .close, view.serverClose == nil {
-                view.serverClose = evidence
+                view.serverClose = evidence()
                 views[record.conn] = view
             }
             events += run(.frame(record, event))
-            if record.opcode == .close { events += closeFrame(record, droppedBefore: view.droppedAt != nil, evidence: evidence) }
+            if record.opcode == .close { events += closeFrame(record, droppedBefore: view.droppedAt != nil, evidence: evidence()) }
             return events
         }
         // From the client.
         if record.opcode == .ping || event?.kind == .ping {
-            view.lastPing = evidence
+            view.lastPing = evidence()
             view.receivedSincePing = nil
             view.pongSincePing = nil
         }
         if record.opcode == .close, view.clientClose == nil {
-            view.clientClose = evidence
+            view.clientClose = evidence()
             view.clientCloseCode = record.closeCode
         }
         views[record.conn] = view
         events += run(.frame(record, event))
-        if record.opcode == .close { events += closeFrame(record, droppedBefore: view.droppedAt != nil, evidence: evidence) }
+        if record.opcode == .close { events += closeFrame(record, droppedBefore: view.droppedAt != nil, evidence: evidence()) }
         return events
     }
 
