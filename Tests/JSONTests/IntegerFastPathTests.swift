@@ -14,8 +14,9 @@ import Testing
     }
 
     @Test func beyondInt64IsADouble() throws {
-        #expect(try JSONParser.parse("-9223372036854775809") == .double(-9_223_372_036_854_775_809))
-        #expect(try JSONParser.parse("12345678901234567890") == .double(12_345_678_901_234_567_890))
+        for text in ["-9223372036854775809", "12345678901234567890"] {
+            #expect(try JSONParser.parse(text) == .double(try #require(Double(text))))
+        }
     }
 
     @Test func objectsWithManyKeysKeepThemAll() throws {
