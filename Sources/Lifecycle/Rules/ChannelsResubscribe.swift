@@ -48,7 +48,9 @@ public struct ChannelsResubscribe: LifecycleRule {
     public func quietUntil(_ context: RuleContext) -> Micros {
         guard !owed.isEmpty, let view = context.currentConnection, let connected = view.connectedAt,
               view.openedAt >= owedSince, checkedConn != view.conn else { return Micros.max }
-        return connected + spec.channels.resubscribeWindow
+        let deadline = connected + spec.channels.resubscribeWindow
+        if let dropped = view.droppedAt, dropped <= deadline { return Micros.max }
+        return deadline
     }
 
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {

@@ -18,7 +18,11 @@ public struct ServerPongMissing: LifecycleRule {
     public func quietUntil(_ context: RuleContext) -> Micros {
         guard let stale = spec.stale, let view = context.currentConnection, let ping = view.lastPing,
               ping != reportedPing else { return Micros.max }
-        return ping.t + stale.pongTimeout
+        // The same early answers as `advance`, none of which a later receipt changes.
+        let deadline = ping.t + stale.pongTimeout
+        if let pong = view.pongSincePing, pong.t <= deadline { return Micros.max }
+        if let dropped = view.droppedAt, dropped <= deadline { return Micros.max }
+        return deadline
     }
 
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {

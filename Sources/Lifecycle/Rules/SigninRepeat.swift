@@ -28,7 +28,9 @@ public struct SigninRepeat: LifecycleRule {
               let connected = view.connectedAt, !checked.contains(view.conn) else { return Micros.max }
         // `advance` records a sign-in already sent at once, whatever the time.
         if sentOn.contains(view.conn) { return Micros.min }
-        return connected + spec.channels.resubscribeWindow
+        let deadline = connected + spec.channels.resubscribeWindow
+        if let dropped = view.droppedAt, dropped <= deadline { return Micros.max }
+        return deadline
     }
 
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {

@@ -17,7 +17,13 @@ public struct StaleCloseMissing: LifecycleRule {
     public func quietUntil(_ context: RuleContext) -> Micros {
         guard let stale = spec.stale, let view = context.currentConnection, let ping = view.lastPing,
               ping != reportedPing else { return Micros.max }
-        return ping.t + stale.pongTimeout + spec.tolerances.timing
+        // The same early answers as `advance`, none of which a later receipt changes.
+        let unansweredUntil = ping.t + stale.pongTimeout
+        if let answer = view.receivedSincePing, answer.t <= unansweredUntil { return Micros.max }
+        let deadline = unansweredUntil + spec.tolerances.timing
+        if let close = view.clientClose, close.t <= deadline { return Micros.max }
+        if let dropped = view.droppedAt, dropped <= deadline { return Micros.max }
+        return deadline
     }
 
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {
