@@ -95,7 +95,10 @@ public struct CaptureReader: RecordSource {
         }
     }
 
+    /// The direct decoder handles the common lines; anything it is not sure of (and every
+    /// bad line) goes through the tree-based decoder, which owns the error messages.
     private func decodeRecord(_ bytes: [UInt8]) throws(RecordDecodingError) -> CaptureRecord {
+        if let record = bytes.withUnsafeBufferPointer({ DirectRecordDecoder.decode($0) }) { return record }
         let record = try RecordCoding.decode(bytes)
         if case .header = record { throw RecordDecodingError("a second header record (a header belongs on line 1 only)") }
         return record

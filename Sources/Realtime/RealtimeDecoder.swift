@@ -30,6 +30,21 @@ public struct RealtimeDecoder: Sendable {
         guard let object = envelope.objectValue, let name = object["event"]?.stringValue else { return nil }
         if prefix == nil { prefix = Self.detectPrefix(name) }
         let raw = object["data"]
+        let channel = object["channel"]?.stringValue
+        if case .string(let text)? = raw, Self.mayHoldJSON(text) {
+            return RealtimeEvent(name: name, channel: channel, dataText: text, rawData: raw, kind: kind(of: name))
+        }
+        return RealtimeEvent(name: name, channel: channel, data: Self.decodeData(raw), rawData: raw, kind: kind(of: name))
+    }
+
+    /// Decodes an envelope with `data` decoded at once, as before decoding was deferred:
+    /// tests compare both.
+    mutating func decodeEagerly(_ payload: [UInt8]) -> RealtimeEvent? {
+        guard let first = payload.first(where: { !isWhitespace($0) }), first == UInt8(ascii: "{"),
+              let value = try? JSONParser.parse(payload), let object = value.objectValue,
+              let name = object["event"]?.stringValue else { return nil }
+        if prefix == nil { prefix = Self.detectPrefix(name) }
+        let raw = object["data"]
         return RealtimeEvent(name: name, channel: object["channel"]?.stringValue,
                              data: Self.decodeData(raw), rawData: raw, kind: kind(of: name))
     }
@@ -71,11 +86,14 @@ public struct RealtimeDecoder: Sendable {
 
     /// Pusher sends `data` as a JSON string holding an object; decode it once more then.
     static func decodeData(_ raw: JSONValue?) -> JSONValue? {
-        guard case .string(let text)? = raw else { return raw }
-        guard let first = text.utf8.first(where: { !isWhitespace($0) }),
-              first == UInt8(ascii: "{") || first == UInt8(ascii: "["),
-              let inner = try? JSONParser.parse(text) else { return raw }
+        guard case .string(let text)? = raw, mayHoldJSON(text), let inner = try? JSONParser.parse(text) else { return raw }
         return inner
+    }
+
+    /// A string whose first non-blank character opens an object or array.
+    static func mayHoldJSON(_ text: String) -> Bool {
+        guard let first = text.utf8.first(where: { !isWhitespace($0) }) else { return false }
+        return first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
     }
 }
 

@@ -12,6 +12,16 @@ struct ClientTimeline {
     private var rules: [any LifecycleRule]
     /// Indices of the rules with timer checks, the only ones `advance` asks.
     private let timerRules: [Int]
+    /// Per step kind (by bit position), the indices of the rules that observe it, in rule
+    /// order: a step visits only these (`LifecycleRule.observes`).
+    private let observers: [[Int]]
+    /// Whether `observers` and `timersQuietUntil` may skip work (false only in tests that
+    /// check skipping changes nothing).
+    private let shortcuts: Bool
+    /// Up to this record time no timer rule can find anything (the minimum of their
+    /// `quietUntil`), unless something besides a plain receipt happens to the client
+    /// first; every record handler resets it to `Micros.min` ("ask") except for those.
+    private var timersQuietUntil = Micros.min
     private var views: [ConnectionID: ConnectionView] = [:]
     /// Connection order, newest last; views of old connections are dropped beyond a few.
     private var order: [ConnectionID] = []
@@ -28,7 +38,9 @@ struct ClientTimeline {
     var openConnections: Int { live.count }
     var lastActivity: Micros
 
-    init(info: ClientInfo, spec: LifecycleSpec, appSecret: String?) {
+    /// `shortcuts: false` hands every step to every rule and asks every timer rule on every
+    /// record, as before `observes` and `quietUntil` existed: tests compare both ways.
+    init(info: ClientInfo, spec: LifecycleSpec, appSecret: String?, shortcuts: Bool = true) {
         self.info = info
         self.spec = spec
         self.appSecret = appSecret
@@ -37,6 +49,10 @@ struct ClientTimeline {
         let rules = spec.rules.compactMap { RuleRegistry.type(for: $0)?.init(spec: spec) }
         self.rules = rules
         self.timerRules = rules.indices.filter { type(of: rules[$0]).hasTimers }
+        self.observers = StepKinds.singles.map { kind in
+            rules.indices.filter { !shortcuts || type(of: rules[$0]).observes.contains(kind) }
+        }
+        self.shortcuts = shortcuts
     }
 
     var context: RuleContext {
@@ -54,6 +70,7 @@ struct ClientTimeline {
 
     mutating func open(_ record: OpenRecord) -> [AnalysisEvent] {
         var events = advance(to: record.t)
+        timersQuietUntil = Micros.min
         lastActivity = record.t
         live.insert(record.conn)
         let fromState = state
@@ -86,6 +103,7 @@ struct ClientTimeline {
 
     mutating func upgrade(_ record: UpgradeRecord) -> [AnalysisEvent] {
         var events = advance(to: record.t)
+        timersQuietUntil = Micros.min
         lastActivity = record.t
         guard record.from == .server, var view = views[record.conn] else { return events }
         events += run(.upgradeResponse(conn: record.conn, t: record.t, status: record.status))
@@ -107,17 +125,22 @@ struct ClientTimeline {
 
     mutating func frame(_ record: FrameRecord, event: RealtimeEvent?) -> [AnalysisEvent] {
         var events = advance(to: record.t)
+        if !isPlainReceipt(record, event: event) { timersQuietUntil = Micros.min }
         lastActivity = record.t
         guard var view = views[record.conn] else { return events }
         if let fault = record.fault { view.lastFault = fault }
-        let evidence = Evidence(conn: record.conn, t: record.t, from: record.from, summary: Self.summary(record, event))
+        // Built only when a view or step keeps it: most frames are plain receipts, for
+        // which the summary string would be made and thrown away.
+        func evidence() -> Evidence {
+            Evidence(conn: record.conn, t: record.t, from: record.from, summary: Self.summary(record, event))
+        }
         if record.from == .server {
             // A frame a fault swallowed never reached the client.
             guard record.action != .dropped else { views[record.conn] = view; return events }
             view.lastReceivedAt = record.t
             if view.lastPing != nil {
-                if view.receivedSincePing == nil { view.receivedSincePing = evidence }
-                if view.pongSincePing == nil, record.opcode == .pong || event?.kind == .pong { view.pongSincePing = evidence }
+                if view.receivedSincePing == nil { view.receivedSincePing = evidence() }
+                if view.pongSincePing == nil, record.opcode == .pong || event?.kind == .pong { view.pongSincePing = evidence() }
             }
             views[record.conn] = view
             if event?.kind == .connectionEstablished, let event {
@@ -130,35 +153,35 @@ struct ClientTimeline {
                 }
                 views[record.conn] = view
                 events += run(.handshake(Handshake(conn: record.conn, t: record.t, socketID: event.socketID,
-                                                   activityTimeout: event.activityTimeout, evidence: evidence)))
+                                                   activityTimeout: event.activityTimeout, evidence: evidence())))
                 if event.socketID != nil, spec.connectedOn == .handshake, view.droppedAt == nil {
                     view.connectedAt = record.t
                     views[record.conn] = view
-                    events += connected(conn: record.conn, t: record.t, cause: "handshake socket_id \(event.socketID ?? "")", evidence: evidence)
+                    events += connected(conn: record.conn, t: record.t, cause: "handshake socket_id \(event.socketID ?? "")", evidence: evidence())
                 }
                 return events
             }
             if record.opcode == .close, view.serverClose == nil {
-                view.serverClose = evidence
+                view.serverClose = evidence()
                 views[record.conn] = view
             }
             events += run(.frame(record, event))
-            if record.opcode == .close { events += closeFrame(record, droppedBefore: view.droppedAt != nil, evidence: evidence) }
+            if record.opcode == .close { events += closeFrame(record, droppedBefore: view.droppedAt != nil, evidence: evidence()) }
             return events
         }
         // From the client.
         if record.opcode == .ping || event?.kind == .ping {
-            view.lastPing = evidence
+            view.lastPing = evidence()
             view.receivedSincePing = nil
             view.pongSincePing = nil
         }
         if record.opcode == .close, view.clientClose == nil {
-            view.clientClose = evidence
+            view.clientClose = evidence()
             view.clientCloseCode = record.closeCode
         }
         views[record.conn] = view
         events += run(.frame(record, event))
-        if record.opcode == .close { events += closeFrame(record, droppedBefore: view.droppedAt != nil, evidence: evidence) }
+        if record.opcode == .close { events += closeFrame(record, droppedBefore: view.droppedAt != nil, evidence: evidence()) }
         return events
     }
 
@@ -178,6 +201,7 @@ struct ClientTimeline {
 
     mutating func end(_ record: EndRecord) -> [AnalysisEvent] {
         var events = advance(to: record.t)
+        timersQuietUntil = Micros.min
         lastActivity = record.t
         guard let view = views[record.conn] else { return events }
         let name = record.kind == .captureEnd ? "capture end" : "\(record.kind.rawValue.uppercased()) from \(record.side.rawValue)"
@@ -208,6 +232,7 @@ struct ClientTimeline {
     }
 
     mutating func fault(_ record: FaultRecord) -> [AnalysisEvent] {
+        timersQuietUntil = Micros.min
         if let conn = record.conn, var view = views[conn] {
             view.lastFault = record.rule
             views[conn] = view
@@ -217,14 +242,34 @@ struct ClientTimeline {
 
     /// Runs timer checks up to `now`.
     mutating func advance(to now: Micros) -> [AnalysisEvent] {
-        guard !timerRules.isEmpty else { return [] }
+        // The quiet time first: it sits in the timeline itself, while reading `timerRules`
+        // means touching another allocation per client on every record and sweep.
+        guard now > timersQuietUntil, !timerRules.isEmpty else { return [] }
         var findings: [Finding] = []
         let context = self.context
         for i in timerRules { findings += rules[i].advance(to: now, context) }
+        if shortcuts {
+            var quiet = Micros.max
+            for i in timerRules { quiet = min(quiet, rules[i].quietUntil(context)) }
+            timersQuietUntil = quiet
+        }
         return attribute(findings)
     }
 
+    /// A server frame that changes nothing a timer rule reads except moving the receipt
+    /// time forward (`quietUntil`'s condition): not a close, no protocol event, not the
+    /// first receipt or pong after a ping, and no rule observes such frames.
+    private func isPlainReceipt(_ record: FrameRecord, event: RealtimeEvent?) -> Bool {
+        guard shortcuts, record.from == .server, record.opcode != .close, event.map({ $0.kind == .other }) ?? true,
+              observers[StepKinds.serverOtherFrame.rawValue.trailingZeroBitCount].isEmpty else { return false }
+        guard let view = views[record.conn] else { return true }
+        let pingViewsStay = view.lastPing == nil
+            || (view.receivedSincePing != nil && (view.pongSincePing != nil || record.opcode != .pong))
+        return pingViewsStay && record.t >= view.lastReceivedAt
+    }
+
     mutating func finish(at now: Micros) -> [AnalysisEvent] {
+        timersQuietUntil = Micros.min
         var findings: [Finding] = []
         let context = self.context
         for i in rules.indices { findings += rules[i].finish(at: now, context) }
@@ -293,9 +338,11 @@ struct ClientTimeline {
     }
 
     private mutating func run(_ step: TimelineStep) -> [AnalysisEvent] {
+        let interested = observers[step.kind.rawValue.trailingZeroBitCount]
+        guard !interested.isEmpty else { return [] }
         var findings: [Finding] = []
         let context = self.context
-        for i in rules.indices { findings += rules[i].observe(step, context) }
+        for i in interested { findings += rules[i].observe(step, context) }
         return attribute(findings)
     }
 

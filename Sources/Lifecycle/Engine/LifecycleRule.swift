@@ -13,6 +13,11 @@ public protocol LifecycleRule: Sendable {
     init(spec: LifecycleSpec)
     /// A step of this client's timeline.
     mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding]
+    /// The kinds of step `observe` acts on. The engine hands the rule only those, so for
+    /// any other step `observe` must find nothing and change nothing. Most frames are
+    /// server application events that no rule looks at; skipping them saves a dynamic call
+    /// per rule per frame. Default: every step.
+    static var observes: StepKinds { get }
     /// Whether `advance` can find anything. The engine calls `advance` on every record and
     /// on every client once a second of record time, so only rules with timer checks (which
     /// say `true` here) are asked; the others would only cost time on large captures.
@@ -20,6 +25,14 @@ public protocol LifecycleRule: Sendable {
     /// Time reached `now` (from record times, never the wall clock): for timer checks.
     /// Called only when `hasTimers` is true (`finish` is always called).
     mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding]
+    /// A time up to which `advance` (called with any `now` at or before it) can neither
+    /// find anything nor change the rule, for as long as no step reaches the rule and the
+    /// context changes only by a later receipt (`ConnectionView.lastReceivedAt` moving
+    /// forward). The engine skips `advance` until then: on large captures most records
+    /// are such receipts, and asking every timer rule of the client on each of them was
+    /// the engine's largest cost. `Micros.max` means "not until a step or another change";
+    /// the default, `Micros.min`, means "always ask".
+    func quietUntil(_ context: RuleContext) -> Micros
     /// The input ended at `now`.
     mutating func finish(at now: Micros, _ context: RuleContext) -> [Finding]
 }
@@ -27,7 +40,9 @@ public protocol LifecycleRule: Sendable {
 extension LifecycleRule {
     public static var party: Party { .client }
     public static var hasTimers: Bool { false }
+    public static var observes: StepKinds { .all }
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] { [] }
+    public func quietUntil(_ context: RuleContext) -> Micros { Micros.min }
     public mutating func finish(at now: Micros, _ context: RuleContext) -> [Finding] { advance(to: now, context) }
 
     /// A finding of this rule for the context's client.

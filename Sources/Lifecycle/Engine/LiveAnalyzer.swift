@@ -43,8 +43,17 @@ public struct LiveAnalyzer: Sendable {
     /// How often (in record time) every client's timers are checked, not only the active one's.
     static let sweepInterval: Micros = 1_000_000
 
+    /// Whether clients skip work that cannot find anything (`LifecycleRule.observes` and
+    /// `quietUntil`): always, except in tests that check skipping changes nothing.
+    private let shortcuts: Bool
+
     public init(options: AnalyzerOptions) {
+        self.init(options: options, shortcuts: true)
+    }
+
+    init(options: AnalyzerOptions, shortcuts: Bool) {
         self.options = options
+        self.shortcuts = shortcuts
         self.decoder = RealtimeDecoder(prefix: options.prefix ?? options.spec.prefix)
     }
 
@@ -143,7 +152,8 @@ public struct LiveAnalyzer: Sendable {
         } else {
             index = clients.count
             let info = ClientInfo(id: "\(options.clientIDPrefix)client-\(index + 1)", key: key, firstSeen: open.t)
-            clients.append(ClientTimeline(info: info, spec: options.spec, appSecret: options.appSecret))
+            clients.append(ClientTimeline(info: info, spec: options.spec, appSecret: options.appSecret,
+                                      shortcuts: shortcuts))
             clientsByKey[key, default: []].append(index)
             events.append(.client(info))
             events += clients[index].start()

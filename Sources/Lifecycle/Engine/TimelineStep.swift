@@ -15,6 +15,44 @@ public enum TimelineStep: Sendable {
     case drop(Drop)
 }
 
+extension TimelineStep {
+    /// Which kind of step this is, for `LifecycleRule.observes`.
+    public var kind: StepKinds {
+        switch self {
+        case .attempt: .attempt
+        case .upgradeResponse: .upgradeResponse
+        case .handshake: .handshake
+        case .drop: .drop
+        case .frame(let frame, let event):
+            if frame.from == .client { .clientFrame }
+            else if let event, event.kind != .other { .serverProtocolFrame }
+            else { .serverOtherFrame }
+        }
+    }
+}
+
+/// Kinds of timeline step, as a set: what a rule observes.
+public struct StepKinds: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    public static let attempt = StepKinds(rawValue: 1 << 0)
+    public static let upgradeResponse = StepKinds(rawValue: 1 << 1)
+    public static let handshake = StepKinds(rawValue: 1 << 2)
+    public static let drop = StepKinds(rawValue: 1 << 3)
+    /// Any frame from the client.
+    public static let clientFrame = StepKinds(rawValue: 1 << 4)
+    /// A server frame carrying a protocol event (its kind is not `.other`).
+    public static let serverProtocolFrame = StepKinds(rawValue: 1 << 5)
+    /// Any other server frame: application events, frames without an event.
+    public static let serverOtherFrame = StepKinds(rawValue: 1 << 6)
+
+    public static let all: StepKinds = [.attempt, .upgradeResponse, .handshake, .drop, .clientFrame,
+                                        .serverProtocolFrame, .serverOtherFrame]
+    /// Each single kind, in bit order.
+    static let singles: [StepKinds] = (0..<7).map { StepKinds(rawValue: 1 << $0) }
+}
+
 /// A connection attempt and what the schedule says about it.
 public struct Attempt: Sendable, Hashable {
     public var conn: ConnectionID

@@ -7,6 +7,7 @@ public struct AgoraBackoffSchedule: LifecycleRule {
     public static let id = "agora.backoff-schedule"
     public static let severity = Severity.error
     public static let summary = "attempt n comes 2^n s after the previous one within 2 minutes of an interruption"
+    public static let observes: StepKinds = .attempt
     let spec: LifecycleSpec
     public init(spec: LifecycleSpec) { self.spec = spec }
 

@@ -6,6 +6,7 @@ public struct AgoraFailedRetried: LifecycleRule {
     public static let id = "agora.failed-retried"
     public static let severity = Severity.error
     public static let summary = "no attempt after a fatal refusal (state failed)"
+    public static let observes: StepKinds = .attempt
     public init(spec: LifecycleSpec) {}
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {

@@ -6,6 +6,7 @@ public struct AgoraStreamGiveUp: LifecycleRule {
     public static let id = "agora.stream-give-up"
     public static let severity = Severity.error
     public static let summary = "no attempt more than 20 minutes after the interruption"
+    public static let observes: StepKinds = .attempt
     let spec: LifecycleSpec
     public init(spec: LifecycleSpec) { self.spec = spec }
 

@@ -6,6 +6,7 @@ public struct AgoraSuspendedInterval: LifecycleRule {
     public static let id = "agora.suspended-interval"
     public static let severity = Severity.error
     public static let summary = "in suspended, attempts are 30 s apart"
+    public static let observes: StepKinds = .attempt
     let spec: LifecycleSpec
     public init(spec: LifecycleSpec) { self.spec = spec }
 

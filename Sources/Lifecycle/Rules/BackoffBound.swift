@@ -6,6 +6,7 @@ public struct BackoffBound: LifecycleRule {
     public static let id = "backoff.bound"
     public static let severity = Severity.error
     public static let summary = "reconnect delay of attempt n within min(cap, base * 2^(n-1)) + tolerance"
+    public static let observes: StepKinds = .attempt
     let spec: LifecycleSpec
     public init(spec: LifecycleSpec) { self.spec = spec }
 

@@ -8,6 +8,7 @@ public struct BackoffJitter: LifecycleRule {
     public static let id = "backoff.jitter"
     public static let severity = Severity.warning
     public static let summary = "8 or more reconnect delays are plausibly uniform on [0, bound] (full jitter)"
+    public static let observes: StepKinds = .attempt
     static let minimumDelays = 8
     static let significance = 0.01
     /// Enough for the test; older delays are dropped so memory stays bounded.

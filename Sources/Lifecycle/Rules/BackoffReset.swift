@@ -6,6 +6,7 @@ public struct BackoffReset: LifecycleRule {
     public static let id = "backoff.reset"
     public static let severity = Severity.error
     public static let summary = "the backoff counter resets after each successful handshake"
+    public static let observes: StepKinds = .attempt
     let spec: LifecycleSpec
     public init(spec: LifecycleSpec) { self.spec = spec }
 

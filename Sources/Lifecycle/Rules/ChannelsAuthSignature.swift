@@ -7,6 +7,7 @@ public struct ChannelsAuthSignature: LifecycleRule {
     public static let id = "channels.auth-signature"
     public static let severity = Severity.error
     public static let summary = "auth and sign-in signatures are the HMAC for this connection's socket id (--app-secret)"
+    public static let observes: StepKinds = .clientFrame
     public init(spec: LifecycleSpec) {}
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {

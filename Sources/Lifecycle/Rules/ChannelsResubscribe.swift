@@ -7,6 +7,7 @@ public struct ChannelsResubscribe: LifecycleRule {
     public static let id = "channels.resubscribe"
     public static let severity = Severity.error
     public static let summary = "lost subscriptions are sent again within the window after connected"
+    public static let observes: StepKinds = [.attempt, .drop, .clientFrame, .serverProtocolFrame]
     public static let hasTimers = true
     let spec: LifecycleSpec
     /// Subscribed (succeeded, not unsubscribed) on the current connection.
@@ -43,6 +44,14 @@ public struct ChannelsResubscribe: LifecycleRule {
     }
 
     var lastEvidence: [String: Evidence] = [:]
+
+    public func quietUntil(_ context: RuleContext) -> Micros {
+        guard !owed.isEmpty, let view = context.currentConnection, let connected = view.connectedAt,
+              view.openedAt >= owedSince, checkedConn != view.conn else { return Micros.max }
+        let deadline = connected + spec.channels.resubscribeWindow
+        if let dropped = view.droppedAt, dropped <= deadline { return Micros.max }
+        return deadline
+    }
 
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {
         guard !owed.isEmpty, let view = context.currentConnection, let connected = view.connectedAt,

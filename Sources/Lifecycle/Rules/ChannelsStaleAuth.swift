@@ -6,6 +6,7 @@ public struct ChannelsStaleAuth: LifecycleRule {
     public static let id = "channels.stale-auth"
     public static let severity = Severity.error
     public static let summary = "private and presence subscribes carry a fresh auth on each connection"
+    public static let observes: StepKinds = .clientFrame
     /// Auths by the connection they were first sent on; bounded, so that memory stays flat
     /// however many connections a client makes (a stale auth is reused from a recent
     /// connection: 64 auths cover dozens of reconnects).

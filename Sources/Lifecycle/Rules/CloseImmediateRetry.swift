@@ -6,6 +6,7 @@ public struct CloseImmediateRetry: LifecycleRule {
     public static let id = "close.immediate-retry"
     public static let severity = Severity.error
     public static let summary = "after a 4200-4299 close the client reconnects immediately"
+    public static let observes: StepKinds = .attempt
     let spec: LifecycleSpec
     public init(spec: LifecycleSpec) { self.spec = spec }
 

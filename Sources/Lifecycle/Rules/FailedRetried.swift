@@ -6,6 +6,7 @@ public struct FailedRetried: LifecycleRule {
     public static let id = "failed.retried"
     public static let severity = Severity.error
     public static let summary = "no new connection after a refusal (state failed)"
+    public static let observes: StepKinds = .attempt
     public init(spec: LifecycleSpec) {}
 
     /// The shared judgement, also used by `agora.failed-retried`.

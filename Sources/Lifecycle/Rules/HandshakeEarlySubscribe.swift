@@ -7,6 +7,7 @@ public struct HandshakeEarlySubscribe: LifecycleRule {
     public static let id = "handshake.early-subscribe"
     public static let severity = Severity.error
     public static let summary = "no subscribe, signin or client event before the handshake"
+    public static let observes: StepKinds = .clientFrame
     public init(spec: LifecycleSpec) {}
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {

@@ -6,6 +6,7 @@ public struct HandshakeMissingID: LifecycleRule {
     public static let id = "handshake.missing-id"
     public static let severity = Severity.error
     public static let summary = "after a handshake without socket_id the client closes at once"
+    public static let observes: StepKinds = [.handshake, .clientFrame]
     public static let hasTimers = true
     let spec: LifecycleSpec
     var pending: Handshake?
@@ -27,6 +28,14 @@ public struct HandshakeMissingID: LifecycleRule {
             break
         }
         return []
+    }
+
+    public func quietUntil(_ context: RuleContext) -> Micros {
+        guard let h = pending, let view = context.connections[h.conn] else { return Micros.max }
+        let deadline = h.t + spec.tolerances.immediate
+        // `advance` clears `pending` at once when the close came in time, whatever the time.
+        if let closed = view.clientClose?.t ?? view.droppedAt, closed <= deadline { return Micros.min }
+        return deadline
     }
 
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {

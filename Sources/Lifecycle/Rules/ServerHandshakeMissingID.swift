@@ -6,6 +6,7 @@ public struct ServerHandshakeMissingID: LifecycleRule {
     public static let severity = Severity.error
     public static let party = Party.server
     public static let summary = "the server's handshake carries a socket_id"
+    public static let observes: StepKinds = .handshake
     public init(spec: LifecycleSpec) {}
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {

@@ -6,6 +6,7 @@ public struct SigninRepeat: LifecycleRule {
     public static let id = "signin.repeat"
     public static let severity = Severity.error
     public static let summary = "after one successful sign-in, every later connection signs in again"
+    public static let observes: StepKinds = [.clientFrame, .serverProtocolFrame]
     public static let hasTimers = true
     let spec: LifecycleSpec
     var signedInOn: Evidence?
@@ -20,6 +21,16 @@ public struct SigninRepeat: LifecycleRule {
             signedInOn = Evidence(conn: frame.conn, t: frame.t, from: .server, summary: "signin_success")
         }
         return []
+    }
+
+    public func quietUntil(_ context: RuleContext) -> Micros {
+        guard let earlier = signedInOn, let view = context.currentConnection, view.conn != earlier.conn,
+              let connected = view.connectedAt, !checked.contains(view.conn) else { return Micros.max }
+        // `advance` records a sign-in already sent at once, whatever the time.
+        if sentOn.contains(view.conn) { return Micros.min }
+        let deadline = connected + spec.channels.resubscribeWindow
+        if let dropped = view.droppedAt, dropped <= deadline { return Micros.max }
+        return deadline
     }
 
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {

@@ -6,6 +6,7 @@ public struct StaleCloseCode: LifecycleRule {
     public static let id = "stale.close-code"
     public static let severity = Severity.error
     public static let summary = "a stale close uses a 4200-4299 code"
+    public static let observes: StepKinds = .drop
     let spec: LifecycleSpec
     public init(spec: LifecycleSpec) { self.spec = spec }
 

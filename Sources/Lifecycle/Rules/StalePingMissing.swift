@@ -6,6 +6,7 @@ public struct StalePingMissing: LifecycleRule {
     public static let id = "stale.ping-missing"
     public static let severity = Severity.error
     public static let summary = "the client pings after the activity timeout without traffic"
+    public static let observes: StepKinds = []
     public static let hasTimers = true
     let spec: LifecycleSpec
     /// The silence already reported: (connection, last receipt).
@@ -13,6 +14,13 @@ public struct StalePingMissing: LifecycleRule {
     public init(spec: LifecycleSpec) { self.spec = spec }
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] { [] }
+
+    /// Silent until the deadline; a later receipt only moves the deadline later.
+    public func quietUntil(_ context: RuleContext) -> Micros {
+        guard spec.stale != nil, let view = context.currentConnection, view.connectedAt != nil,
+              view.droppedAt == nil, view.clientClose == nil else { return Micros.max }
+        return view.lastReceivedAt + view.activityTimeout + spec.tolerances.timing
+    }
 
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {
         guard spec.stale != nil, let view = context.currentConnection, view.connectedAt != nil,

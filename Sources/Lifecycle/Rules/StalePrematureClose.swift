@@ -6,6 +6,7 @@ public struct StalePrematureClose: LifecycleRule {
     public static let id = "stale.premature-close"
     public static let severity = Severity.warning
     public static let summary = "a stale close comes only after a ping unanswered for the pong timeout"
+    public static let observes: StepKinds = .drop
     let spec: LifecycleSpec
     public init(spec: LifecycleSpec) { self.spec = spec }
 

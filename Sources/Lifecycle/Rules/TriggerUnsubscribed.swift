@@ -6,6 +6,7 @@ public struct TriggerUnsubscribed: LifecycleRule {
     public static let id = "trigger.unsubscribed"
     public static let severity = Severity.error
     public static let summary = "client events only on channels subscribed on this connection"
+    public static let observes: StepKinds = [.attempt, .clientFrame, .serverProtocolFrame]
     var subscribed: [ConnectionID: Set<String>] = [:]
     public init(spec: LifecycleSpec) {}
 
