@@ -6,16 +6,19 @@ import CUV
 ///
 /// libuv timers have millisecond resolution and count from the loop's cached millisecond
 /// time, so one can fire up to a millisecond before its delay has passed on `EventLoop.now`.
-/// A one-shot timer therefore remembers its deadline on `now` and, if libuv fires it early,
+/// A timer therefore remembers its next deadline on `now` and, if libuv fires it early,
 /// waits out the rest: it never fires early, and is late by at most libuv's resolution.
+/// A repeating timer does the same for every tick.
 /// Timers due at the same time fire in the order they were scheduled.
 public final class TimerHandle: HandleOwner {
     private var timer: UnsafeMutablePointer<uv_timer_t>?
     private var body: (() -> Void)?
     private let repeats: Bool
+    /// A repeating timer's period in microseconds (0 for a one-shot timer).
+    private let period: Int64
     private unowned let loop: EventLoop
-    /// When a one-shot timer is due, on `loop.now`.
-    private let deadline: Int64
+    /// When the timer is next due, on `loop.now`.
+    private var deadline: Int64
 
     /// Whether the timer will still fire.
     public var isActive: Bool { timer != nil }
@@ -24,6 +27,7 @@ public final class TimerHandle: HandleOwner {
         loop.assertOnLoopThread("EventLoop.schedule")
         self.body = body
         self.repeats = repeatEvery != nil
+        self.period = repeatEvery ?? 0
         self.loop = loop
         self.deadline = loop.now + max(0, delay)
         let handle = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
@@ -47,11 +51,17 @@ public final class TimerHandle: HandleOwner {
 
     private func fire() {
         guard let body, let handle = timer else { return }
-        if !repeats, case let remaining = deadline - loop.now, remaining > 0 {
-            uv_timer_start(handle, TimerHandle.fired, TimerHandle.milliseconds(remaining), 0)
+        let remaining = deadline - loop.now
+        if remaining > 0 {
+            // Early by up to libuv's millisecond: wait out the rest, then keep the period.
+            uv_timer_start(handle, TimerHandle.fired, TimerHandle.milliseconds(remaining),
+                           repeats ? TimerHandle.milliseconds(period) : 0)
             return
         }
         if repeats {
+            // The next tick is due a period after this one was due (or after now, when
+            // this one ran more than a period late).
+            deadline = max(deadline + period, loop.now)
             body()
         } else {
             cancel()
