@@ -186,8 +186,27 @@ final class WebSocketConnection {
             directions[index].http.append(bytes)
             parseHead(from: index, t: t)
         case .frames:
-            directions[index].decoder.append(bytes)
-            if phase == .open { drainFrames(index, t: t) }
+            guard phase == .open, directions[index].decoder.isAtFrameBoundary else {
+                directions[index].decoder.append(bytes)
+                if phase == .open { drainFrames(index, t: t) }
+                return
+            }
+            // Whole frames straight from the segment; only a partial tail (or a frame the
+            // one-step path declines) goes through the decoder's buffer, a cold piece of
+            // memory per direction when thousands of connections are open.
+            var offset = 0
+            let maxPayload = limits.maxPayload
+            bytes.withMemoryRebound(to: UInt8.self) { input in
+                while let (frame, consumed) = FrameDecoder.wholeFrame(at: UnsafeBufferPointer(rebasing: input[offset...]),
+                                                                       maxPayload: maxPayload) {
+                    offset += consumed
+                    record(frame, from: index, t: t)
+                }
+            }
+            if offset < bytes.count {
+                directions[index].decoder.append(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+                drainFrames(index, t: t)
+            }
         case .resync:
             resyncFeed(bytes, from: index, segmentEnds: [bytes.count], t: t)
         }

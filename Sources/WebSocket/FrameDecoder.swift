@@ -209,36 +209,53 @@ public struct FrameDecoder: Sendable {
     /// Anything else (64-bit or non-minimal lengths, oversized or partial frames) returns
     /// nil and takes the state machine, which produces the same frame or the error.
     private func wholeBufferedFrame() -> (Frame, consumed: Int)? {
-        buffer.withUnsafeBufferPointer { bytes -> (Frame, consumed: Int)? in
-            let start = readIndex
-            let available = bytes.count - start
-            let first = bytes[start], second = bytes[start + 1]
-            var headerLength = 2
-            var length = Int(second & 0x7F)
-            if length == 127 { return nil }
-            if length == 126 {
-                guard available >= 4 else { return nil }
-                length = Int(bytes[start + 2]) << 8 | Int(bytes[start + 3])
-                guard length > 125 else { return nil }
-                headerLength = 4
-            }
-            let masked = second & 0x80 != 0
-            if masked { headerLength += 4 }
-            guard length <= maxPayload, available >= headerLength + length else { return nil }
-            let payloadStart = start + headerLength
-            var payload = Array(UnsafeBufferPointer(rebasing: bytes[payloadStart ..< payloadStart + length]))
-            var key: MaskingKey?
-            if masked {
-                let k = payloadStart - 4
-                let maskingKey = MaskingKey(bytes[k], bytes[k + 1], bytes[k + 2], bytes[k + 3])
-                payload.withUnsafeMutableBytes { applyMask(maskingKey, to: $0, offset: 0) }
-                key = maskingKey
-            }
-            let frame = Frame(fin: first & 0x80 != 0, rsv1: first & 0x40 != 0, rsv2: first & 0x20 != 0,
-                              rsv3: first & 0x10 != 0, opcode: Opcode(rawValue: first & 0x0F),
-                              maskingKey: key, payload: payload)
-            return (frame, headerLength + length)
+        let start = readIndex
+        return buffer.withUnsafeBufferPointer { bytes in
+            Self.wholeFrame(at: UnsafeBufferPointer(rebasing: bytes[start...]), maxPayload: maxPayload)
         }
+    }
+
+    /// Whether the decoder holds no bytes at all: everything appended so far was returned as
+    /// whole frames, so the next byte appended starts a frame.
+    public var isAtFrameBoundary: Bool {
+        guard readIndex == buffer.count else { return false }
+        if case .awaitingHeader = state { return true }
+        return false
+    }
+
+    /// The frame at the start of `bytes` if it is whole there and takes the common path
+    /// (minimal 7- or 16-bit length, at most `maxPayload`), with the bytes it took; nil
+    /// otherwise. A reader whose decoder `isAtFrameBoundary` can take frames straight out of
+    /// its input this way and `append` only the rest: the frames are exactly the ones
+    /// `append` then `next()` would return, without the copy through the decoder's buffer.
+    public static func wholeFrame(at bytes: UnsafeBufferPointer<UInt8>, maxPayload: Int) -> (Frame, consumed: Int)? {
+        let available = bytes.count
+        guard available >= 2 else { return nil }
+        let first = bytes[0], second = bytes[1]
+        var headerLength = 2
+        var length = Int(second & 0x7F)
+        if length == 127 { return nil }
+        if length == 126 {
+            guard available >= 4 else { return nil }
+            length = Int(bytes[2]) << 8 | Int(bytes[3])
+            guard length > 125 else { return nil }
+            headerLength = 4
+        }
+        let masked = second & 0x80 != 0
+        if masked { headerLength += 4 }
+        guard length <= maxPayload, available >= headerLength + length else { return nil }
+        var payload = Array(UnsafeBufferPointer(rebasing: bytes[headerLength ..< headerLength + length]))
+        var key: MaskingKey?
+        if masked {
+            let k = headerLength - 4
+            let maskingKey = MaskingKey(bytes[k], bytes[k + 1], bytes[k + 2], bytes[k + 3])
+            payload.withUnsafeMutableBytes { applyMask(maskingKey, to: $0, offset: 0) }
+            key = maskingKey
+        }
+        let frame = Frame(fin: first & 0x80 != 0, rsv1: first & 0x40 != 0, rsv2: first & 0x20 != 0,
+                          rsv3: first & 0x10 != 0, opcode: Opcode(rawValue: first & 0x0F),
+                          maskingKey: key, payload: payload)
+        return (frame, headerLength + length)
     }
 
     private mutating func lengthKnown(_ header: Header, length: Int) throws(WebSocketError) {
