@@ -10,16 +10,20 @@ public enum Console {
     /// Writes all of `text`, retrying short writes and EINTR. A closed pipe ends quietly.
     public static func write(fd: Int32, _ text: String) {
         var text = text
-        text.withUTF8 { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                offset += n
+        text.withUTF8 { write(fd: fd, bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Writes all of `bytes` (already UTF-8, or binary), retrying short writes and EINTR.
+    /// A closed pipe ends quietly.
+    public static func write(fd: Int32, bytes: UnsafeRawBufferPointer) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return
             }
+            offset += n
         }
     }
 }

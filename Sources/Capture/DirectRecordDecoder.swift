@@ -1,3 +1,4 @@
+import JSON
 import WebSocket
 
 /// Decodes the lines that make up nearly all of a capture (frame, close, open and end
@@ -409,21 +410,10 @@ enum JSONStringBytes {
         return rawNonASCII ? nil : out
     }
 
+    /// The `\u` digits at `start`, within the string that ends at `end`.
     private static func hex4(_ b: UnsafeBufferPointer<UInt8>, at start: Int, end: Int) -> UInt32? {
         guard start + 4 <= end else { return nil }
-        var value: UInt32 = 0
-        for k in start..<(start + 4) {
-            let c = b[k]
-            let digit: UInt32
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(c - UInt8(ascii: "0"))
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(c - UInt8(ascii: "a") + 10)
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(c - UInt8(ascii: "A") + 10)
-            default: return nil
-            }
-            value = value << 4 | digit
-        }
-        return value
+        return JSONParser.hex4(b, at: start)
     }
 
     /// `scalar` is below 0x110000 and not a surrogate (checked by the caller).

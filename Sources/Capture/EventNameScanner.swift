@@ -311,20 +311,8 @@ public enum EventNameScanner {
         }
 
         private mutating func hex4() -> UInt32? {
-            guard index + 4 <= buffer.count else { return nil }
-            var value: UInt32 = 0
-            for _ in 0..<4 {
-                let byte = buffer[index]
-                let digit: UInt32
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
-                default: return nil
-                }
-                value = value << 4 | digit
-                index += 1
-            }
+            guard let value = JSONParser.hex4(buffer, at: index) else { return nil }
+            index += 4
             return value
         }
     }

@@ -190,20 +190,35 @@ public struct JSONParser {
 
     private mutating func parseHex4() throws(JSONParseError) -> UInt32 {
         guard index + 4 <= buffer.count else { throw error("unexpected end of input in \\u escape") }
+        guard let value = JSONParser.hex4(buffer, at: index) else {
+            // The error points at the offending digit, not at the escape.
+            while JSONParser.hexDigit(buffer[index]) != nil { index += 1 }
+            throw error("invalid hex digit in \\u escape")
+        }
+        index += 4
+        return value
+    }
+
+    /// The four hex digits of a `\u` escape starting at `start` (either case), or nil when
+    /// fewer than four bytes are left or one is not a hex digit. Shared by every reader of
+    /// JSON strings on bytes (this parser, the capture line decoder, the event name skim).
+    public static func hex4(_ bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> UInt32? {
+        guard start >= 0, start + 4 <= bytes.count else { return nil }
         var value: UInt32 = 0
-        for _ in 0..<4 {
-            let byte = buffer[index]
-            let digit: UInt32
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
-            default: throw error("invalid hex digit in \\u escape")
-            }
+        for k in start..<(start + 4) {
+            guard let digit = hexDigit(bytes[k]) else { return nil }
             value = value << 4 | digit
-            index += 1
         }
         return value
+    }
+
+    private static func hexDigit(_ byte: UInt8) -> UInt32? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(byte - UInt8(ascii: "0"))
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt32(byte - UInt8(ascii: "a") + 10)
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt32(byte - UInt8(ascii: "A") + 10)
+        default: nil
+        }
     }
 
     private mutating func parseNumber() throws(JSONParseError) -> JSONValue {

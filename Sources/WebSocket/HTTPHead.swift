@@ -87,9 +87,7 @@ extension StringProtocol {
     /// Equality ignoring ASCII case, as HTTP compares header names and tokens (which are
     /// ASCII); no lowercased copies.
     public func equalsIgnoringASCIICase<Other: StringProtocol>(_ other: Other) -> Bool {
-        utf8.elementsEqual(other.utf8) { a, b in
-            a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= 97 && (a | 0x20) <= 122)
-        }
+        utf8.elementsEqual(other.utf8, by: sameIgnoringASCIICase)
     }
 
     /// Whether `needle` occurs in the string, ignoring ASCII case.
@@ -100,13 +98,18 @@ extension StringProtocol {
         for start in 0...(haystack.count - pattern.count) {
             var matched = true
             for i in 0..<pattern.count {
-                let a = haystack[start + i], b = pattern[i]
-                if a != b && !(a | 0x20 == b | 0x20 && (a | 0x20) >= 97 && (a | 0x20) <= 122) { matched = false; break }
+                if !sameIgnoringASCIICase(haystack[start + i], pattern[i]) { matched = false; break }
             }
             if matched { return true }
         }
         return false
     }
+}
+
+/// Two bytes equal, or the same ASCII letter in either case.
+@inline(__always)
+private func sameIgnoringASCIICase(_ a: UInt8, _ b: UInt8) -> Bool {
+    a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= 97 && (a | 0x20) <= 122)
 }
 
 private func serializeHead(startLine: String, headers: [HeaderField]) -> [UInt8] {

@@ -1,3 +1,4 @@
+import CLI
 import Capture
 import Glibc
 
@@ -21,7 +22,7 @@ struct BufferedOutput {
                 body(&cursor)
                 return cursor.position - buffer.baseAddress!
             }
-            large.withUnsafeBytes { Self.writeAll($0[..<count]) }
+            large.withUnsafeBytes { Console.write(fd: STDOUT_FILENO, bytes: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
             return
         }
         let start = used
@@ -44,22 +45,8 @@ struct BufferedOutput {
     mutating func flush() {
         guard used > 0 else { return }
         let count = used
-        storage.withUnsafeBytes { Self.writeAll($0[..<count]) }
+        storage.withUnsafeBytes { Console.write(fd: STDOUT_FILENO, bytes: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
         used = 0
-    }
-
-    /// write(2) until all is out; a closed pipe ends quietly, as `Console` does.
-    private static func writeAll(_ bytes: Slice<UnsafeRawBufferPointer>) {
-        let buffer = UnsafeRawBufferPointer(rebasing: bytes)
-        var offset = 0
-        while offset < buffer.count {
-            let n = Glibc.write(STDOUT_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            offset += n
-        }
     }
 }
 
