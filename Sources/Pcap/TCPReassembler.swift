@@ -30,14 +30,16 @@ public enum TCPGapReason: String, Sendable {
 /// Sequence numbers are turned into 64-bit stream offsets relative to the next expected
 /// byte, so wrap-around at 2^32 needs no special case. Out-of-order data is kept trimmed to
 /// what is new (the first copy of any byte wins; a later copy with other bytes is reported),
-/// and the last `historySize` delivered bytes are kept to check retransmissions.
+/// and delivered bytes the peer has not yet acknowledged (at most `historySize` of them) are
+/// kept to check retransmissions.
 public struct TCPReassembler {
     public struct Limits: Sendable {
         /// Out-of-order bytes held per direction before the hole is declared lost.
         public var maxBufferedBytes: Int = 4 << 20
         /// Out-of-order segments held per direction.
         public var maxBufferedSegments: Int = 4096
-        /// Delivered bytes remembered (in a ring) to compare retransmissions against.
+        /// Delivered bytes remembered (in a ring) to compare retransmissions against, until
+        /// the peer acknowledges them.
         public var historySize: Int = 16 << 10
         public init() {}
     }
@@ -133,6 +135,7 @@ public struct TCPReassembler {
         let acked = offset(of: ack)
         guard acked > peerAcked else { return }
         peerAcked = acked
+        forgetAcknowledged(upTo: acked)
         // The FIN takes one sequence number; an ack past it proves every byte was sent.
         let limit = min(acked, finOffset ?? .max)
         if !pending.isEmpty, limit > nextOffset {
@@ -212,19 +215,41 @@ public struct TCPReassembler {
 
     // MARK: - Retransmission history
 
-    /// The remembered bytes are the stream offsets `historyStart..<historyEnd`, at
-    /// `offset % historySize` in the ring `history` (allocated on first use).
+    /// The remembered bytes are the stream offsets `historyStart..<historyEnd`, offset `o` at
+    /// `(o - historyOrigin) % history.count` in the ring `history` (allocated on first use).
+    ///
+    /// Only bytes the peer has not acknowledged are kept. The receiver discards a later copy
+    /// of bytes it acknowledged, so what such a copy carries never reaches the application;
+    /// and a ring that empties on every acknowledgement starts again at its first byte, so
+    /// with thousands of connections open its writes stay in a few warm cache lines instead
+    /// of sweeping 16 KiB per direction (a third of the decoding time on the benchmark pcap).
     private var historyStart: Int64 = 0
     private var historyEnd: Int64 = 0
+    private var historyOrigin: Int64 = 0
+
+    @inline(__always) private func ringIndex(of offset: Int64, size: Int) -> Int {
+        Int((offset - historyOrigin) % Int64(size))
+    }
+
+    /// The peer acknowledged the stream up to `acked`: those bytes need no checking.
+    private mutating func forgetAcknowledged(upTo acked: Int64) {
+        if acked > historyStart { historyStart = min(acked, historyEnd) }
+    }
 
     /// Copies delivered bytes (starting at `nextOffset`) into the ring: at most two memcpys.
     private mutating func remember(_ bytes: UnsafeRawBufferPointer) {
         let limit = limits.historySize
         guard limit > 0, !bytes.isEmpty else { return }
-        if historyEnd != nextOffset { historyStart = nextOffset; historyEnd = nextOffset }
-        // The ring grows with the traffic up to `historySize`, so idle connections stay small.
+        if historyEnd != nextOffset || historyStart == historyEnd {
+            // Empty (or out of line with the stream): start again at the ring's first byte.
+            historyStart = nextOffset
+            historyEnd = nextOffset
+            historyOrigin = nextOffset
+        }
+        // The ring grows with the unacknowledged data up to `historySize`, so idle and
+        // promptly acknowledged connections stay small.
         let wanted = min(limit, Int(historyEnd - historyStart) + bytes.count)
-        if wanted > history.count { growHistory(to: min(limit, max(wanted, 2 * history.count, 1024))) }
+        if wanted > history.count { growHistory(to: min(limit, max(wanted, 2 * history.count, 256))) }
         let size = history.count
         var source = bytes
         var offset = nextOffset
@@ -232,8 +257,8 @@ public struct TCPReassembler {
             offset += Int64(source.count - size)
             source = UnsafeRawBufferPointer(rebasing: source[(source.count - size)...])
         }
+        let position = ringIndex(of: offset, size: size)
         history.withUnsafeMutableBytes { ring in
-            let position = Int(offset % Int64(size))
             let first = min(source.count, size - position)
             ring.baseAddress!.advanced(by: position).copyMemory(from: source.baseAddress!, byteCount: first)
             if first < source.count {
@@ -244,7 +269,7 @@ public struct TCPReassembler {
         historyStart = max(historyStart, historyEnd - Int64(size))
     }
 
-    /// Moves the remembered bytes into a bigger ring, in at most three memcpys.
+    /// Moves the remembered bytes to the start of a bigger ring, in at most two memcpys.
     private mutating func growHistory(to capacity: Int) {
         // Uninitialized: only remembered offsets are ever read, and zero-filling every new
         // connection's ring showed up in profiles of captures with many connections.
@@ -255,8 +280,8 @@ public struct TCPReassembler {
                 history.withUnsafeBytes { source in
                     var offset = historyStart
                     while offset < historyEnd {
-                        let from = Int(offset % Int64(old)), to = Int(offset % Int64(capacity))
-                        let run = min(Int(historyEnd - offset), old - from, capacity - to)
+                        let from = ringIndex(of: offset, size: old), to = Int(offset - historyStart)
+                        let run = min(Int(historyEnd - offset), old - from)
                         target.baseAddress!.advanced(by: to).copyMemory(from: source.baseAddress!.advanced(by: from), byteCount: run)
                         offset += Int64(run)
                     }
@@ -264,16 +289,17 @@ public struct TCPReassembler {
             }
         }
         history = ring
+        historyOrigin = historyStart
     }
 
     private mutating func compareWithHistory<S: TCPStreamSink>(start: Int64, _ bytes: UnsafeRawBufferPointer,
                                                               t: Micros, sink: inout S) {
         let from = max(start, historyStart), to = min(start + Int64(bytes.count), historyEnd)
         guard from < to, !history.isEmpty else { return }
-        let size = Int64(history.count)
+        let size = history.count
         var differing = 0
         var first: Int64 = -1
-        for offset in from..<to where history[Int(offset % size)] != bytes[Int(offset - start)] {
+        for offset in from..<to where history[ringIndex(of: offset, size: size)] != bytes[Int(offset - start)] {
             differing += 1
             if first < 0 { first = offset }
         }

@@ -141,8 +141,44 @@ import Capture
         #expect(h.sink.bytes == bytes("abcdefghijk"))
     }
 
+    @Test func acknowledgedBytesAreForgottenAndUnacknowledgedOnesStillChecked() {
+        var h = ReassemblyHarness()
+        h.send(seq: 0, flags: [.syn])
+        h.send(seq: 1, bytes("abcdef"))     // offsets 0..<6
+        h.peerAck(4)                        // the peer has offsets 0..<3
+        h.send(seq: 1, bytes("XYZ"))        // a copy of acknowledged bytes: not judged
+        #expect(!h.sink.events.contains { if case .conflict = $0 { true } else { false } })
+        h.send(seq: 3, bytes("cDeF"))       // offsets 2..<6: 2 acknowledged, 3 and 5 differ
+        #expect(h.sink.events.last == .conflict(offset: 3, count: 2))
+        #expect(h.sink.bytes == bytes("abcdef"))
+    }
+
+    @Test func aRingEmptiedByAcknowledgementsStartsAgainAndStillGrows() {
+        var h = ReassemblyHarness()  // the ring starts at 256 bytes
+        h.send(seq: 0, flags: [.syn])
+        let first = (0..<200).map { UInt8(truncatingIfNeeded: $0) }
+        let second = (0..<150).map { UInt8(truncatingIfNeeded: $0 * 3) }
+        let third = (0..<2000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        h.send(seq: 1, first)
+        h.peerAck(201)                      // all acknowledged: the ring is empty
+        h.send(seq: 201, second)            // stored from the ring's first byte again
+        h.send(seq: 351, third)             // grows the ring while `second` is unacknowledged
+        var copy = second
+        copy[149] ^= 0xFF
+        h.send(seq: 201, copy)
+        #expect(h.sink.events.last == .conflict(offset: 349, count: 1))
+        var late = third
+        late[1999] ^= 0xFF
+        late[0] ^= 0xFF
+        h.send(seq: 351, late)
+        #expect(h.sink.events.last == .conflict(offset: 350, count: 2))
+        h.send(seq: 1, first.map { $0 ^ 0xFF })  // acknowledged long ago: not judged
+        #expect(h.sink.events.last == .conflict(offset: 350, count: 2))
+        #expect(h.sink.bytes == first + second + third)
+    }
+
     @Test func theRingGrowsWithTrafficAndKeepsWhatItHeld() {
-        var h = ReassemblyHarness()  // 16 KiB limit; the ring starts at 1 KiB
+        var h = ReassemblyHarness()  // 16 KiB limit; the ring starts at 256 bytes
         h.send(seq: 0, flags: [.syn])
         let first = (0..<900).map { UInt8(truncatingIfNeeded: $0) }
         let second = (0..<3000).map { UInt8(truncatingIfNeeded: $0 * 7) }
