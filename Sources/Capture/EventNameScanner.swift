@@ -225,7 +225,14 @@ public enum EventNameScanner {
             var runStart = i
             var runBits: UInt8 = 0  // OR of the run's bytes: its high bit says "not ASCII"
             while true {
-                while i &+ 8 <= count, Self.isPlain(base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { i &+= 8 }
+                // Eight bytes a load; the first special byte of a word ends the skip right
+                // there (JSON inside a string has a `\"` every few bytes, so runs are short).
+                while i &+ 8 <= count {
+                    let special = Self.specialBytes(base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                    if special == 0 { i &+= 8; continue }
+                    i &+= special.trailingZeroBitCount &>> 3
+                    break
+                }
                 while i < count {
                     let byte = buffer[i]
                     if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { break }
@@ -256,17 +263,19 @@ public enum EventNameScanner {
             }
         }
 
-        /// Whether all eight bytes of `word` are printable ASCII other than `"` and `\`: no
-        /// high bit, no byte below 0x20, no byte equal to 0x22 or 0x5C (the usual "has a zero
-        /// byte" bit tricks, which are exact for bytes below 0x80).
-        @inline(__always) static func isPlain(_ word: UInt64) -> Bool {
+        /// The bytes of `word` (little-endian: the first byte lowest) that are not printable
+        /// ASCII other than `"` and `\`, as their high bits; zero when all eight are plain.
+        /// The usual "has a zero byte" bit tricks: a borrow can flag a byte wrongly only above
+        /// a byte that is flagged rightly, so the lowest flag always marks the first special
+        /// byte (bytes from 0x80 up are flagged by their own high bit).
+        @inline(__always) static func specialBytes(_ word: UInt64) -> UInt64 {
             let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
             let quote = word ^ 0x2222_2222_2222_2222, backslash = word ^ 0x5C5C_5C5C_5C5C_5C5C
             let special = word
                 | ((word &- 0x2020_2020_2020_2020) & ~word)
                 | ((quote &- ones) & ~quote)
                 | ((backslash &- ones) & ~backslash)
-            return special & highs == 0
+            return special & highs
         }
 
         /// The escapes that are one letter after the backslash (all but `\u`).

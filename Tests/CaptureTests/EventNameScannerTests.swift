@@ -116,3 +116,25 @@ extension EventNameScannerTests {
         }
     }
 }
+
+extension EventNameScannerTests {
+    /// Strings dense with escapes and multi-byte characters put several special bytes in one
+    /// eight-byte word; the skip must stop at the first of them every time.
+    @Test func agreesOnStringsWithSeveralSpecialBytesPerWord() {
+        var generator = SeededGenerator(seed: 11)
+        let pieces: [[UInt8]] = [
+            Array("a".utf8), Array("xyz".utf8), Array(#"\""#.utf8), Array(#"\\"#.utf8), Array(#"\n"#.utf8),
+            Array(#"\u00e9"#.utf8), Array("é".utf8), Array("😀".utf8), [0x80], [0x1F], Array(#"\q"#.utf8),
+        ]
+        for _ in 0..<3000 {
+            var value: [UInt8] = []
+            for _ in 0..<Int.random(in: 0..<24, using: &generator) {
+                // Mostly valid pieces; the invalid ones (the last three) now and then.
+                let limit = Int.random(in: 0..<10, using: &generator) == 0 ? pieces.count : pieces.count - 3
+                value += pieces[Int.random(in: 0..<limit, using: &generator)]
+            }
+            let payload = Array(#"{"data":""#.utf8) + value + Array(#"","event":"e"}"#.utf8)
+            #expect(EventNameScanner.eventName(in: payload) == Self.reference(payload), "\(String(decoding: value, as: UTF8.self))")
+        }
+    }
+}
