@@ -2,24 +2,52 @@ import Capture
 
 /// Records decoded from packets, waiting for `PcapRecordSource.next()`. A class so every
 /// connection appends to the same queue without copying it.
+///
+/// A growable ring of initialized slots: `append` moves a record in and `popFirst` moves it
+/// out, so a record is never copied (a frame record holds several references, each copy a
+/// retain and a release) and a drained queue has nothing left to destroy. An `Array` of
+/// optionals did both, and its `removeAll` ran the generic destroy over every slot.
 final class RecordQueue {
-    /// Optional so `popFirst` can move a record out (`take()`) instead of copying it and
-    /// releasing the queue's copy later: a frame record holds several references.
-    private var records: [CaptureRecord?] = []
+    private var slots: UnsafeMutablePointer<CaptureRecord>
+    private var capacity: Int
     private var head = 0
+    private(set) var count = 0
 
-    var isEmpty: Bool { head == records.count }
+    init(capacity: Int = 64) {
+        self.capacity = capacity
+        slots = .allocate(capacity: capacity)
+    }
 
-    func append(_ record: CaptureRecord) { records.append(record) }
+    deinit {
+        while count > 0 { _ = popFirst() }
+        slots.deallocate()
+    }
+
+    var isEmpty: Bool { count == 0 }
+
+    func append(_ record: consuming CaptureRecord) {
+        if count == capacity { grow() }
+        (slots + (head + count) % capacity).initialize(to: record)
+        count += 1
+    }
 
     func popFirst() -> CaptureRecord? {
-        guard head < records.count else { return nil }
-        let record = records[head].take()
-        head += 1
-        if head == records.count {
-            records.removeAll(keepingCapacity: true)
-            head = 0
-        }
+        guard count > 0 else { return nil }
+        let record = (slots + head).move()
+        count -= 1
+        head = count == 0 ? 0 : (head + 1) % capacity
         return record
+    }
+
+    /// Doubles the ring, moving the records to the start of the new one in order.
+    private func grow() {
+        let larger = UnsafeMutablePointer<CaptureRecord>.allocate(capacity: capacity * 2)
+        let first = min(count, capacity - head)
+        larger.moveInitialize(from: slots + head, count: first)
+        (larger + first).moveInitialize(from: slots, count: count - first)
+        slots.deallocate()
+        slots = larger
+        capacity *= 2
+        head = 0
     }
 }
