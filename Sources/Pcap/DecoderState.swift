@@ -3,13 +3,15 @@ import Capture
 /// The mutable decoding state behind `PcapRecordSource` (a class so the connections' id
 /// callback can reach it): flows, connection ids, counters for warnings.
 final class DecoderState {
-    final class Flow {
+    final class Flow: FlowTableEntry {
+        let key: FlowKey
         var reassemblers: [TCPReassembler]
         let connection: WebSocketConnection
         /// The connection is not WebSocket and its reassembly buffers were dropped.
         var released = false
         var finSeen = [false, false]
-        init(reassembler: TCPReassembler, connection: WebSocketConnection) {
+        init(key: FlowKey, reassembler: TCPReassembler, connection: WebSocketConnection) {
+            self.key = key
             reassemblers = [reassembler, reassembler]
             self.connection = connection
         }
@@ -40,7 +42,7 @@ final class DecoderState {
     let startedAt: Int64
     let limits: PcapRecordSource.Limits
     let queue = RecordQueue()
-    private var flows: [FlowKey: Flow] = [:]
+    private var flows = FlowTable<Flow>()
     private var nextID: ConnectionID = 1
     /// Connections with an id whose flow is still tracked: what `maxConnections` bounds.
     private var openConnections = 0
@@ -114,8 +116,9 @@ final class DecoderState {
             let connection = WebSocketConnection(key: key, openedAt: t, limits: connectionLimits, queue: queue) { [unowned self] in
                 self.assignID()
             }
-            flow = Flow(reassembler: TCPReassembler(limits: limits.tcp), connection: connection)
-            flows[key] = flow
+            let added = Flow(key: key, reassembler: TCPReassembler(limits: limits.tcp), connection: connection)
+            flows.insert(added)
+            flow = added
         }
         guard let flow else { return }
         let connection = flow.connection

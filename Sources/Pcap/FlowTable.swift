@@ -1,0 +1,112 @@
+/// What `FlowTable` holds: an object that knows its own key.
+protocol FlowTableEntry: AnyObject {
+    var key: FlowKey { get }
+}
+
+/// The flows of a pcap being decoded, by their addresses and ports: looked up once per packet.
+///
+/// Open addressing with linear probing in one array of 16-byte slots (a 64-bit hash and the
+/// flow, which holds its own key), so a lookup touches one slot line and then the flow it
+/// was going to use anyway. `Dictionary` kept metadata, keys and values in three arrays and
+/// ran a SipHash per packet: with thousands of connections open those were three cold cache
+/// lines and a few percent of all instructions. Keys are hashed with a seed drawn per table,
+/// so a crafted capture cannot aim its flows at one run of slots.
+struct FlowTable<Flow: FlowTableEntry> {
+    private struct Slot {
+        var hash: UInt64
+        var flow: Flow?
+    }
+
+    private var slots: [Slot]
+    private var mask: Int
+    private let seed: UInt64
+    private(set) var count = 0
+
+    init(seed: UInt64 = UInt64.random(in: 0...UInt64.max)) {
+        slots = Array(repeating: Slot(hash: 0, flow: nil), count: 64)
+        mask = 63
+        self.seed = seed
+    }
+
+    @inline(__always) private func hash(_ key: FlowKey) -> UInt64 {
+        @inline(__always) func mix(_ h: UInt64, _ word: UInt64) -> UInt64 {
+            let m = (h ^ word) &* 0x9E37_79B9_7F4A_7C15
+            return m ^ (m >> 29)
+        }
+        var h = mix(seed, key.low.address.high)
+        h = mix(h, key.low.address.low)
+        h = mix(h, key.high.address.high)
+        h = mix(h, key.high.address.low)
+        h = mix(h, UInt64(key.low.port) << 16 | UInt64(key.high.port) | (key.low.address.isIPv6 ? 1 << 32 : 0))
+        // The index comes from the low bits: mix the high bits down once more.
+        h = (h ^ (h >> 32)) &* 0xD6E8_FEB8_6659_FD93
+        return h ^ (h >> 32)
+    }
+
+    subscript(key: FlowKey) -> Flow? {
+        let h = hash(key)
+        var index = Int(truncatingIfNeeded: h) & mask
+        while let flow = slots[index].flow {
+            if slots[index].hash == h, flow.key == key { return flow }
+            index = (index + 1) & mask
+        }
+        return nil
+    }
+
+    /// Adds a flow whose key is not in the table.
+    mutating func insert(_ flow: Flow) {
+        if (count + 1) * 2 > slots.count { grow() }
+        place(Slot(hash: hash(flow.key), flow: flow))
+        count += 1
+    }
+
+    private mutating func place(_ slot: Slot) {
+        var index = Int(truncatingIfNeeded: slot.hash) & mask
+        while slots[index].flow != nil { index = (index + 1) & mask }
+        slots[index] = slot
+    }
+
+    /// Removes and returns the flow with `key`, closing the gap by shifting later slots of
+    /// the same probe run back (no tombstones, so lookups never slow down with churn).
+    @discardableResult
+    mutating func removeValue(forKey key: FlowKey) -> Flow? {
+        let h = hash(key)
+        var index = Int(truncatingIfNeeded: h) & mask
+        while let flow = slots[index].flow {
+            if slots[index].hash == h, flow.key == key {
+                slots[index].flow = nil
+                count -= 1
+                var hole = index
+                var next = (index + 1) & mask
+                while slots[next].flow != nil {
+                    let home = Int(truncatingIfNeeded: slots[next].hash) & mask
+                    // Move `next` into the hole unless its home lies cyclically in (hole, next].
+                    if (next - home) & mask >= (next - hole) & mask {
+                        slots[hole] = slots[next]
+                        slots[next].flow = nil
+                        hole = next
+                    }
+                    next = (next + 1) & mask
+                }
+                return flow
+            }
+            index = (index + 1) & mask
+        }
+        return nil
+    }
+
+    var values: [Flow] { slots.compactMap(\.flow) }
+
+    mutating func removeAll() {
+        slots = Array(repeating: Slot(hash: 0, flow: nil), count: 64)
+        mask = 63
+        count = 0
+    }
+
+    private mutating func grow() {
+        let old = slots
+        slots = Array(repeating: Slot(hash: 0, flow: nil), count: old.count * 2)
+        mask = slots.count - 1
+        for slot in old where slot.flow != nil { place(slot) }
+    }
+}
