@@ -5,15 +5,27 @@ import Capture
 final class DecoderState {
     final class Flow: FlowTableEntry {
         let key: FlowKey
-        var reassemblers: [TCPReassembler]
+        /// One reassembler per direction, stored inline: an array of two kept them in a
+        /// separate heap buffer, one more cold cache line per packet with thousands of
+        /// flows open (and an accessor that yields either one cost a coroutine per use).
+        var lowReassembler: TCPReassembler
+        var highReassembler: TCPReassembler
         let connection: WebSocketConnection
         /// The connection is not WebSocket and its reassembly buffers were dropped.
         var released = false
-        var finSeen = [false, false]
+        var lowFinSeen = false
+        var highFinSeen = false
         init(key: FlowKey, reassembler: TCPReassembler, connection: WebSocketConnection) {
             self.key = key
-            reassemblers = [reassembler, reassembler]
+            lowReassembler = reassembler
+            highReassembler = reassembler
             self.connection = connection
+        }
+
+        /// Direction `index`'s reassembler (0: from the key's low endpoint), in place: a
+        /// read through a returned copy would retain and release its buffers.
+        @inline(__always) func withReassembler<R>(_ index: Int, _ body: (inout TCPReassembler) -> R) -> R {
+            index == 0 ? body(&lowReassembler) : body(&highReassembler)
         }
     }
 
@@ -97,7 +109,7 @@ final class DecoderState {
         let index = segment.source == key.low ? 0 : 1
         var flow = flows[key]
         if let existing = flow, segment.flags.contains(.syn), !segment.flags.contains(.ack),
-           existing.reassemblers[index].isEnded || existing.connection.isIgnored {
+           existing.withReassembler(index, { $0.isEnded }) || existing.connection.isIgnored {
             // The same addresses and ports reused by a new connection.
             existing.connection.captureEnded(t: t)
             remove(key)
@@ -126,27 +138,28 @@ final class DecoderState {
             // Not WebSocket: no reassembly (and no buffers) for it, only watch for its end.
             if !flow.released {
                 flow.released = true
-                flow.reassemblers = [TCPReassembler(limits: limits.tcp), TCPReassembler(limits: limits.tcp)]
+                flow.lowReassembler = TCPReassembler(limits: limits.tcp)
+                flow.highReassembler = TCPReassembler(limits: limits.tcp)
             }
-            if segment.flags.contains(.rst) { flow.finSeen = [true, true] }
-            if segment.flags.contains(.fin) { flow.finSeen[index] = true }
-            if flow.finSeen[0] && flow.finSeen[1] { remove(key) }
+            if segment.flags.contains(.rst) { flow.lowFinSeen = true; flow.highFinSeen = true }
+            if segment.flags.contains(.fin) { if index == 0 { flow.lowFinSeen = true } else { flow.highFinSeen = true } }
+            if flow.lowFinSeen && flow.highFinSeen { remove(key) }
             return
         }
         if segment.flags.contains(.syn), !segment.flags.contains(.ack) { connection.sawSYN(from: index) }
         if segment.flags.contains(.ack) {
-            var sink = Sink(connection: connection, index: 1 - index, midStream: flow.reassemblers[1 - index].startedMidStream)
-            flow.reassemblers[1 - index].peerAcknowledged(segment.ack, t: t, into: &sink)
+            var sink = Sink(connection: connection, index: 1 - index, midStream: flow.withReassembler(1 - index) { $0.startedMidStream })
+            flow.withReassembler(1 - index) { $0.peerAcknowledged(segment.ack, t: t, into: &sink) }
         }
-        if !flow.reassemblers[index].hasStarted, !segment.flags.contains(.syn), segment.payload.isEmpty,
+        if !flow.withReassembler(index, { $0.hasStarted }), !segment.flags.contains(.syn), segment.payload.isEmpty,
            segment.missing == 0, !segment.flags.contains(.rst) {
             // A bare ACK tells nothing about where this direction's stream starts.
             return
         }
-        let midStream = !flow.reassemblers[index].hasStarted && !segment.flags.contains(.syn)
+        let midStream = !flow.withReassembler(index) { $0.hasStarted } && !segment.flags.contains(.syn)
         var sink = Sink(connection: connection, index: index,
-                        midStream: midStream || flow.reassemblers[index].startedMidStream)
-        flow.reassemblers[index].receive(segment, t: t, into: &sink)
+                        midStream: midStream || flow.withReassembler(index) { $0.startedMidStream })
+        flow.withReassembler(index) { $0.receive(segment, t: t, into: &sink) }
         if connection.bothEnded { remove(key) }
     }
 
@@ -173,8 +186,8 @@ final class DecoderState {
         let t = lastTime
         for flow in flows.values.sorted(by: { ($0.connection.id ?? .max) < ($1.connection.id ?? .max) }) {
             for index in 0..<2 {
-                var sink = Sink(connection: flow.connection, index: index, midStream: flow.reassemblers[index].startedMidStream)
-                flow.reassemblers[index].finish(t: t, into: &sink)
+                var sink = Sink(connection: flow.connection, index: index, midStream: flow.withReassembler(index) { $0.startedMidStream })
+                flow.withReassembler(index) { $0.finish(t: t, into: &sink) }
             }
             flow.connection.captureEnded(t: t)
         }
