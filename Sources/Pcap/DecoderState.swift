@@ -15,10 +15,10 @@ final class DecoderState {
         var released = false
         var lowFinSeen = false
         var highFinSeen = false
-        init(key: FlowKey, reassembler: TCPReassembler, connection: WebSocketConnection) {
+        init(key: FlowKey, limits: TCPReassembler.Limits, connection: WebSocketConnection) {
             self.key = key
-            lowReassembler = reassembler
-            highReassembler = reassembler
+            lowReassembler = TCPReassembler(limits: limits)
+            highReassembler = TCPReassembler(limits: limits)
             self.connection = connection
         }
 
@@ -128,7 +128,7 @@ final class DecoderState {
             let connection = WebSocketConnection(key: key, openedAt: t, limits: connectionLimits, queue: queue) { [unowned self] in
                 self.assignID()
             }
-            let added = Flow(key: key, reassembler: TCPReassembler(limits: limits.tcp), connection: connection)
+            let added = Flow(key: key, limits: limits.tcp, connection: connection)
             flows.insert(added)
             flow = added
         }

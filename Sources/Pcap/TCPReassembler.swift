@@ -32,7 +32,7 @@ public enum TCPGapReason: String, Sendable {
 /// what is new (the first copy of any byte wins; a later copy with other bytes is reported),
 /// and delivered bytes the peer has not yet acknowledged (at most `historySize` of them) are
 /// kept to check retransmissions.
-public struct TCPReassembler {
+public struct TCPReassembler: ~Copyable {
     public struct Limits: Sendable {
         /// Out-of-order bytes held per direction before the hole is declared lost.
         public var maxBufferedBytes: Int = 4 << 20
@@ -73,11 +73,19 @@ public struct TCPReassembler {
     private var finOffset: Int64?
     /// Highest offset the other side acknowledged.
     private var peerAcked: Int64 = .min
-    private var history: [UInt8] = []
+    /// The history ring, allocated on first use, and its size. A raw allocation owned by
+    /// this (non-copyable) value rather than an array: writing into an array first reads
+    /// its header (count and reference count), a cold cache line per packet with
+    /// thousands of connections open; the pointer and size sit here with the rest of the
+    /// direction's state, so remembering bytes is only stores.
+    private var ring: UnsafeMutableRawPointer?
+    private var ringSize = 0
 
     public init(limits: Limits = Limits()) {
         self.limits = limits
     }
+
+    deinit { ring?.deallocate() }
 
     public var isEnded: Bool { if case .ended = state { true } else { false } }
     public var hasStarted: Bool { if case .idle = state { false } else { true } }
@@ -216,7 +224,7 @@ public struct TCPReassembler {
     // MARK: - Retransmission history
 
     /// The remembered bytes are the stream offsets `historyStart..<historyEnd`, offset `o` at
-    /// `(o - historyOrigin) % history.count` in the ring `history` (allocated on first use).
+    /// `(o - historyOrigin) % ringSize` in `ring`.
     ///
     /// Only bytes the peer has not acknowledged are kept. The receiver discards a later copy
     /// of bytes it acknowledged, so what such a copy carries never reaches the application;
@@ -249,8 +257,9 @@ public struct TCPReassembler {
         // The ring grows with the unacknowledged data up to `historySize`, so idle and
         // promptly acknowledged connections stay small.
         let wanted = min(limit, Int(historyEnd - historyStart) + bytes.count)
-        if wanted > history.count { growHistory(to: min(limit, max(wanted, 2 * history.count, 256))) }
-        let size = history.count
+        if wanted > ringSize { growHistory(to: min(limit, max(wanted, 2 * ringSize, 256))) }
+        guard let ring else { return }
+        let size = ringSize
         var source = bytes
         var offset = nextOffset
         if source.count > size {
@@ -258,12 +267,10 @@ public struct TCPReassembler {
             source = UnsafeRawBufferPointer(rebasing: source[(source.count - size)...])
         }
         let position = ringIndex(of: offset, size: size)
-        history.withUnsafeMutableBytes { ring in
-            let first = min(source.count, size - position)
-            ring.baseAddress!.advanced(by: position).copyMemory(from: source.baseAddress!, byteCount: first)
-            if first < source.count {
-                ring.baseAddress!.copyMemory(from: source.baseAddress!.advanced(by: first), byteCount: source.count - first)
-            }
+        let first = min(source.count, size - position)
+        (ring + position).copyMemory(from: source.baseAddress!, byteCount: first)
+        if first < source.count {
+            ring.copyMemory(from: source.baseAddress! + first, byteCount: source.count - first)
         }
         historyEnd = nextOffset + Int64(bytes.count)
         historyStart = max(historyStart, historyEnd - Int64(size))
@@ -273,33 +280,30 @@ public struct TCPReassembler {
     private mutating func growHistory(to capacity: Int) {
         // Uninitialized: only remembered offsets are ever read, and zero-filling every new
         // connection's ring showed up in profiles of captures with many connections.
-        var ring = [UInt8](unsafeUninitializedCapacity: capacity) { _, count in count = capacity }
-        if !history.isEmpty {
-            let old = history.count
-            ring.withUnsafeMutableBytes { target in
-                history.withUnsafeBytes { source in
-                    var offset = historyStart
-                    while offset < historyEnd {
-                        let from = ringIndex(of: offset, size: old), to = Int(offset - historyStart)
-                        let run = min(Int(historyEnd - offset), old - from)
-                        target.baseAddress!.advanced(by: to).copyMemory(from: source.baseAddress!.advanced(by: from), byteCount: run)
-                        offset += Int64(run)
-                    }
-                }
+        let larger = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+        if let old = ring {
+            var offset = historyStart
+            while offset < historyEnd {
+                let from = ringIndex(of: offset, size: ringSize), to = Int(offset - historyStart)
+                let run = min(Int(historyEnd - offset), ringSize - from)
+                (larger + to).copyMemory(from: old + from, byteCount: run)
+                offset += Int64(run)
             }
+            old.deallocate()
         }
-        history = ring
+        ring = larger
+        ringSize = capacity
         historyOrigin = historyStart
     }
 
     private mutating func compareWithHistory<S: TCPStreamSink>(start: Int64, _ bytes: UnsafeRawBufferPointer,
                                                               t: Micros, sink: inout S) {
         let from = max(start, historyStart), to = min(start + Int64(bytes.count), historyEnd)
-        guard from < to, !history.isEmpty else { return }
-        let size = history.count
+        guard from < to, let ring else { return }
+        let size = ringSize
         var differing = 0
         var first: Int64 = -1
-        for offset in from..<to where history[ringIndex(of: offset, size: size)] != bytes[Int(offset - start)] {
+        for offset in from..<to where ring.load(fromByteOffset: ringIndex(of: offset, size: size), as: UInt8.self) != bytes[Int(offset - start)] {
             differing += 1
             if first < 0 { first = offset }
         }

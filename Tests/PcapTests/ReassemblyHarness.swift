@@ -32,7 +32,7 @@ struct RecordingSink: TCPStreamSink {
 }
 
 /// Drives one direction of a reassembler with segments built in code.
-struct ReassemblyHarness {
+struct ReassemblyHarness: ~Copyable {
     var reassembler: TCPReassembler
     var sink = RecordingSink()
     var t: Micros = 0

@@ -9,7 +9,8 @@ import Capture
         h.send(seq: 1001, bytes("hello "))
         h.send(seq: 1007, bytes("world"))
         #expect(h.sink.events == [.data(bytes("hello world"))])
-        #expect(!h.reassembler.startedMidStream)
+        let startedMidStream = h.reassembler.startedMidStream
+        #expect(!startedMidStream)
     }
 
     @Test func outOfOrderSegmentsAreDeliveredInOrder() {
@@ -56,13 +57,15 @@ import Capture
         h.send(seq: 0x0000_0003, bytes("89"))       // after the wrap, out of order
         h.send(seq: 0xFFFF_FFFF, bytes("4567"))     // straddles 2^32
         #expect(h.sink.events == [.data(bytes("0123456789"))])
-        #expect(h.reassembler.nextOffset == 10)
+        let nextOffset = h.reassembler.nextOffset
+        #expect(nextOffset == 10)
     }
 
     @Test func midStreamStartPicksUpAtTheFirstSegment() {
         var h = ReassemblyHarness()
         h.send(seq: 5_000_000, bytes("partial"))
-        #expect(h.reassembler.startedMidStream)
+        let startedMidStream = h.reassembler.startedMidStream
+        #expect(startedMidStream)
         #expect(h.sink.events == [.data(bytes("partial"))])
     }
 
