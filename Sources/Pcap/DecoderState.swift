@@ -3,35 +3,9 @@ import Capture
 /// The mutable decoding state behind `PcapRecordSource` (a class so the connections' id
 /// callback can reach it): flows, connection ids, counters for warnings.
 final class DecoderState {
-    final class Flow: FlowTableEntry {
-        let key: FlowKey
-        /// One reassembler per direction, stored inline: an array of two kept them in a
-        /// separate heap buffer, one more cold cache line per packet with thousands of
-        /// flows open (and an accessor that yields either one cost a coroutine per use).
-        var lowReassembler: TCPReassembler
-        var highReassembler: TCPReassembler
-        let connection: WebSocketConnection
-        /// The connection is not WebSocket and its reassembly buffers were dropped.
-        var released = false
-        var lowFinSeen = false
-        var highFinSeen = false
-        init(key: FlowKey, limits: TCPReassembler.Limits, connection: WebSocketConnection) {
-            self.key = key
-            lowReassembler = TCPReassembler(limits: limits)
-            highReassembler = TCPReassembler(limits: limits)
-            self.connection = connection
-        }
-
-        /// Direction `index`'s reassembler (0: from the key's low endpoint), in place: a
-        /// read through a returned copy would retain and release its buffers.
-        @inline(__always) func withReassembler<R>(_ index: Int, _ body: (inout TCPReassembler) -> R) -> R {
-            index == 0 ? body(&lowReassembler) : body(&highReassembler)
-        }
-    }
-
     /// Routes one direction's stream events to its connection.
     struct Sink: TCPStreamSink {
-        // unowned(unsafe): a sink lives only for one call, while its flow holds the
+        // unowned(unsafe): a sink lives only for one call, while the flow table holds the
         // connection; a checked `unowned` cost a strong-retain check per packet.
         unowned(unsafe) let connection: WebSocketConnection
         let index: Int
@@ -54,7 +28,7 @@ final class DecoderState {
     let startedAt: Int64
     let limits: PcapRecordSource.Limits
     let queue = RecordQueue()
-    private var flows = FlowTable<Flow>()
+    private var flows = FlowTable<WebSocketConnection>()
     private var nextID: ConnectionID = 1
     /// Connections with an id whose flow is still tracked: what `maxConnections` bounds.
     private var openConnections = 0
@@ -109,9 +83,9 @@ final class DecoderState {
         let index = segment.source == key.low ? 0 : 1
         var flow = flows[key]
         if let existing = flow, segment.flags.contains(.syn), !segment.flags.contains(.ack),
-           existing.withReassembler(index, { $0.isEnded }) || existing.connection.isIgnored {
+           existing.withReassembler(index, { $0.isEnded }) || existing.isIgnored {
             // The same addresses and ports reused by a new connection.
-            existing.connection.captureEnded(t: t)
+            existing.captureEnded(t: t)
             remove(key)
             flow = nil
         }
@@ -125,47 +99,41 @@ final class DecoderState {
             }
             var connectionLimits = WebSocketConnection.Limits()
             connectionLimits.maxPayload = limits.maxPayload
-            let connection = WebSocketConnection(key: key, openedAt: t, limits: connectionLimits, queue: queue) { [unowned self] in
+            let connection = WebSocketConnection(key: key, openedAt: t, limits: connectionLimits, tcpLimits: limits.tcp,
+                                                 queue: queue) { [unowned self] in
                 self.assignID()
             }
-            let added = Flow(key: key, limits: limits.tcp, connection: connection)
-            flows.insert(added)
-            flow = added
+            flows.insert(connection)
+            flow = connection
         }
-        guard let flow else { return }
-        let connection = flow.connection
+        guard let connection = flow else { return }
         if connection.isIgnored {
             // Not WebSocket: no reassembly (and no buffers) for it, only watch for its end.
-            if !flow.released {
-                flow.released = true
-                flow.lowReassembler = TCPReassembler(limits: limits.tcp)
-                flow.highReassembler = TCPReassembler(limits: limits.tcp)
-            }
-            if segment.flags.contains(.rst) { flow.lowFinSeen = true; flow.highFinSeen = true }
-            if segment.flags.contains(.fin) { if index == 0 { flow.lowFinSeen = true } else { flow.highFinSeen = true } }
-            if flow.lowFinSeen && flow.highFinSeen { remove(key) }
+            connection.releaseReassembly(limits: limits.tcp)
+            let rst = segment.flags.contains(.rst)
+            if rst || segment.flags.contains(.fin), connection.sawEnd(from: index, rst: rst) { remove(key) }
             return
         }
         if segment.flags.contains(.syn), !segment.flags.contains(.ack) { connection.sawSYN(from: index) }
         if segment.flags.contains(.ack) {
-            var sink = Sink(connection: connection, index: 1 - index, midStream: flow.withReassembler(1 - index) { $0.startedMidStream })
-            flow.withReassembler(1 - index) { $0.peerAcknowledged(segment.ack, t: t, into: &sink) }
+            var sink = Sink(connection: connection, index: 1 - index, midStream: connection.withReassembler(1 - index) { $0.startedMidStream })
+            connection.withReassembler(1 - index) { $0.peerAcknowledged(segment.ack, t: t, into: &sink) }
         }
-        if !flow.withReassembler(index, { $0.hasStarted }), !segment.flags.contains(.syn), segment.payload.isEmpty,
+        if !connection.withReassembler(index, { $0.hasStarted }), !segment.flags.contains(.syn), segment.payload.isEmpty,
            segment.missing == 0, !segment.flags.contains(.rst) {
             // A bare ACK tells nothing about where this direction's stream starts.
             return
         }
-        let midStream = !flow.withReassembler(index) { $0.hasStarted } && !segment.flags.contains(.syn)
+        let midStream = !connection.withReassembler(index) { $0.hasStarted } && !segment.flags.contains(.syn)
         var sink = Sink(connection: connection, index: index,
-                        midStream: midStream || flow.withReassembler(index) { $0.startedMidStream })
-        flow.withReassembler(index) { $0.receive(segment, t: t, into: &sink) }
+                        midStream: midStream || connection.withReassembler(index) { $0.startedMidStream })
+        connection.withReassembler(index) { $0.receive(segment, t: t, into: &sink) }
         if connection.bothEnded { remove(key) }
     }
 
     /// Forgets a flow; its connection, if it had an id, no longer counts as open.
     private func remove(_ key: FlowKey) {
-        if let flow = flows.removeValue(forKey: key), flow.connection.id != nil { openConnections -= 1 }
+        if let connection = flows.removeValue(forKey: key), connection.id != nil { openConnections -= 1 }
     }
 
     private func assignID() -> ConnectionID? {
@@ -184,12 +152,12 @@ final class DecoderState {
     /// End of the capture: flush every flow, then close what is still open.
     func finish() {
         let t = lastTime
-        for flow in flows.values.sorted(by: { ($0.connection.id ?? .max) < ($1.connection.id ?? .max) }) {
+        for connection in flows.values.sorted(by: { ($0.id ?? .max) < ($1.id ?? .max) }) {
             for index in 0..<2 {
-                var sink = Sink(connection: flow.connection, index: index, midStream: flow.withReassembler(index) { $0.startedMidStream })
-                flow.withReassembler(index) { $0.finish(t: t, into: &sink) }
+                var sink = Sink(connection: connection, index: index, midStream: connection.withReassembler(index) { $0.startedMidStream })
+                connection.withReassembler(index) { $0.finish(t: t, into: &sink) }
             }
-            flow.connection.captureEnded(t: t)
+            connection.captureEnded(t: t)
         }
         flows.removeAll()
     }

@@ -8,7 +8,7 @@ import WebSocket
 /// Directions are indexed by endpoint order (0: from the flow key's `low` endpoint) until the
 /// roles are known: the SYN's sender, the one who sent `GET`, or the one whose frames are
 /// masked when the capture began mid-connection.
-final class WebSocketConnection {
+final class WebSocketConnection: TCPFlow {
     enum Phase {
         /// Waiting for the first payload byte to tell what this connection is.
         case detecting
@@ -72,20 +72,20 @@ final class WebSocketConnection {
     let queue: RecordQueue
     private(set) var sawSYN = false
     var midStream = false
-    let key: FlowKey
     let openedAt: Micros
     let limits: Limits
     private let assignID: () -> ConnectionID?
     var deflate: DeflateParameters?
 
-    init(key: FlowKey, openedAt: Micros, limits: Limits, queue: RecordQueue, assignID: @escaping () -> ConnectionID?) {
-        self.key = key
+    init(key: FlowKey, openedAt: Micros, limits: Limits, tcpLimits: TCPReassembler.Limits, queue: RecordQueue,
+         assignID: @escaping () -> ConnectionID?) {
         self.openedAt = openedAt
         self.limits = limits
         self.queue = queue
         self.assignID = assignID
         let direction = Direction(decoder: FrameDecoder(maxPayload: limits.maxPayload))
         directions = [direction, direction]
+        super.init(key: key, limits: tcpLimits)
     }
 
     var isIgnored: Bool { if case .ignored = phase { true } else { false } }
