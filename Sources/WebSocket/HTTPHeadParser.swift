@@ -1,3 +1,5 @@
+import Glibc
+
 /// Parses one HTTP/1.1 head (request or response) incrementally, on bytes; bytes after the
 /// blank line stay in `remainder` (the first WebSocket frames may arrive in the same read).
 ///
@@ -94,10 +96,15 @@ public struct HTTPHeadParser: Sendable {
             // Never scan past the limit: a peer streaming an endless head costs O(limit).
             let end = min(buffer.count, maxHeadBytes)
             while index < end {
-                if buffer[index] != 10 {
-                    index += 1
-                    continue
+                // memchr finds the line end (vectorised); a byte loop with a bounds check
+                // per byte was half the cost of decoding an upgrade from a pcap.
+                guard let newline = buffer.withUnsafeBytes({ bytes in
+                    memchr(bytes.baseAddress! + index, 10, end - index).map { $0 - UnsafeMutableRawPointer(mutating: bytes.baseAddress!) }
+                }) else {
+                    index = end
+                    break
                 }
+                index = newline
                 var lineEnd = index
                 if lineEnd > lineStart, buffer[lineEnd - 1] == 13 { lineEnd -= 1 }
                 index += 1
