@@ -83,7 +83,7 @@ final class DecoderState {
         let index = segment.source == key.low ? 0 : 1
         var flow = flows[key]
         if let existing = flow, segment.flags.contains(.syn), !segment.flags.contains(.ack),
-           existing.withReassembler(index, { $0.isEnded }) || existing.isIgnored {
+           existing.isEnded(index) || existing.isIgnored {
             // The same addresses and ports reused by a new connection.
             existing.captureEnded(t: t)
             remove(key)
@@ -116,17 +116,17 @@ final class DecoderState {
         }
         if segment.flags.contains(.syn), !segment.flags.contains(.ack) { connection.sawSYN(from: index) }
         if segment.flags.contains(.ack) {
-            var sink = Sink(connection: connection, index: 1 - index, midStream: connection.withReassembler(1 - index) { $0.startedMidStream })
+            var sink = Sink(connection: connection, index: 1 - index, midStream: connection.startedMidStream(1 - index))
             connection.withReassembler(1 - index) { $0.peerAcknowledged(segment.ack, t: t, into: &sink) }
         }
-        if !connection.withReassembler(index, { $0.hasStarted }), !segment.flags.contains(.syn), segment.payload.isEmpty,
+        if !connection.hasStarted(index), !segment.flags.contains(.syn), segment.payload.isEmpty,
            segment.missing == 0, !segment.flags.contains(.rst) {
             // A bare ACK tells nothing about where this direction's stream starts.
             return
         }
-        let midStream = !connection.withReassembler(index) { $0.hasStarted } && !segment.flags.contains(.syn)
+        let midStream = !connection.hasStarted(index) && !segment.flags.contains(.syn)
         var sink = Sink(connection: connection, index: index,
-                        midStream: midStream || connection.withReassembler(index) { $0.startedMidStream })
+                        midStream: midStream || connection.startedMidStream(index))
         connection.withReassembler(index) { $0.receive(segment, t: t, into: &sink) }
         if connection.bothEnded { remove(key) }
     }
@@ -154,7 +154,7 @@ final class DecoderState {
         let t = lastTime
         for connection in flows.values.sorted(by: { ($0.id ?? .max) < ($1.id ?? .max) }) {
             for index in 0..<2 {
-                var sink = Sink(connection: connection, index: index, midStream: connection.withReassembler(index) { $0.startedMidStream })
+                var sink = Sink(connection: connection, index: index, midStream: connection.startedMidStream(index))
                 connection.withReassembler(index) { $0.finish(t: t, into: &sink) }
             }
             connection.captureEnded(t: t)

@@ -25,6 +25,10 @@ class TCPFlow: FlowTableEntry {
         index == 0 ? body(&lowReassembler) : body(&highReassembler)
     }
 
+    final func hasStarted(_ index: Int) -> Bool { withReassembler(index) { $0.hasStarted } }
+    final func startedMidStream(_ index: Int) -> Bool { withReassembler(index) { $0.startedMidStream } }
+    final func isEnded(_ index: Int) -> Bool { withReassembler(index) { $0.isEnded } }
+
     /// Drops the reassembly buffers of a connection that turned out not to be decoded.
     final func releaseReassembly(limits: TCPReassembler.Limits) {
         guard !released else { return }
