@@ -60,21 +60,35 @@ final class DecoderState {
         return list
     }
 
-    func handle(_ packet: PcapReader.Packet) {
-        packetIndex += 1
-        let t = max(packet.time - startedAt, lastTime)
-        lastTime = t
-        switch PacketDecoder.decode(packet.bytes, link: link) {
-        case .notTCP:
-            return
-        case .fragment:
-            fragments += 1
-        case .malformed(let reason):
-            malformed += 1
-            if firstMalformed == nil { firstMalformed = "packet \(packetIndex): \(reason)" }
-        case .tcp(let segment):
-            if segment.missing > 0 { truncatedPackets += 1 }
-            handle(segment, t: t)
+    /// The TCP segments of the batch being decoded, with their times and flow-table slots.
+    private var segments: [(segment: TCPSegment, t: Micros, slot: Int)] = []
+
+    /// Decodes a batch of packets in order, after fetching their flows' state (see
+    /// `PacketBatch`).
+    func handle(_ batch: PacketBatch) {
+        batch.bytes.withUnsafeBytes { arena in
+            segments.removeAll(keepingCapacity: true)
+            for entry in batch.entries {
+                packetIndex += 1
+                let t = max(entry.time - startedAt, lastTime)
+                lastTime = t
+                let bytes = UnsafeRawBufferPointer(rebasing: arena[entry.start ..< entry.start + entry.count])
+                switch PacketDecoder.decode(bytes, link: link) {
+                case .notTCP:
+                    continue
+                case .fragment:
+                    fragments += 1
+                case .malformed(let reason):
+                    malformed += 1
+                    if firstMalformed == nil { firstMalformed = "packet \(packetIndex): \(reason)" }
+                case .tcp(let segment):
+                    if segment.missing > 0 { truncatedPackets += 1 }
+                    segments.append((segment, t, flows.prefetchSlot(for: FlowKey(segment.source, segment.destination))))
+                }
+            }
+            for item in segments { flows.prefetchFlow(atSlot: item.slot) }
+            for item in segments { handle(item.segment, t: item.t) }
+            segments.removeAll(keepingCapacity: true)
         }
     }
 

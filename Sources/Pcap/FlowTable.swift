@@ -1,3 +1,5 @@
+import CPcap
+
 /// What `FlowTable` holds: an object that knows its own key.
 protocol FlowTableEntry: AnyObject {
     var key: FlowKey { get }
@@ -51,6 +53,24 @@ struct FlowTable<Flow: FlowTableEntry> {
             index = (index + 1) & mask
         }
         return nil
+    }
+
+    /// Starts loading the slot where `key`'s probe begins (see `PacketBatch`); returns the
+    /// slot's index for `prefetchFlow(atSlot:)`.
+    @inline(__always) func prefetchSlot(for key: FlowKey) -> Int {
+        let index = Int(truncatingIfNeeded: hash(key)) & mask
+        slots.withUnsafeBufferPointer { CPcap_prefetch($0.baseAddress! + index) }
+        return index
+    }
+
+    /// Starts loading the object of the flow in slot `index` (the first of the probe run,
+    /// which is nearly always the one), without retaining it.
+    @inline(__always) func prefetchFlow(atSlot index: Int) {
+        slots.withUnsafeBufferPointer { buffer in
+            // The table may have been emptied since the slot was named: only a hint.
+            guard index < buffer.count, let flow = buffer[index].flow else { return }
+            CPcap_prefetch(Unmanaged.passUnretained(flow).toOpaque())
+        }
     }
 
     /// Adds a flow whose key is not in the table.

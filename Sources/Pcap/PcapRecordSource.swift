@@ -22,6 +22,7 @@ public struct PcapRecordSource: RecordSource {
     private let reader: PcapReader
     private let state: DecoderState
     private var pendingPacket: PcapReader.Packet?
+    private var batch = PacketBatch()
     private var finished = false
 
     /// Opens `path` ("-" for stdin). `tool` goes into the synthesized header ("faultline 0.1.0").
@@ -50,21 +51,25 @@ public struct PcapRecordSource: RecordSource {
         while true {
             if let record = state.queue.popFirst() { return record }
             if finished { return nil }
+            batch.removeAll()
             if let packet = pendingPacket {
                 pendingPacket = nil
-                state.handle(packet)
-                continue
+                batch.append(packet)
             }
+            var torn: String?
+            var atEnd = false
             do {
-                if let packet = try reader.next() {
-                    state.handle(packet)
-                } else {
-                    finished = true
-                    state.finish()
+                while !batch.isFull {
+                    guard let packet = try reader.next() else { atEnd = true; break }
+                    batch.append(packet)
                 }
             } catch {
                 // A torn tail (a capture still being written, or cut): keep what was read.
-                state.warn(error.message)
+                torn = error.message
+            }
+            state.handle(batch)
+            if atEnd || torn != nil {
+                if let torn { state.warn(torn) }
                 finished = true
                 state.finish()
             }

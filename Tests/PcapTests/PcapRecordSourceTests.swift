@@ -205,6 +205,9 @@ import WebSocket
         let ws = Conversation(b, clientPort: 40000)
         ws.handshake()
         ws.upgrade()
+        // More traffic than one decoding batch, so the capture has not ended (and every
+        // flow been flushed) by the time the open record is read.
+        for n in 0..<(2 * PacketBatch.capacity) { ws.text(fromClient: false, "{\"event\":\"e\(n)\"}") }
         var source = try PcapRecordSource(path: try b.write(), tool: "test")
         guard case .open(let open) = try source.next() else { Issue.record("expected the WebSocket open"); return }
         #expect(open.conn == 1)
