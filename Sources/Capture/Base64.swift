@@ -27,50 +27,65 @@ public enum Base64 {
         bytes.withUnsafeBufferPointer { encode($0, into: &out) }
     }
 
-    /// Appends the base64 text of `input` to `out`, at over 1 GB/s: binary frame payloads
-    /// are encoded on the proxy's loop thread when recording (issue 3's bulk benchmark).
+    /// Appends the base64 text of `input` to `out`: binary frame payloads are encoded on
+    /// the proxy's loop thread when recording (issue 3's bulk benchmark).
     ///
-    /// `out` is first extended by the exact text length (a zero fill, which `Array` does
-    /// with memset speed and with its usual geometric growth), then the text is stored in
-    /// place: six input bytes (one unaligned 8-byte load) give four table lookups and four
-    /// 2-byte stores; the last few bytes go three at a time, then the padding. Every store
-    /// lands inside the extension: a group starting at input offset `i` (a multiple of 3)
-    /// writes output offsets `i / 3 * 4 ..< (i + 6) / 3 * 4`, and `i + 6 <= count`.
+    /// The text is stored straight into `out`'s new storage (see `Base64Text`): no zero
+    /// fill of the extension first, so the output is written once.
     public static func encode(_ input: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+        guard !input.isEmpty else { return }
+        out.append(contentsOf: Base64Text(input))
+    }
+
+    /// Stores the base64 text of `input`, exactly `encodedCount(input.count)` bytes, at `dst`.
+    ///
+    /// Six input bytes (one unaligned 8-byte load) give four table lookups and four 2-byte
+    /// stores, two such groups per loop turn; the last few bytes go three at a time, then
+    /// the padding. Every store lands inside the text: a group starting at input offset `i`
+    /// (a multiple of 3) writes output offsets `i / 3 * 4 ..< (i + 6) / 3 * 4`, and its
+    /// load reads `i ..< i + 8`, inside the input because the loops require `i + 8 <= n`
+    /// (`i + 14 <= n` for two groups). Offsets use wrapping arithmetic (`&+`): they are
+    /// bounded by `n` and the text length, so no overflow check is needed in the loop.
+    static func encode(_ input: UnsafeBufferPointer<UInt8>, to dst: UnsafeMutableRawPointer) {
         let n = input.count
         guard n > 0, let src = UnsafeRawPointer(input.baseAddress) else { return }
-        let start = out.count
-        out.append(contentsOf: repeatElement(0, count: encodedCount(n)))
-        out.withUnsafeMutableBufferPointer { text in
-            pairs.withUnsafeBufferPointer { pairs in
-                let dst = UnsafeMutableRawPointer(text.baseAddress! + start)
-                var i = 0
-                var o = 0
-                while i + 8 <= n {
-                    // Bytes i..<i+6 as the top 48 bits of a big-endian load; 2 bytes unused.
-                    let v = Int(truncatingIfNeeded: UInt64(bigEndian: src.loadUnaligned(fromByteOffset: i, as: UInt64.self)) >> 16)
-                    dst.storeBytes(of: pairs[v >> 36], toByteOffset: o, as: UInt16.self)
-                    dst.storeBytes(of: pairs[v >> 24 & 0xFFF], toByteOffset: o + 2, as: UInt16.self)
-                    dst.storeBytes(of: pairs[v >> 12 & 0xFFF], toByteOffset: o + 4, as: UInt16.self)
-                    dst.storeBytes(of: pairs[v & 0xFFF], toByteOffset: o + 6, as: UInt16.self)
-                    i += 6
-                    o += 8
-                }
-                while i + 3 <= n {
-                    let v = Int(input[i]) << 16 | Int(input[i + 1]) << 8 | Int(input[i + 2])
-                    dst.storeBytes(of: pairs[v >> 12], toByteOffset: o, as: UInt16.self)
-                    dst.storeBytes(of: pairs[v & 0xFFF], toByteOffset: o + 2, as: UInt16.self)
-                    i += 3
-                    o += 4
-                }
-                // The last 1 or 2 bytes, padded.
-                if i < n {
-                    let second = i + 1 < n ? Int(input[i + 1]) : 0
-                    let v = Int(input[i]) << 16 | second << 8
-                    dst.storeBytes(of: pairs[v >> 12], toByteOffset: o, as: UInt16.self)
-                    text[start + o + 2] = i + 1 < n ? alphabet[v >> 6 & 0x3F] : UInt8(ascii: "=")
-                    text[start + o + 3] = UInt8(ascii: "=")
-                }
+        pairs.withUnsafeBufferPointer { pairs in
+            /// Input bytes `i ..< i + 6` to output bytes `o ..< o + 8`.
+            @inline(__always) func sixBytes(_ i: Int, _ o: Int) {
+                // Bytes i..<i+6 as the top 48 bits of a big-endian load; 2 bytes unused.
+                let v = Int(truncatingIfNeeded: UInt64(bigEndian: src.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &>> 16)
+                dst.storeBytes(of: pairs[v &>> 36], toByteOffset: o, as: UInt16.self)
+                dst.storeBytes(of: pairs[v &>> 24 & 0xFFF], toByteOffset: o &+ 2, as: UInt16.self)
+                dst.storeBytes(of: pairs[v &>> 12 & 0xFFF], toByteOffset: o &+ 4, as: UInt16.self)
+                dst.storeBytes(of: pairs[v & 0xFFF], toByteOffset: o &+ 6, as: UInt16.self)
+            }
+            var i = 0
+            var o = 0
+            while i &+ 14 <= n {
+                sixBytes(i, o)
+                sixBytes(i &+ 6, o &+ 8)
+                i &+= 12
+                o &+= 16
+            }
+            while i &+ 8 <= n {
+                sixBytes(i, o)
+                i &+= 6
+                o &+= 8
+            }
+            while i + 3 <= n {
+                let v = Int(input[i]) << 16 | Int(input[i + 1]) << 8 | Int(input[i + 2])
+                dst.storeBytes(of: pairs[v >> 12], toByteOffset: o, as: UInt16.self)
+                dst.storeBytes(of: pairs[v & 0xFFF], toByteOffset: o + 2, as: UInt16.self)
+                i += 3
+                o += 4
+            }
+            // The last 1 or 2 bytes, padded.
+            if i < n {
+                let second = i + 1 < n ? Int(input[i + 1]) : 0
+                let v = Int(input[i]) << 16 | second << 8
+                dst.storeBytes(of: pairs[v >> 12], toByteOffset: o, as: UInt16.self)
+                dst.storeBytes(of: i + 1 < n ? alphabet[v >> 6 & 0x3F] : UInt8(ascii: "="), toByteOffset: o + 2, as: UInt8.self)
+                dst.storeBytes(of: UInt8(ascii: "="), toByteOffset: o + 3, as: UInt8.self)
             }
         }
     }
