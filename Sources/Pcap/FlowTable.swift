@@ -7,27 +7,45 @@ protocol FlowTableEntry: AnyObject {
 
 /// The flows of a pcap being decoded, by their addresses and ports: looked up once per packet.
 ///
-/// Open addressing with linear probing in one array of 16-byte slots (a 64-bit hash and the
+/// Open addressing with linear probing in one block of 16-byte slots (a 64-bit hash and the
 /// flow, which holds its own key), so a lookup touches one slot line and then the flow it
 /// was going to use anyway. `Dictionary` kept metadata, keys and values in three arrays and
 /// ran a SipHash per packet: with thousands of connections open those were three cold cache
 /// lines and a few percent of all instructions. Keys are hashed with a seed drawn per table,
 /// so a crafted capture cannot aim its flows at one run of slots.
-struct FlowTable<Flow: FlowTableEntry> {
+///
+/// The slots are one manually managed allocation owned by this non-copyable table: an
+/// `Array` retained and released its buffer around every closure-based access, which the
+/// prefetching of `PacketBatch` needs once per packet.
+struct FlowTable<Flow: FlowTableEntry>: ~Copyable {
     private struct Slot {
         var hash: UInt64
         var flow: Flow?
     }
 
-    private var slots: [Slot]
+    private var slots: UnsafeMutablePointer<Slot>
     private var mask: Int
     private let seed: UInt64
     private(set) var count = 0
 
+    private static var initialCapacity: Int { 64 }
+    private static var flowOffset: Int { MemoryLayout<Slot>.offset(of: \Slot.flow)! }
+
     init(seed: UInt64 = UInt64.random(in: 0...UInt64.max)) {
-        slots = Array(repeating: Slot(hash: 0, flow: nil), count: 64)
-        mask = 63
+        slots = Self.emptySlots(Self.initialCapacity)
+        mask = Self.initialCapacity - 1
         self.seed = seed
+    }
+
+    deinit {
+        slots.deinitialize(count: mask + 1)
+        slots.deallocate()
+    }
+
+    private static func emptySlots(_ capacity: Int) -> UnsafeMutablePointer<Slot> {
+        let slots = UnsafeMutablePointer<Slot>.allocate(capacity: capacity)
+        slots.initialize(repeating: Slot(hash: 0, flow: nil), count: capacity)
+        return slots
     }
 
     @inline(__always) private func hash(_ key: FlowKey) -> UInt64 {
@@ -59,23 +77,24 @@ struct FlowTable<Flow: FlowTableEntry> {
     /// slot's index for `prefetchFlow(atSlot:)`.
     @inline(__always) func prefetchSlot(for key: FlowKey) -> Int {
         let index = Int(truncatingIfNeeded: hash(key)) & mask
-        slots.withUnsafeBufferPointer { CPcap_prefetch($0.baseAddress! + index) }
+        CPcap_prefetch(slots + index)
         return index
     }
 
     /// Starts loading the object of the flow in slot `index` (the first of the probe run,
     /// which is nearly always the one), without retaining it.
     @inline(__always) func prefetchFlow(atSlot index: Int) {
-        slots.withUnsafeBufferPointer { buffer in
-            // The table may have been emptied since the slot was named: only a hint.
-            guard index < buffer.count, let flow = buffer[index].flow else { return }
-            CPcap_prefetch(Unmanaged.passUnretained(flow).toOpaque())
-        }
+        // The table may have been emptied since the slot was named: only a hint. The
+        // reference is read as a plain address: taking it as a reference would retain the
+        // object, a write to the very cache line being prefetched.
+        guard index <= mask else { return }
+        let address = UnsafeRawPointer(slots + index).load(fromByteOffset: Self.flowOffset, as: UnsafeRawPointer?.self)
+        if let address { CPcap_prefetch(address) }
     }
 
     /// Adds a flow whose key is not in the table.
     mutating func insert(_ flow: Flow) {
-        if (count + 1) * 2 > slots.count { grow() }
+        if (count + 1) * 2 > mask + 1 { grow() }
         place(Slot(hash: hash(flow.key), flow: flow))
         count += 1
     }
@@ -115,18 +134,22 @@ struct FlowTable<Flow: FlowTableEntry> {
         return nil
     }
 
-    var values: [Flow] { slots.compactMap(\.flow) }
+    var values: [Flow] { (0...mask).compactMap { slots[$0].flow } }
 
     mutating func removeAll() {
-        slots = Array(repeating: Slot(hash: 0, flow: nil), count: 64)
-        mask = 63
+        slots.deinitialize(count: mask + 1)
+        slots.deallocate()
+        slots = Self.emptySlots(Self.initialCapacity)
+        mask = Self.initialCapacity - 1
         count = 0
     }
 
     private mutating func grow() {
-        let old = slots
-        slots = Array(repeating: Slot(hash: 0, flow: nil), count: old.count * 2)
-        mask = slots.count - 1
-        for slot in old where slot.flow != nil { place(slot) }
+        let old = slots, oldCapacity = mask + 1
+        slots = Self.emptySlots(oldCapacity * 2)
+        mask = oldCapacity * 2 - 1
+        for index in 0..<oldCapacity where old[index].flow != nil { place(old[index]) }
+        old.deinitialize(count: oldCapacity)
+        old.deallocate()
     }
 }

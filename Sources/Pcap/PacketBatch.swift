@@ -27,7 +27,8 @@ struct PacketBatch {
 
     mutating func append(_ packet: PcapReader.Packet) {
         entries.append(Entry(time: packet.time, start: bytes.count, count: packet.bytes.count))
-        bytes.append(contentsOf: packet.bytes)
+        // As typed bytes: appending a raw buffer went byte by byte instead of one memcpy.
+        packet.bytes.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
     }
 
     mutating func removeAll() {
