@@ -254,9 +254,7 @@ struct MemberScanner {
         }
     }
 
-    private mutating func skipWhitespace() {
-        while i < b.count, b[i] == 0x20 || b[i] == 0x09 || b[i] == 0x0A || b[i] == 0x0D { i += 1 }
-    }
+    private mutating func skipWhitespace() { i = JSONParser.whitespaceEnd(b, from: i) }
 
     private mutating func scanValue() -> ScannedValue? {
         guard i < b.count else { return nil }
@@ -270,10 +268,8 @@ struct MemberScanner {
     }
 
     private mutating func literal(_ word: StaticString) -> Bool {
-        let n = word.utf8CodeUnitCount
-        guard i + n <= b.count else { return false }
-        for k in 0..<n where b[i + k] != word.utf8Start[k] { return false }
-        i += n
+        guard JSONParser.hasLiteral(word, b, at: i) else { return false }
+        i += word.utf8CodeUnitCount
         return true
     }
 

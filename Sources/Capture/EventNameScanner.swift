@@ -122,14 +122,7 @@ public enum EventNameScanner {
                 && buffer[s + 3] == UInt8(ascii: "n") && buffer[s + 4] == UInt8(ascii: "t")
         }
 
-        mutating func skipWhitespace() {
-            while index < buffer.count {
-                switch buffer[index] {
-                case 0x20, 0x09, 0x0A, 0x0D: index += 1
-                default: return
-                }
-            }
-        }
+        mutating func skipWhitespace() { index = JSONParser.whitespaceEnd(buffer, from: index) }
 
         /// Skims one value at `depth` (the parser's depth: the top object's members are at 1).
         mutating func skimValue(depth: Int) -> Bool {
@@ -176,10 +169,8 @@ public enum EventNameScanner {
         }
 
         private mutating func skimLiteral(_ literal: StaticString) -> Bool {
-            let count = literal.utf8CodeUnitCount
-            guard index + count <= buffer.count else { return false }
-            for i in 0..<count where buffer[index + i] != literal.utf8Start[i] { return false }
-            index += count
+            guard JSONParser.hasLiteral(literal, buffer, at: index) else { return false }
+            index += literal.utf8CodeUnitCount
             return true
         }
 

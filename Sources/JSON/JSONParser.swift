@@ -43,14 +43,7 @@ public struct JSONParser {
 
     private func error(_ reason: String) -> JSONParseError { JSONParseError(offset: index, reason: reason) }
 
-    private mutating func skipWhitespace() {
-        while index < buffer.count {
-            switch buffer[index] {
-            case 0x20, 0x09, 0x0A, 0x0D: index += 1
-            default: return
-            }
-        }
-    }
+    private mutating func skipWhitespace() { index = JSONParser.whitespaceEnd(buffer, from: index) }
 
     private mutating func parseValue(depth: Int) throws(JSONParseError) -> JSONValue {
         guard index < buffer.count else { throw error("unexpected end of input") }
@@ -70,9 +63,7 @@ public struct JSONParser {
     private mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
         let count = literal.utf8CodeUnitCount
         guard index + count <= buffer.count else { throw error("unexpected end of input") }
-        for i in 0..<count where buffer[index + i] != literal.utf8Start[i] {
-            throw error("invalid literal, expected \(literal)")
-        }
+        guard JSONParser.hasLiteral(literal, buffer, at: index) else { throw error("invalid literal, expected \(literal)") }
         index += count
     }
 
@@ -197,6 +188,29 @@ public struct JSONParser {
         }
         index += 4
         return value
+    }
+
+    /// The first index at or after `start` that is not JSON whitespace (space, tab, LF, CR).
+    /// Shared, like `hex4`, by every reader of JSON on bytes.
+    @inlinable
+    public static func whitespaceEnd(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var index = start
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return index
+            }
+        }
+        return index
+    }
+
+    /// Whether `literal` (`true`, `false`, `null`) is spelt out at `start`.
+    @inlinable
+    public static func hasLiteral(_ literal: StaticString, _ bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> Bool {
+        let count = literal.utf8CodeUnitCount
+        guard start >= 0, start + count <= bytes.count else { return false }
+        for k in 0..<count where bytes[start + k] != literal.utf8Start[k] { return false }
+        return true
     }
 
     /// The four hex digits of a `\u` escape starting at `start` (either case), or nil when

@@ -88,7 +88,6 @@ final class DecoderState {
             }
             for item in segments { flows.prefetchFlow(atSlot: item.slot) }
             for item in segments { handle(item.segment, t: item.t) }
-            segments.removeAll(keepingCapacity: true)
         }
     }
 

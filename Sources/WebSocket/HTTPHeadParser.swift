@@ -99,7 +99,7 @@ public struct HTTPHeadParser: Sendable {
                 // memchr finds the line end (vectorised); a byte loop with a bounds check
                 // per byte was half the cost of decoding an upgrade from a pcap.
                 guard let newline = buffer.withUnsafeBytes({ bytes in
-                    memchr(bytes.baseAddress! + index, 10, end - index).map { $0 - UnsafeMutableRawPointer(mutating: bytes.baseAddress!) }
+                    memchr(bytes.baseAddress! + index, 10, end - index).map { UnsafeRawPointer($0) - bytes.baseAddress! }
                 }) else {
                     index = end
                     break

@@ -27,6 +27,22 @@ import Testing
         return out + [0x22]
     }
 
+    /// Each of `pieces` inserted at every position of runs of `filler` 0 to 40 bytes long,
+    /// so a piece lands at every offset of the eight-byte words the fast path reads.
+    static func payloads(inserting pieces: [[UInt8]], into filler: UInt8) -> [(payload: [UInt8], place: String)] {
+        var out: [(payload: [UInt8], place: String)] = []
+        for length in 0...40 {
+            for piece in pieces {
+                for position in 0...length {
+                    var payload = [UInt8](repeating: filler, count: length)
+                    payload.insert(contentsOf: piece, at: position)
+                    out.append((payload, "length \(length) at \(position)"))
+                }
+            }
+        }
+        return out
+    }
+
     static func textField(of line: [UInt8]) -> [UInt8]? {
         let key = Array(#","text":"#.utf8)
         guard let start = (0...(line.count - key.count)).first(where: { Array(line[$0..<($0 + key.count)]) == key }) else { return nil }
@@ -35,31 +51,19 @@ import Testing
 
     @Test func specialBytesAtEveryPositionAreEscapedLikeTheReference() throws {
         let specials: [[UInt8]] = [[0x22], [0x5C], [0x0A], [0x0D], [0x09], [0x00], [0x1F], [0x7F], [0x20], [0xC3, 0xA9], [0xE2, 0x82, 0xAC]]
-        for length in 0...40 {
-            for special in specials {
-                for position in 0...length {
-                    var payload = [UInt8](repeating: UInt8(ascii: "a"), count: length)
-                    payload.insert(contentsOf: special, at: position)
-                    let line = RecordCoding.encode(Self.frame(payload))
-                    #expect(Self.textField(of: line) == Self.referenceEscaped(payload), "length \(length) at \(position)")
-                    #expect(try RecordCoding.decode(line) == Self.frame(payload))
-                }
-            }
+        for (payload, place) in Self.payloads(inserting: specials, into: UInt8(ascii: "a")) {
+            let line = RecordCoding.encode(Self.frame(payload))
+            #expect(Self.textField(of: line) == Self.referenceEscaped(payload), "\(place)")
+            #expect(try RecordCoding.decode(line) == Self.frame(payload))
         }
     }
 
     @Test func invalidUTF8AtEveryPositionIsRecordedAsBase64() throws {
         let invalid: [[UInt8]] = [[0xFF], [0x80], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xC3]]
-        for length in 0...40 {
-            for bad in invalid {
-                for position in 0...length {
-                    var payload = [UInt8](repeating: UInt8(ascii: "z"), count: length)
-                    payload.insert(contentsOf: bad, at: position)
-                    let line = RecordCoding.encode(Self.frame(payload))
-                    #expect(Self.textField(of: line) == nil, "length \(length) at \(position)")
-                    #expect(try RecordCoding.decode(line) == Self.frame(payload))
-                }
-            }
+        for (payload, place) in Self.payloads(inserting: invalid, into: UInt8(ascii: "z")) {
+            let line = RecordCoding.encode(Self.frame(payload))
+            #expect(Self.textField(of: line) == nil, "\(place)")
+            #expect(try RecordCoding.decode(line) == Self.frame(payload))
         }
     }
 }
