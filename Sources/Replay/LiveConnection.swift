@@ -7,7 +7,7 @@ import WebSocket
 final class LiveConnection {
     let runner: ReplayRunner
     private(set) var script: ReplayScript
-    private var connection: TCPConnection?
+    private var connection: (any ByteStream)?
     private var head = HTTPHeadParser()
     private var decoder = FrameDecoder()
     private var upgraded = false
@@ -20,8 +20,8 @@ final class LiveConnection {
         self.script = script
     }
 
-    /// Takes over a connected socket (accepted, or connected to the upstream).
-    func attach(_ connection: TCPConnection) {
+    /// Takes over a connected stream (accepted, or connected to the upstream; TLS or not).
+    func attach(_ connection: any ByteStream) {
         self.connection = connection
         connection.onRead = { [weak self] bytes in self?.read(bytes) }
         connection.onEnd = { [weak self] end in

@@ -24,10 +24,17 @@ public final class ReplayRunner {
         public var seed: UInt64
         /// Client mode: re-sign auth for the live socket id (`--app-secret`).
         public var signer: AuthSigner?
+        /// Client mode: speak TLS to the upstream (a wss:// URL) with this client context.
+        public var upstreamTLS: TLSContext?
+        /// Server mode: serve clients over TLS with this server context.
+        public var listenerTLS: TLSContext?
 
         public init(mode: Mode, timing: ReplayTiming = ReplayTiming(), rules: MatchRules = .birdDefaults,
-                    strict: Bool = false, signer: AuthSigner? = nil, seed: UInt64 = 1) {
+                    strict: Bool = false, signer: AuthSigner? = nil, seed: UInt64 = 1,
+                    upstreamTLS: TLSContext? = nil, listenerTLS: TLSContext? = nil) {
             self.signer = signer
+            self.upstreamTLS = upstreamTLS
+            self.listenerTLS = listenerTLS
             self.mode = mode
             self.timing = timing
             self.rules = rules
@@ -50,6 +57,8 @@ public final class ReplayRunner {
     public private(set) var stoppedStrictly = false
 
     private var listener: TCPListener?
+    /// Server mode over TLS: owns `listener` and finishes each client's handshake.
+    private var tlsListener: TLSListener?
     private var live: [ObjectIdentifier: LiveConnection] = [:]
     private var accepted = 0
     private var waitTimer: TimerHandle?
@@ -76,11 +85,19 @@ public final class ReplayRunner {
         let signals = try [SIGINT, SIGTERM].map { try loop.onSignal($0) { [weak self] _ in self?.stop() } }
         switch options.mode {
         case .server(let host, let port):
-            let listener = try TCPListener(loop: loop, host: host, port: port) { [weak self] connection in
-                self?.accept(connection)
+            if let context = options.listenerTLS {
+                let tlsListener = try TLSListener(loop: loop, host: host, port: port, context: context) { [weak self] connection in
+                    self?.accept(connection)
+                }
+                tlsListener.onHandshakeError = { [weak self] error in self?.tlsHandshakeFailed(error) }
+                self.tlsListener = tlsListener
+                listener = tlsListener.listener
+            } else {
+                listener = try TCPListener(loop: loop, host: host, port: port) { [weak self] connection in
+                    self?.accept(connection)
+                }
             }
-            self.listener = listener
-            onListening?(listener.localAddress)
+            onListening?(listener!.localAddress)
         case .client(_, _, _, let copies):
             nextOfCopy = Array(repeating: 0, count: copies)
             for copy in 1...copies { openNext(copy: copy) }
@@ -94,7 +111,7 @@ public final class ReplayRunner {
 
     // MARK: Server mode
 
-    private func accept(_ connection: TCPConnection) {
+    private func accept(_ connection: any ByteStream) {
         guard !done else { connection.close(); return }
         waitTimer?.cancel()
         guard accepted < recordings.count else {
@@ -114,6 +131,15 @@ public final class ReplayRunner {
         let liveConnection = LiveConnection(runner: self, script: script)
         live[ObjectIdentifier(liveConnection)] = liveConnection
         liveConnection.attach(connection)
+    }
+
+    /// Server mode over TLS: a client that connected but failed the handshake never became
+    /// a replayed connection; the user hears why.
+    private func tlsHandshakeFailed(_ error: TransportError) {
+        guard !done else { return }
+        let next = recordings[min(accepted, recordings.count - 1)]
+        report(Deviation(kind: .handshake, conn: next.conn, t: now,
+                         expected: "a TLS handshake", observed: error.message))
     }
 
     /// Server mode, after a connection finished: wait (bounded) for the client's next one.
@@ -149,13 +175,14 @@ public final class ReplayRunner {
         nextOfCopy[copy - 1] += 1
         connectionsPlayed += 1
         let recording = recordings[index]
-        let hostHeader = (host.contains(":") ? "[\(host)]" : host) + (port == 80 ? "" : ":\(port)")
+        let defaultPort = options.upstreamTLS == nil ? 80 : 443
+        let hostHeader = (host.contains(":") ? "[\(host)]" : host) + (port == defaultPort ? "" : ":\(port)")
         let script = ReplayScript(recording, config: ReplayScript.Config(
             role: .client, timing: options.timing, rules: options.rules, copy: copy, host: hostHeader,
             target: target, signer: options.signer, seed: options.seed &+ UInt64(copy * 1_000_003 + index)))
         let liveConnection = LiveConnection(runner: self, script: script)
         live[ObjectIdentifier(liveConnection)] = liveConnection
-        TCPConnector.connect(loop: loop, host: host, port: port) { [weak self] result in
+        let connected = { [weak self] (result: Result<any ByteStream, TransportError>) in
             guard let self else { return }
             switch result {
             case .success(let connection):
@@ -165,6 +192,15 @@ public final class ReplayRunner {
                 self.report(Deviation(kind: .handshake, copy: copy, conn: recording.conn, t: self.now,
                                       expected: "a connection", observed: error.message))
                 liveConnection.abort()
+            }
+        }
+        if let context = options.upstreamTLS {
+            TLSConnector.connect(loop: loop, host: host, port: port, context: context) { result in
+                connected(result.map { $0 as any ByteStream })
+            }
+        } else {
+            TCPConnector.connect(loop: loop, host: host, port: port) { result in
+                connected(result.map { $0 as any ByteStream })
             }
         }
     }

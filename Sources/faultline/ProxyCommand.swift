@@ -26,10 +26,7 @@ enum ProxyCommand: Command {
         options: [
             OptionSpec("listen", value: "host:port", help: "Where clients connect (port 0: any free port; the real one is printed)."),
             OptionSpec("upstream", value: "url", help: "The real server: ws://HOST[:PORT][/PATH], or wss://... for TLS (verified against the system trust store)."),
-            OptionSpec("upstream-ca", value: "file", help: "Verify a wss:// upstream against the CA certificates in this PEM file instead of the system's."),
-            OptionSpec("insecure-upstream", help: "Do not verify a wss:// upstream's certificate or host name (a warning is printed)."),
-            OptionSpec("tls-cert", value: "file", help: "Serve clients over TLS (wss://) with this PEM certificate chain (see 'faultline cert')."),
-            OptionSpec("tls-key", value: "file", help: "The private key (PEM) of --tls-cert."),
+        ] + TLSOptions.upstream + TLSOptions.listener + [
             OptionSpec("keylog", value: "file", help: "Append TLS secrets of both legs in NSS key log format (for Wireshark)."),
             OptionSpec("record", value: "file", help: "Write a capture (JSON Lines, format v1) of everything relayed."),
             OptionSpec("fault", value: "rule", help: "A fault rule; repeatable.", repeatable: true),
@@ -83,9 +80,7 @@ enum ProxyCommand: Command {
             loop.close()
             throw UsageError("faultline proxy: \(error)")
         }
-        if let tls = settings.upstreamTLS, !tls.verifies {
-            Console.err("faultline proxy: warning: --insecure-upstream: the upstream's certificate is NOT verified; anyone on the path can read and change the traffic\n")
-        }
+        TLSOptions.warnIfUnverified(settings.upstreamTLS, command: "faultline proxy")
         Console.out("listening on \(address)\n")
         if let control { Console.out("control API on http://\(control.address)\n") }
         loop.run()
@@ -142,34 +137,10 @@ enum ProxyCommand: Command {
     /// `--upstream-ca`, `--insecure-upstream`, `--tls-cert`/`--tls-key`, `--keylog`: the TLS
     /// contexts, with every file read now so a bad one stops the proxy before it listens.
     static func configureTLS(_ settings: inout ProxySettings, from arguments: ParsedArguments) throws(UsageError) {
-        let command = "faultline proxy"
-        let caFile = arguments.value("upstream-ca")
-        let insecure = arguments.flag("insecure-upstream")
-        if !settings.upstream.secure {
-            if caFile != nil { throw UsageError("\(command): --upstream-ca needs a wss:// upstream") }
-            if insecure { throw UsageError("\(command): --insecure-upstream needs a wss:// upstream") }
-        }
-        if caFile != nil && insecure { throw UsageError("\(command): --upstream-ca and --insecure-upstream contradict each other") }
-        let certificate = arguments.value("tls-cert")
-        let key = arguments.value("tls-key")
-        if (certificate == nil) != (key == nil) { throw UsageError("\(command): --tls-cert and --tls-key go together") }
-        var keyLog: TLSKeyLog?
-        if let path = arguments.value("keylog") {
-            guard settings.upstream.secure || certificate != nil else {
-                throw UsageError("\(command): --keylog needs TLS on a leg (a wss:// upstream or --tls-cert)")
-            }
-            do { keyLog = try TLSKeyLog(path: path) } catch { throw UsageError("\(command): --keylog \(error)") }
-        }
-        do {
-            if settings.upstream.secure {
-                settings.upstreamTLS = try TLSContext.client(caFile: caFile, insecure: insecure, keyLog: keyLog)
-            }
-            if let certificate, let key {
-                settings.listenerTLS = try TLSContext.server(certificateFile: certificate, keyFile: key, keyLog: keyLog)
-            }
-        } catch {
-            throw UsageError("\(command): \(error)")
-        }
+        let contexts = try TLSOptions.contexts(arguments, command: "faultline proxy",
+                                               secureUpstream: settings.upstream.secure, listens: true)
+        settings.upstreamTLS = contexts.upstream
+        settings.listenerTLS = contexts.listener
     }
 
     /// The live lifecycle check: with `--spec` (findings only, or everything with `--live`),

@@ -4,7 +4,7 @@ import Faults
 import Glibc
 import Replay
 
-/// `faultline replay CAPTURE --listen HOST:PORT | --upstream ws://HOST:PORT[/PATH]`:
+/// `faultline replay CAPTURE --listen HOST:PORT | --upstream ws[s]://HOST:PORT[/PATH]`:
 /// plays recorded connections back as the server or as the client and reports where the
 /// live peer did something else. Wiring only; the replay itself is in the Replay module.
 enum ReplayCommand: Command {
@@ -21,13 +21,16 @@ enum ReplayCommand: Command {
             against a live server the same way. Either way, the live peer's frames are
             compared with the recorded ones modulo ignored fields (auth, channel_data) and
             mapped ones (socket_id); differences are reported.
+            TLS: a wss:// upstream is verified like the proxy's (--upstream-ca,
+            --insecure-upstream); --tls-cert and --tls-key serve --listen over TLS.
             Exit status: 0 no differences, 1 differences, 2 unusable input.
             """,
         usage: "faultline replay <capture> (--listen <host:port> | --upstream <url>) [options]",
-        arguments: [ArgumentSpec("capture", help: "The capture to replay, or '-' for standard input.")],
+        arguments: [ArgumentSpec("capture", help: "The capture (or pcap) to replay: a file, since it is read twice.")],
         options: [
             OptionSpec("listen", value: "host:port", help: "Replay as the server, listening here (port 0: any free port)."),
-            OptionSpec("upstream", value: "url", help: "Replay as the client against ws://HOST:PORT[/PATH] (PATH replaces the recorded target)."),
+            OptionSpec("upstream", value: "url", help: "Replay as the client against ws://HOST:PORT[/PATH], or wss://... for TLS (PATH replaces the recorded target)."),
+        ] + TLSOptions.upstream + TLSOptions.listener + [TLSOptions.keyLog] + [
             OptionSpec("conn", value: "id", help: "Replay only this connection."),
             OptionSpec("client", value: "key", help: "Replay this client's connections (key: IP, User-Agent and path, or a unique part)."),
             OptionSpec("clients", value: "n", help: "As the client: run this many copies at once.", default: "1"),
@@ -49,6 +52,7 @@ enum ReplayCommand: Command {
             throw UsageError("\(command): give exactly one of '--listen HOST:PORT' (replay as the server) or '--upstream URL' (replay as the client)")
         }
         let mode: ReplayRunner.Mode
+        var secureUpstream = false
         let copies = try arguments.parse("clients", as: "a whole number from 1 to 10000") { Int($0).flatMap { (1...10_000).contains($0) ? $0 : nil } } ?? 1
         if let listen {
             guard let (host, port) = parseHostPort(listen) else {
@@ -59,7 +63,9 @@ enum ReplayCommand: Command {
         } else {
             let url = try parseURL(upstream!, command: command)
             mode = .client(host: url.host, port: url.port, target: url.target, copies: copies)
+            secureUpstream = url.secure
         }
+        let tls = try TLSOptions.contexts(arguments, command: command, secureUpstream: secureUpstream, listens: listen != nil)
         var timing = ReplayTiming()
         if let speed = arguments.value("speed"), speed != "max" {
             guard let factor = Double(speed), factor > 0, factor.isFinite else {
@@ -97,7 +103,9 @@ enum ReplayCommand: Command {
         guard !recordings.isEmpty else { throw UsageError("\(path): the selection holds no connections") }
 
         let options = ReplayRunner.Options(mode: mode, timing: timing, rules: rules, strict: arguments.flag("strict"),
-                                           signer: arguments.value("app-secret").map(AuthSigner.init(secret:)))
+                                           signer: arguments.value("app-secret").map(AuthSigner.init(secret:)),
+                                           upstreamTLS: tls.upstream, listenerTLS: tls.listener)
+        TLSOptions.warnIfUnverified(tls.upstream, command: command)
         let runner = try ReplayRunner(recordings: recordings, options: options)
         runner.onListening = { address in Console.out("listening on \(address)\n") }
         let deviations: [Deviation]
@@ -135,12 +143,13 @@ enum ReplayCommand: Command {
         return (host, port)
     }
 
-    /// ws://HOST[:PORT][/PATH]: the host, port (80 by default) and target (nil: as recorded).
-    static func parseURL(_ text: String, command: String) throws -> (host: String, port: Int, target: String?) {
+    /// ws[s]://HOST[:PORT][/PATH]: the host, port (80 by default, 443 for wss) and target
+    /// (nil: as recorded), and whether it is wss.
+    static func parseURL(_ text: String, command: String) throws -> (host: String, port: Int, target: String?, secure: Bool) {
         let bad = { (why: String) in UsageError("\(command): invalid value '\(text)' for '--upstream': \(why)") }
-        if text.lowercased().hasPrefix("wss://") { throw bad("wss:// is not supported by replay yet; use ws://") }
-        guard text.lowercased().hasPrefix("ws://") else { throw bad("expected ws://HOST:PORT[/PATH]") }
-        let rest = text.dropFirst(5)
+        let secure = text.lowercased().hasPrefix("wss://")
+        guard secure || text.lowercased().hasPrefix("ws://") else { throw bad("expected ws[s]://HOST:PORT[/PATH]") }
+        let rest = text.dropFirst(secure ? 6 : 5)
         let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
         let authority = String(rest[..<slash])
         var target: String? = String(rest[slash...])
@@ -149,11 +158,11 @@ enum ReplayCommand: Command {
         guard !authority.isEmpty else { throw bad("no host") }
         if let (host, port) = parseHostPort(authority), !authority.hasSuffix("]") {
             guard port >= 1 else { throw bad("port 0 cannot be connected to") }
-            return (host, port, target)
+            return (host, port, target, secure)
         }
         if authority.contains(":") && !(authority.hasPrefix("[") && authority.hasSuffix("]")) { throw bad("bad port") }
         let host = authority.hasPrefix("[") ? String(authority.dropFirst().dropLast()) : authority
-        return (host, 80, target)
+        return (host, secure ? 443 : 80, target, secure)
     }
 
     static func writeFile(_ path: String, _ text: String, command: String) throws {

@@ -158,6 +158,44 @@ import WebSocket
         #expect(result.stdout.contains("missing  text typing-ack"))
     }
 
+    @Test func asTheServerOverTLSToAPythonClient() throws {
+        let certificates = try CertDirectory(label: "replay-tls")
+        let capture = try Self.clientStory()
+        let (replay, address) = try startServerReplay(capture, ["--tls-cert", certificates.certificate, "--tls-key", certificates.key])
+        defer { replay.stop() }
+        let port = try #require(address.split(separator: ":").last)
+        let client = try ChildProcess.python(TestEnvironment.path("Tests/Peers/replay_client.py"),
+                                             ["wss://localhost:\(port)/app/key?protocol=7", "--connections", "2", "--ca", certificates.ca])
+        defer { client.stop() }
+        #expect(client.waitForExit(timeout: 30) == 0, "client: \(client.output)")
+        #expect(client.output == ["GOT bird_internal:subscription_succeeded", "CLOSED 4200 reconnect now",
+                                  "GOT bird_internal:subscription_succeeded", "CLOSED 4009 bye"])
+        #expect(replay.waitForExit(timeout: 20) == 0, "replay: \(replay.output) \(replay.errorOutput)")
+        #expect(replay.output.last == "replayed 2 connections as the server (2 recorded): no differences")
+    }
+
+    /// The Python server speaks plain ws; `faultline proxy --tls-cert` in front of it is the
+    /// wss:// server the replay verifies and talks to.
+    @Test func asTheClientAgainstAWSSServer() throws {
+        let certificates = try CertDirectory(label: "replay-tls")
+        let capture = try Self.serverConversation()
+        let (server, port) = try startPythonServer()
+        defer { server.stop() }
+        let proxy = try ChildProcess.faultline(["proxy", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:\(port)",
+                                                "--tls-cert", certificates.certificate, "--tls-key", certificates.key])
+        defer { proxy.stop() }
+        let listening = try #require(proxy.waitForLine(timeout: 20) { $0.hasPrefix("listening on ") }, "proxy: \(proxy.errorOutput)")
+        let proxyPort = try #require(listening.split(separator: ":").last.map(String.init))
+        let verified = try runFaultline(["replay", capture, "--upstream", "wss://localhost:\(proxyPort)", "--upstream-ca", certificates.ca,
+                                         "--patience", "2s"], timeout: 60)
+        #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
+        #expect(verified.stdout == "replayed 1 connection as the client (1 recorded): no differences")
+        // Without the CA the certificate is not trusted: reported as a failed handshake, exit 1.
+        let untrusted = try runFaultline(["replay", capture, "--upstream", "wss://localhost:\(proxyPort)", "--patience", "1s"], timeout: 60)
+        #expect(untrusted.status == 1, "\(untrusted.stdout) \(untrusted.stderr)")
+        #expect(untrusted.stdout.contains("certificate verify failed"), "\(untrusted.stdout)")
+    }
+
     @Test func unusableInputExitsWith2() throws {
         let missing = try runFaultline(["replay", "/nonexistent/capture.jsonl", "--listen", "127.0.0.1:0"])
         #expect(missing.status == 2)
@@ -174,5 +212,11 @@ import WebSocket
         let both = try runFaultline(["replay", capture])
         #expect(both.status == 2)
         #expect(both.stderr.contains("exactly one of"))
+        let caOnPlainWS = try runFaultline(["replay", capture, "--upstream", "ws://127.0.0.1:1", "--upstream-ca", "/nonexistent.pem"])
+        #expect(caOnPlainWS.status == 2)
+        #expect(caOnPlainWS.stderr.contains("--upstream-ca needs a wss:// upstream"))
+        let certAsClient = try runFaultline(["replay", capture, "--upstream", "wss://127.0.0.1:1", "--tls-cert", "a.pem", "--tls-key", "b.pem"])
+        #expect(certAsClient.status == 2)
+        #expect(certAsClient.stderr.contains("--tls-cert and --tls-key apply to --listen only"))
     }
 }
