@@ -1,6 +1,7 @@
 import CLI
 import Capture
 import Faults
+import Foundation
 import Glibc
 import Replay
 
@@ -26,7 +27,7 @@ enum ReplayCommand: Command {
             Exit status: 0 no differences, 1 differences, 2 unusable input.
             """,
         usage: "faultline replay <capture> (--listen <host:port> | --upstream <url>) [options]",
-        arguments: [ArgumentSpec("capture", help: "The capture (or pcap) to replay: a file, since it is read twice.")],
+        arguments: [ArgumentSpec("capture", help: "The capture (or pcap) to replay, or '-' for standard input (kept in a temporary file: it is read twice).")],
         options: [
             OptionSpec("listen", value: "host:port", help: "Replay as the server, listening here (port 0: any free port)."),
             OptionSpec("upstream", value: "url", help: "Replay as the client against ws://HOST:PORT[/PATH], or wss://... for TLS (PATH replaces the recorded target)."),
@@ -94,13 +95,19 @@ enum ReplayCommand: Command {
         let rules = MatchRules.birdDefaults.ignoring(arguments.all("ignore-field"))
 
         let recordings: [RecordedConnection]
+        let name = path == "-" ? "<stdin>" : path
+        // A replay reads its capture twice: standard input is kept in a temporary file first.
+        let readable = path == "-" ? try StandardInputSpool.spool(command: command) : path
         do {
-            if path == "-" { throw UsageError("\(command): a replay reads its capture twice; give a file, not '-'") }
-            recordings = try ReplayLoader.load({ try InputSources.open(path) }, selection: selection)
+            recordings = try ReplayLoader.load({ try InputSources.open(readable) }, selection: selection)
         } catch let error as ReplayInputError {
-            throw UsageError("\(path): \(error.message)")
+            throw UsageError("\(name): \(error.message)")
+        } catch where path == "-" {
+            // Messages name the file they read, here the temporary copy: name the input instead.
+            let message = (error as? UsageError)?.message ?? "\(error)"
+            throw UsageError(message.replacingOccurrences(of: readable, with: name))
         }
-        guard !recordings.isEmpty else { throw UsageError("\(path): the selection holds no connections") }
+        guard !recordings.isEmpty else { throw UsageError("\(name): the selection holds no connections") }
 
         let options = ReplayRunner.Options(mode: mode, timing: timing, rules: rules, strict: arguments.flag("strict"),
                                            signer: arguments.value("app-secret").map(AuthSigner.init(secret:)),

@@ -196,6 +196,21 @@ import WebSocket
         #expect(untrusted.stdout.contains("certificate verify failed"), "\(untrusted.stdout)")
     }
 
+    /// A piped capture (not seekable) is kept in a temporary file, since a replay reads it twice.
+    @Test func aCaptureOnStandardInput() throws {
+        let capture = try Self.serverConversation()
+        let (server, port) = try startPythonServer()
+        defer { server.stop() }
+        let piped = try runCommand("/bin/sh", ["-c", "cat '\(capture)' | '\(TestEnvironment.faultlineBinary)' replay - --upstream ws://127.0.0.1:\(port) --patience 2s"],
+                                   timeout: 60)
+        #expect(piped.status == 0, "\(piped.stdout) \(piped.stderr)")
+        #expect(piped.stdout == "replayed 1 connection as the client (1 recorded): no differences")
+        let garbage = try runCommand("/bin/sh", ["-c", "echo 'not a capture' | '\(TestEnvironment.faultlineBinary)' replay - --listen 127.0.0.1:0"])
+        #expect(garbage.status == 2)
+        #expect(garbage.stderr.contains("<stdin>: is not a recognized input"), "\(garbage.stderr)")
+        #expect(!garbage.stderr.contains("/proc/self/fd"), "\(garbage.stderr)")
+    }
+
     @Test func unusableInputExitsWith2() throws {
         let missing = try runFaultline(["replay", "/nonexistent/capture.jsonl", "--listen", "127.0.0.1:0"])
         #expect(missing.status == 2)
