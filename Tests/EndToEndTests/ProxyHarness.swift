@@ -30,33 +30,49 @@ final class ProxyRig {
         var arguments = ["proxy", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:\(serverPort)\(upstreamPath)"]
         if record { arguments += ["--record", capturePath] }
         proxy = try ChildProcess.faultline(arguments + proxyArguments)
-        let ready = try #require(proxy.waitForLine(timeout: 20) { $0.hasPrefix("listening on ") },
-                                 "the proxy did not start: \(proxy.errorOutput.joined(separator: "\n"))")
-        proxyPort = try #require(ready.split(separator: ":").last.flatMap { Int($0) })
+        proxyPort = try listeningPort(of: proxy, "the proxy")
     }
 
     var url: String { "ws://127.0.0.1:\(proxyPort)" }
 
     /// Runs `proxy_peers.py client URL ARGS` to completion (bounded) and returns its lines.
     func client(path: String = "/app/test-key", _ arguments: [String] = [], timeout: Double = 60) throws -> [PeerLine] {
-        let run = try runCommand(TestEnvironment.python, ["-u", Self.peers, "client", url + path] + arguments,
-                                 timeout: timeout)
-        #expect(run.status == 0, "client failed: \(run.stderr)")
-        return run.stdout.split(separator: "\n").map { PeerLine(String($0)) }
+        try peerLines([Self.peers, "client", url + path] + arguments, timeout: timeout)
     }
 
     /// SIGINT to the proxy: it must exit 0 with the capture complete. Returns the records.
     func stopProxy() throws -> CaptureContents {
-        proxy.signal(SIGINT)
-        let status = proxy.waitForExit(timeout: 20)
-        #expect(status == 0, "proxy exit status after SIGINT; stderr: \(proxy.errorOutput.joined(separator: "\n"))")
-        return try CaptureContents(path: capturePath)
+        try stopRecordingProxy(proxy, capture: capturePath)
     }
 
     deinit {
         proxy.stop()
         server.stop()
     }
+}
+
+/// Waits (bounded) for the "listening on HOST:PORT" line of a `faultline` server (proxy,
+/// replay, sim server) and returns its port; `what` names it in the failure.
+func listeningPort(of process: ChildProcess, _ what: String) throws -> Int {
+    let line = try #require(process.waitForLine(timeout: 20) { $0.hasPrefix("listening on ") },
+                            "\(what) did not start: \(process.errorOutput.joined(separator: "\n"))")
+    return try #require(line.split(separator: ":").last.flatMap { Int($0) })
+}
+
+/// SIGINT to a recording proxy: it must exit 0 with its capture complete. Returns the records.
+func stopRecordingProxy(_ proxy: ChildProcess, capture: String) throws -> CaptureContents {
+    proxy.signal(SIGINT)
+    let status = proxy.waitForExit(timeout: 20)
+    #expect(status == 0, "proxy exit status after SIGINT; stderr: \(proxy.errorOutput.joined(separator: "\n"))")
+    return try CaptureContents(path: capture)
+}
+
+/// Runs a Python peer (`python -u ARGUMENTS`) to completion (bounded); it must exit 0.
+/// Its output lines, each parsed as JSON where it is.
+func peerLines(_ arguments: [String], timeout: Double = 60) throws -> [PeerLine] {
+    let run = try runCommand(TestEnvironment.python, ["-u"] + arguments, timeout: timeout)
+    #expect(run.status == 0, "\(arguments.first ?? "peer") failed: \(run.stderr)")
+    return run.stdout.split(separator: "\n").map { PeerLine(String($0)) }
 }
 
 /// One JSON line printed by a Python peer.

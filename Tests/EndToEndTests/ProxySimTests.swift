@@ -10,9 +10,7 @@ import TestSupport
     /// `faultline sim server` on `port` (0: any), ready.
     static func simServer(port: Int = 0) throws -> (process: ChildProcess, port: Int) {
         let server = try ChildProcess.faultline(["sim", "server", "--listen", "127.0.0.1:\(port)", "--event-interval", "0"])
-        let line = try #require(server.waitForLine(timeout: 20) { $0.hasPrefix("listening on ") },
-                                "sim server did not start: \(server.errorOutput)")
-        return (server, try #require(line.split(separator: ":").last.flatMap { Int($0) }))
+        return (server, try listeningPort(of: server, "sim server"))
     }
 
     /// `faultline proxy` recording to a fresh file in front of `upstreamPort`.
@@ -20,9 +18,7 @@ import TestSupport
         let capture = TestEnvironment.temporaryDirectory("faultline-sim").appendingPathComponent("capture.jsonl").path
         let proxy = try ChildProcess.faultline(["proxy", "--listen", "127.0.0.1:0", "--upstream",
                                                 "ws://127.0.0.1:\(upstreamPort)", "--record", capture] + arguments)
-        let line = try #require(proxy.waitForLine(timeout: 20) { $0.hasPrefix("listening on ") },
-                                "proxy did not start: \(proxy.errorOutput)")
-        return (proxy, try #require(line.split(separator: ":").last.flatMap { Int($0) }), capture)
+        return (proxy, try listeningPort(of: proxy, "proxy"), capture)
     }
 
     static func simClient(proxyPort: Int, _ arguments: [String]) throws -> ChildProcess {

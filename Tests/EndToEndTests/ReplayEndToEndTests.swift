@@ -184,8 +184,7 @@ import WebSocket
         let proxy = try ChildProcess.faultline(["proxy", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:\(port)",
                                                 "--tls-cert", certificates.certificate, "--tls-key", certificates.key])
         defer { proxy.stop() }
-        let listening = try #require(proxy.waitForLine(timeout: 20) { $0.hasPrefix("listening on ") }, "proxy: \(proxy.errorOutput)")
-        let proxyPort = try #require(listening.split(separator: ":").last.map(String.init))
+        let proxyPort = try listeningPort(of: proxy, "the proxy")
         let verified = try runFaultline(["replay", capture, "--upstream", "wss://localhost:\(proxyPort)", "--upstream-ca", certificates.ca,
                                          "--patience", "2s"], timeout: 60)
         #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")

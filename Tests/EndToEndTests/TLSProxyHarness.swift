@@ -43,26 +43,18 @@ final class TLSProxyRig {
         serverPort = try #require(Int(ready.dropFirst(6)))
         proxy = try ChildProcess.faultline(["proxy", "--listen", "127.0.0.1:0", "--record", capturePath,
                                             "--upstream", "wss://\(upstreamHost):\(serverPort)/"] + proxyArguments)
-        let listening = try #require(proxy.waitForLine(timeout: 20) { $0.hasPrefix("listening on ") },
-                                     "the proxy did not start: \(proxy.errorOutput.joined(separator: "\n"))")
-        proxyPort = try #require(listening.split(separator: ":").last.flatMap { Int($0) })
+        proxyPort = try listeningPort(of: proxy, "the proxy")
     }
 
     /// Runs tls_ws_client.py against the proxy (`wss` when `ca` is given) and returns its lines.
     func client(ca: String? = nil, _ arguments: [String]) throws -> [PeerLine] {
         let url = "\(ca == nil ? "ws" : "wss")://localhost:\(proxyPort)/app/key"
-        let run = try runCommand(TestEnvironment.python, ["-u", Self.clientScript, url] + (ca.map { ["--ca", $0] } ?? []) + arguments,
-                                 timeout: 60)
-        #expect(run.status == 0, "client failed: \(run.stderr)")
-        return run.stdout.split(separator: "\n").map { PeerLine(String($0)) }
+        return try peerLines([Self.clientScript, url] + (ca.map { ["--ca", $0] } ?? []) + arguments)
     }
 
     /// SIGINT to the proxy (it must exit 0), then the capture's records.
     func stopProxy() throws -> CaptureContents {
-        proxy.signal(SIGINT)
-        let status = proxy.waitForExit(timeout: 20)
-        #expect(status == 0, "proxy exit status after SIGINT; stderr: \(proxy.errorOutput.joined(separator: "\n"))")
-        return try CaptureContents(path: capturePath)
+        try stopRecordingProxy(proxy, capture: capturePath)
     }
 
     deinit {
