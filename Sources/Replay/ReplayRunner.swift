@@ -85,19 +85,21 @@ public final class ReplayRunner {
         let signals = try [SIGINT, SIGTERM].map { try loop.onSignal($0) { [weak self] _ in self?.stop() } }
         switch options.mode {
         case .server(let host, let port):
+            let bound: TCPListener
             if let context = options.listenerTLS {
                 let tlsListener = try TLSListener(loop: loop, host: host, port: port, context: context) { [weak self] connection in
                     self?.accept(connection)
                 }
                 tlsListener.onHandshakeError = { [weak self] error in self?.tlsHandshakeFailed(error) }
                 self.tlsListener = tlsListener
-                listener = tlsListener.listener
+                bound = tlsListener.listener
             } else {
-                listener = try TCPListener(loop: loop, host: host, port: port) { [weak self] connection in
+                bound = try TCPListener(loop: loop, host: host, port: port) { [weak self] connection in
                     self?.accept(connection)
                 }
             }
-            onListening?(listener!.localAddress)
+            listener = bound
+            onListening?(bound.localAddress)
         case .client(_, _, _, let copies):
             nextOfCopy = Array(repeating: 0, count: copies)
             for copy in 1...copies { openNext(copy: copy) }
