@@ -119,19 +119,34 @@ enum InputSources {
         let writeEnd = ends[1]
         Thread.detachNewThread {
             defer { close(writeEnd); close(original) }
-            guard writeFully(writeEnd, head) else { return }
-            var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-            while true {
-                let n = chunk.withUnsafeMutableBytes { read(original, $0.baseAddress!, $0.count) }
-                if n < 0, errno == EINTR { continue }
-                if n <= 0 { return }
-                guard writeFully(writeEnd, Array(chunk[0..<n])) else { return }
-            }
+            guard writeFully(writeEnd, head[...]) else { return }
+            _ = copyToEnd(from: original, to: writeEnd)
         }
         return ends[0]
     }
 
-    private static func writeFully(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    /// Why `copyToEnd` stopped early: which side failed, and errno's text.
+    struct CopyFailure: Error {
+        var reading: Bool
+        var reason: String
+    }
+
+    /// Copies `source` up to its end into `destination` in 64 KiB pieces (constant memory).
+    /// Nil once everything is copied.
+    static func copyToEnd(from source: Int32, to destination: Int32) -> CopyFailure? {
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(source, $0.baseAddress!, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            if n < 0 { return CopyFailure(reading: true, reason: String(cString: strerror(errno))) }
+            if n == 0 { return nil }
+            guard writeFully(destination, chunk[0..<n]) else {
+                return CopyFailure(reading: false, reason: String(cString: strerror(errno)))
+            }
+        }
+    }
+
+    private static func writeFully(_ fd: Int32, _ bytes: ArraySlice<UInt8>) -> Bool {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {

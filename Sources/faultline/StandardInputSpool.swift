@@ -17,25 +17,11 @@ enum StandardInputSpool {
             throw UsageError("\(command): cannot keep standard input in a temporary file in \(directory): \(String(cString: strerror(errno)))")
         }
         unlink(template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress!, $0.count) }
-            if n < 0, errno == EINTR { continue }
-            if n < 0 {
-                close(fd)
-                throw UsageError("<stdin>: cannot read: \(String(cString: strerror(errno)))")
-            }
-            if n == 0 { break }
-            var written = 0
-            while written < n {
-                let w = chunk.withUnsafeBytes { write(fd, $0.baseAddress! + written, n - written) }
-                if w < 0, errno == EINTR { continue }
-                if w <= 0 {
-                    close(fd)
-                    throw UsageError("\(command): cannot keep standard input in a temporary file in \(directory): \(String(cString: strerror(errno)))")
-                }
-                written += w
-            }
+        if let failure = InputSources.copyToEnd(from: STDIN_FILENO, to: fd) {
+            close(fd)
+            throw UsageError(failure.reading
+                ? "<stdin>: cannot read: \(failure.reason)"
+                : "\(command): cannot keep standard input in a temporary file in \(directory): \(failure.reason)")
         }
         return "/proc/self/fd/\(fd)"
     }

@@ -80,8 +80,13 @@ import WebSocket
         let capture = try Self.clientStory()
         let (replay, address) = try startServerReplay(capture)
         defer { replay.stop() }
-        let client = try ChildProcess.python(TestEnvironment.path("Tests/Peers/replay_client.py"),
-                                             ["ws://\(address)/app/key?protocol=7", "--connections", "2"])
+        try expectClientStoryReplayed(by: replay, to: ["ws://\(address)/app/key?protocol=7"])
+    }
+
+    /// Runs replay_client.py (URL and options in `client`) through both connections of
+    /// `clientStory()` against `replay`; both must see the recorded story, without differences.
+    func expectClientStoryReplayed(by replay: ChildProcess, to client: [String]) throws {
+        let client = try ChildProcess.python(TestEnvironment.path("Tests/Peers/replay_client.py"), client + ["--connections", "2"])
         defer { client.stop() }
         #expect(client.waitForExit(timeout: 30) == 0, "client: \(client.output)")
         #expect(client.output == ["GOT bird_internal:subscription_succeeded", "CLOSED 4200 reconnect now",
@@ -164,14 +169,7 @@ import WebSocket
         let (replay, address) = try startServerReplay(capture, ["--tls-cert", certificates.certificate, "--tls-key", certificates.key])
         defer { replay.stop() }
         let port = try #require(address.split(separator: ":").last)
-        let client = try ChildProcess.python(TestEnvironment.path("Tests/Peers/replay_client.py"),
-                                             ["wss://localhost:\(port)/app/key?protocol=7", "--connections", "2", "--ca", certificates.ca])
-        defer { client.stop() }
-        #expect(client.waitForExit(timeout: 30) == 0, "client: \(client.output)")
-        #expect(client.output == ["GOT bird_internal:subscription_succeeded", "CLOSED 4200 reconnect now",
-                                  "GOT bird_internal:subscription_succeeded", "CLOSED 4009 bye"])
-        #expect(replay.waitForExit(timeout: 20) == 0, "replay: \(replay.output) \(replay.errorOutput)")
-        #expect(replay.output.last == "replayed 2 connections as the server (2 recorded): no differences")
+        try expectClientStoryReplayed(by: replay, to: ["wss://localhost:\(port)/app/key?protocol=7", "--ca", certificates.ca])
     }
 
     /// The Python server speaks plain ws; `faultline proxy --tls-cert` in front of it is the
