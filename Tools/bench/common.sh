@@ -6,6 +6,16 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BENCH_DIR="${BENCH_DIR:-/tmp/faultline-bench}"
 mkdir -p "$BENCH_DIR"
+# Every benchmark sends output it does not keep to /dev/null. If /dev/null has been
+# replaced by a regular file (it happened on a build machine: a file owned by tcpdump),
+# each of those writes lands in the page cache and every figure is skewed (the libpcap
+# floor doubled), so refuse to run rather than print wrong numbers.
+if [ ! -c /dev/null ]; then
+    echo "Tools/bench: /dev/null is not a character device ($(stat -c '%F, owner %U' /dev/null 2>/dev/null || echo missing));" >&2
+    echo "  output sent there would be written to a file and skew every figure. As root:" >&2
+    echo "  rm -f /dev/null && mknod -m 666 /dev/null c 1 3" >&2
+    exit 2
+fi
 # Per command bound, so a benchmark always stops by itself.
 BENCH_TIMEOUT="${BENCH_TIMEOUT:-1200}"
 
