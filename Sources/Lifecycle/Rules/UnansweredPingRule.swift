@@ -1,0 +1,38 @@
+import Capture
+
+/// The shape of the rules that watch the client's latest ping for something that must
+/// happen by a deadline (`server.pong-missing`, `stale.close-missing`): each ping is
+/// reported at most once, at its deadline, unless what the rule waits for came in time or
+/// the connection ended first. A rule says only when the deadline is and what settles it;
+/// the timer bookkeeping behind `quietUntil` and `advance` is shared here, so the two can't
+/// drift apart. (Internal, so a rule forwards its two public witnesses in one line each.)
+protocol UnansweredPingRule: LifecycleRule {
+    var spec: LifecycleSpec { get }
+    /// The last ping reported, so a ping is reported once.
+    var reportedPing: Evidence? { get set }
+    /// When the ping's deadline passes, or nil if the connection already settled it: the
+    /// answer the rule waits for arrived in time (a later receipt never changes this).
+    func deadline(after ping: Evidence, in view: ConnectionView, stale: LifecycleSpec.StaleSpec) -> Micros?
+    /// The finding's text and evidence, `now` being when the deadline was seen passed.
+    func report(ping: Evidence, in view: ConnectionView, stale: LifecycleSpec.StaleSpec, now: Micros) -> (String, [Evidence])
+}
+
+extension UnansweredPingRule {
+    /// The ping being watched and its deadline; nil when there is nothing left to report.
+    private func watched(_ context: RuleContext) -> (view: ConnectionView, ping: Evidence, deadline: Micros)? {
+        guard let stale = spec.stale, let view = context.currentConnection, let ping = view.lastPing,
+              ping != reportedPing, let deadline = deadline(after: ping, in: view, stale: stale) else { return nil }
+        // A connection that ended by the deadline owes nothing.
+        if let dropped = view.droppedAt, dropped <= deadline { return nil }
+        return (view, ping, deadline)
+    }
+
+    func quietUntilDeadline(_ context: RuleContext) -> Micros { watched(context)?.deadline ?? Micros.max }
+
+    mutating func reportIfOverdue(at now: Micros, _ context: RuleContext) -> [Finding] {
+        guard let stale = spec.stale, let (view, ping, deadline) = watched(context), now > deadline else { return [] }
+        reportedPing = ping
+        let (message, evidence) = report(ping: ping, in: view, stale: stale, now: now)
+        return [finding(context, conn: view.conn, t: deadline, message, evidence: evidence)]
+    }
+}
