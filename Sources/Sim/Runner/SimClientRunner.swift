@@ -162,30 +162,20 @@ public final class SimClientRunner {
     }
 
     private func frames(_ bytes: [UInt8], on socket: ClientSocket) {
-        socket.decoder.append(bytes)
-        while socket.phase == .open || socket.phase == .closing {
-            let frame: Frame
-            do {
-                guard let next = try socket.decoder.next() else { return }
-                frame = next
-            } catch {
-                let code = error.closeCode.rawValue
+        socket.readFrames(bytes) { incoming in
+            switch incoming {
+            case .frame(let frame):
+                feed(socket.client, .received(socket.id, frame))
+            case .protocolError(let error):
                 if socket.phase == .open {
-                    socket.tcp?.write(masked(.close(code: code, reason: error.message)))
+                    socket.tcp?.write(masked(.close(code: error.closeCode.rawValue, reason: error.message)))
                     ended(socket, .failed("protocol error from the server: \(error.message)"))
                 }
                 socket.abort()
-                return
+            case .closeAnswered:
+                socket.finish()
+                sockets[socket.client][socket.id] = nil
             }
-            if frame.opcode == .close {
-                socket.peerSentClose = true
-                if socket.phase == .closing {
-                    socket.finish()
-                    sockets[socket.client][socket.id] = nil
-                    return
-                }
-            }
-            feed(socket.client, .received(socket.id, frame))
         }
     }
 
@@ -228,7 +218,7 @@ public final class SimClientRunner {
 }
 
 /// One socket of one client: connecting, upgrading, open, closing.
-private final class ClientSocket {
+private final class ClientSocket: SimFrameReading {
     enum Phase { case connecting, upgrading, open, closing, done }
     let client: Int
     let id: SimSocketID
@@ -247,6 +237,9 @@ private final class ClientSocket {
         self.client = client
         self.id = id
     }
+
+    var readsFrames: Bool { phase == .open || phase == .closing }
+    var isClosing: Bool { phase == .closing }
 
     /// Close after what is queued went out (the close handshake is done or given up).
     func finish() {

@@ -97,29 +97,19 @@ public final class SimServerRunner {
     }
 
     private func frames(_ bytes: [UInt8], on socket: ServerSocket) {
-        socket.decoder.append(bytes)
-        while socket.phase == .open || socket.phase == .closing {
-            let frame: Frame
-            do {
-                guard let next = try socket.decoder.next() else { return }
-                frame = next
-            } catch {
+        socket.readFrames(bytes) { incoming in
+            switch incoming {
+            case .frame(let frame):
+                perform(server.handle(.received(socket.id, frame), now: loop.now))
+            case .protocolError(let error):
                 socket.tcp.write(FrameEncoder.encode(.close(code: error.closeCode.rawValue, reason: error.message)))
                 socket.tcp.closeAfterFlush()
                 socket.phase = .done
                 gone(socket.id)
-                return
+            case .closeAnswered:
+                socket.tcp.close()
+                socket.phase = .done
             }
-            if frame.opcode == .close {
-                socket.peerSentClose = true
-                if socket.phase == .closing {
-                    // The answer to our close: the handshake is complete.
-                    socket.tcp.close()
-                    socket.phase = .done
-                    return
-                }
-            }
-            perform(server.handle(.received(socket.id, frame), now: loop.now))
         }
     }
 
@@ -176,7 +166,7 @@ public final class SimServerRunner {
 }
 
 /// One accepted connection's I/O state.
-private final class ServerSocket {
+private final class ServerSocket: SimFrameReading {
     enum Phase { case upgrading, open, closing, done }
     let id: SimConnectionID
     let tcp: TCPConnection
@@ -190,4 +180,7 @@ private final class ServerSocket {
         self.id = id
         self.tcp = tcp
     }
+
+    var readsFrames: Bool { phase == .open || phase == .closing }
+    var isClosing: Bool { phase == .closing }
 }
