@@ -60,8 +60,9 @@ final class DecoderState {
         return list
     }
 
-    /// The TCP segments of the batch being decoded, with their times and flow-table slots.
-    private var segments: [(segment: TCPSegment, t: Micros, slot: Int)] = []
+    /// The TCP segments of the batch being decoded, with their times, flow keys (and
+    /// hashes) and flow-table slots.
+    private var segments: [(segment: TCPSegment, t: Micros, probe: FlowProbe, slot: Int)] = []
 
     /// Decodes a batch of packets in order, after fetching their flows' state (see
     /// `PacketBatch`).
@@ -83,18 +84,19 @@ final class DecoderState {
                     if firstMalformed == nil { firstMalformed = "packet \(packetIndex): \(reason)" }
                 case .tcp(let segment):
                     if segment.missing > 0 { truncatedPackets += 1 }
-                    segments.append((segment, t, flows.prefetchSlot(for: FlowKey(segment.source, segment.destination))))
+                    let probe = flows.probe(FlowKey(segment.source, segment.destination))
+                    segments.append((segment, t, probe, flows.prefetchSlot(for: probe)))
                 }
             }
             for item in segments { flows.prefetchFlow(atSlot: item.slot) }
-            for item in segments { handle(item.segment, t: item.t) }
+            for item in segments { handle(item.segment, t: item.t, probe: item.probe) }
         }
     }
 
-    private func handle(_ segment: TCPSegment, t: Micros) {
-        let key = FlowKey(segment.source, segment.destination)
+    private func handle(_ segment: TCPSegment, t: Micros, probe: FlowProbe) {
+        let key = probe.key
         let index = segment.source == key.low ? 0 : 1
-        var flow = flows[key]
+        var flow = flows[probe]
         if let existing = flow, segment.flags.contains(.syn), !segment.flags.contains(.ack),
            existing.isEnded(index) || existing.isIgnored {
             // The same addresses and ports reused by a new connection.

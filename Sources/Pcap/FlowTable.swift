@@ -63,20 +63,24 @@ struct FlowTable<Flow: FlowTableEntry>: ~Copyable {
         return h ^ (h >> 32)
     }
 
-    subscript(key: FlowKey) -> Flow? {
-        let h = hash(key)
-        var index = Int(truncatingIfNeeded: h) & mask
+    /// `key` with its hash in this table, for `prefetchSlot(for:)` and the lookup both.
+    @inline(__always) func probe(_ key: FlowKey) -> FlowProbe { FlowProbe(key: key, hash: hash(key)) }
+
+    subscript(key: FlowKey) -> Flow? { self[probe(key)] }
+
+    subscript(probe: FlowProbe) -> Flow? {
+        var index = Int(truncatingIfNeeded: probe.hash) & mask
         while let flow = slots[index].flow {
-            if slots[index].hash == h, flow.key == key { return flow }
+            if slots[index].hash == probe.hash, flow.key == probe.key { return flow }
             index = (index + 1) & mask
         }
         return nil
     }
 
-    /// Starts loading the slot where `key`'s probe begins (see `PacketBatch`); returns the
+    /// Starts loading the slot where `probe`'s run begins (see `PacketBatch`); returns the
     /// slot's index for `prefetchFlow(atSlot:)`.
-    @inline(__always) func prefetchSlot(for key: FlowKey) -> Int {
-        let index = Int(truncatingIfNeeded: hash(key)) & mask
+    @inline(__always) func prefetchSlot(for probe: FlowProbe) -> Int {
+        let index = Int(truncatingIfNeeded: probe.hash) & mask
         CPcap_prefetch(slots + index)
         return index
     }
@@ -152,4 +156,11 @@ struct FlowTable<Flow: FlowTableEntry>: ~Copyable {
         old.deinitialize(count: oldCapacity)
         old.deallocate()
     }
+}
+
+/// A flow key with its hash in one `FlowTable`, computed once per packet for the batch's
+/// prefetch and the lookup both. Valid for that table's life: its seed never changes.
+struct FlowProbe {
+    let key: FlowKey
+    let hash: UInt64
 }
