@@ -5,7 +5,23 @@ import WebSocket
 /// The WebSocket part: frames one by one, both ways.
 extension RelaySession {
     mutating func receiveFrames(from side: Side, _ bytes: [UInt8], now: Micros, into out: inout [RelayCommand]) {
-        self[direction: side].decoder.append(bytes)
+        var offset = 0
+        if self[direction: side].decoder.isAtFrameBoundary {
+            // Whole frames straight from the read, as `append` then `next()` would return
+            // them, without the copy through the decoder's buffer (a payload copy per frame
+            // on the bulk path); only a partial tail, or a frame the one-step path declines,
+            // goes through the decoder.
+            let maxPayload = self[direction: side].decoder.maxPayload
+            while phase == .open || isFaultClosing,
+                  let (frame, consumed) = bytes.withUnsafeBufferPointer({
+                      FrameDecoder.wholeFrame(at: UnsafeBufferPointer(rebasing: $0[offset...]), maxPayload: maxPayload)
+                  }) {
+                offset += consumed
+                // The one-step path takes minimal lengths only.
+                relay(frame, from: side, nonMinimalLength: false, now: now, into: &out)
+            }
+        }
+        if offset < bytes.count { self[direction: side].decoder.append(bytes[offset...]) }
         while phase == .open || isFaultClosing {
             let frame: Frame?
             do {
@@ -16,7 +32,8 @@ extension RelaySession {
                 return
             }
             guard let frame else { return }
-            relay(frame, from: side, now: now, into: &out)
+            relay(frame, from: side, nonMinimalLength: self[direction: side].decoder.lastFrameHadNonMinimalLength,
+                  now: now, into: &out)
         }
     }
 
@@ -24,9 +41,11 @@ extension RelaySession {
         if case .faultClosing = phase { true } else { false }
     }
 
-    mutating func relay(_ frame: Frame, from side: Side, now: Micros, into out: inout [RelayCommand]) {
+    /// `nonMinimalLength`: the frame's length was not in its minimal encoding (a protocol
+    /// violation the relay cannot pass on, since it re-encodes every frame).
+    mutating func relay(_ frame: Frame, from side: Side, nonMinimalLength: Bool, now: Micros, into out: inout [RelayCommand]) {
         var violation = self[direction: side].validator.validate(frame)
-        if violation == nil, self[direction: side].decoder.lastFrameHadNonMinimalLength {
+        if violation == nil, nonMinimalLength {
             // Frames are re-encoded on the way out, so this one leaves with the minimal encoding.
             violation = WebSocketError(.nonMinimalLength, "payload length not in its minimal encoding (relayed re-encoded)",
                                        closeCode: .protocolError)

@@ -246,6 +246,46 @@ import WebSocket
         #expect(failed.sent(to: .client).isEmpty)
         #expect(try ClosePayload.parse(try Wire.frames(failed.sent(to: .server))[0].payload).code == 1002)
     }
+
+    /// Whole frames skip the decoder's buffer; the non-minimal-length note belongs to the
+    /// frame that had it, not to the whole frames read after it.
+    @Test func aNonMinimalFrameDoesNotMarkTheFramesAfterIt() throws {
+        var harness = Harness()
+        harness.open()
+        let odd = harness.server([0x81, 126, 0, 5] + Array("hello".utf8))
+        #expect(odd.frameRecords.first?.protocolError?.contains("minimal") == true)
+        let plain = harness.server(FrameEncoder.encode(.text("world")) + FrameEncoder.encode(Frame(opcode: .binary, payload: [1, 2, 3])))
+        #expect(plain.frameRecords.map { $0.protocolError } == [nil, nil])
+        #expect(plain.sent(to: .client) == FrameEncoder.encode(.text("world")) + FrameEncoder.encode(Frame(opcode: .binary, payload: [1, 2, 3])))
+    }
+
+    /// Reads that end mid-frame, then carry whole frames and the start of the next: every
+    /// frame is relayed once, in order, whichever path (straight from the read, or through
+    /// the decoder's buffer) it took.
+    @Test func wholeAndSplitFramesInterleaveAcrossReads() throws {
+        let frames: [Frame] = [.text("first"), Frame(opcode: .binary, payload: Array(repeating: 7, count: 300)), .text("third"),
+                               Frame(opcode: .binary, payload: Array(0..<200)), .text("last")]
+        let wire = frames.flatMap { FrameEncoder.encode($0) }
+        // Cut points: inside frame 1, between frames 2 and 3, inside frame 4's header.
+        let first = FrameEncoder.encode(frames[0]).count
+        let second = first + FrameEncoder.encode(frames[1]).count
+        let fourth = second + FrameEncoder.encode(frames[2]).count
+        let cuts = [3, first + 100, fourth + 1, wire.count]
+        var harness = Harness()
+        harness.open()
+        var sent: [UInt8] = []
+        var records: [FrameRecord] = []
+        var start = 0
+        for cut in cuts {
+            let result = harness.server(Array(wire[start..<cut]))
+            sent += result.sent(to: .client)
+            records += result.frameRecords
+            start = cut
+        }
+        #expect(sent == wire)
+        #expect(records.map(\.payload) == frames.map(\.payload))
+        #expect(records.allSatisfy { $0.protocolError == nil })
+    }
 }
 
 
