@@ -184,7 +184,7 @@ public final class ReplayRunner {
             target: target, signer: options.signer, seed: options.seed &+ UInt64(copy * 1_000_003 + index)))
         let liveConnection = LiveConnection(runner: self, script: script)
         live[ObjectIdentifier(liveConnection)] = liveConnection
-        let connected = { [weak self] (result: Result<any ByteStream, TransportError>) in
+        StreamConnector.connect(loop: loop, host: host, port: port, tls: options.upstreamTLS) { [weak self] result in
             guard let self else { return }
             switch result {
             case .success(let connection):
@@ -194,15 +194,6 @@ public final class ReplayRunner {
                 self.report(Deviation(kind: .handshake, copy: copy, conn: recording.conn, t: self.now,
                                       expected: "a connection", observed: error.message))
                 liveConnection.abort()
-            }
-        }
-        if let context = options.upstreamTLS {
-            TLSConnector.connect(loop: loop, host: host, port: port, context: context) { result in
-                connected(result.map { $0 as any ByteStream })
-            }
-        } else {
-            TCPConnector.connect(loop: loop, host: host, port: port) { result in
-                connected(result.map { $0 as any ByteStream })
             }
         }
     }

@@ -90,28 +90,16 @@ final class RelayPair {
 
     private func connectUpstream() {
         let upstream = server.settings.upstream
-        let timeout = server.settings.upstreamConnectTimeout
-        if let context = server.settings.upstreamTLS {
-            let attempt = TLSConnector.connect(loop: server.loop, host: upstream.host, port: upstream.port, context: context,
-                                               timeout: timeout) { [unowned self] result in
-                switch result {
-                case .success(let connection): upstreamConnected(connection)
-                case .failure(let error):
-                    // A refused certificate is the operator's business too, not only the client's 502.
-                    if error.message.hasPrefix("TLS handshake") { server.live?.problem("conn \(id): upstream \(error.message)") }
-                    upstreamFailed(error)
-                }
+        let tls = server.settings.upstreamTLS
+        connectAttempt = StreamConnector.connect(loop: server.loop, host: upstream.host, port: upstream.port, tls: tls,
+                                                 timeout: server.settings.upstreamConnectTimeout) { [unowned self] result in
+            switch result {
+            case .success(let connection): upstreamConnected(connection)
+            case .failure(let error):
+                // A refused certificate is the operator's business too, not only the client's 502.
+                if tls != nil, error.message.hasPrefix("TLS handshake") { server.live?.problem("conn \(id): upstream \(error.message)") }
+                upstreamFailed(error)
             }
-            connectAttempt = { attempt.cancel() }
-        } else {
-            let attempt = TCPConnector.connect(loop: server.loop, host: upstream.host, port: upstream.port,
-                                               timeout: timeout) { [unowned self] result in
-                switch result {
-                case .success(let connection): upstreamConnected(connection)
-                case .failure(let error): upstreamFailed(error)
-                }
-            }
-            connectAttempt = { attempt.cancel() }
         }
     }
 
