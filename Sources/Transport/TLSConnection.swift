@@ -100,6 +100,10 @@ public final class TLSConnection: ByteStream {
                 let isIP = TLSConnection.isIPAddress(serverName)
                 if !isIP { _ = COpenSSL_SSL_set_tlsext_host_name(ssl, serverName) }
                 if context.verifies {
+                    // No fallback to the subject's common name when the certificate has no
+                    // subjectAltName of the right type: browsers dropped it (RFC 6125 6.4.4
+                    // allows it only for legacy), and OpenSSL still does it by default.
+                    X509_VERIFY_PARAM_set_hostflags(SSL_get0_param(ssl), UInt32(X509_CHECK_FLAG_NEVER_CHECK_SUBJECT))
                     if isIP {
                         _ = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), serverName)
                     } else {
