@@ -47,6 +47,13 @@ extension RelaySession {
         self.request = request
         out.append(.record(.upgrade(UpgradeRecord(conn: conn, t: now, from: .client, method: request.method,
                                                   target: request.target, headers: request.headers))))
+        if let violation = request.forwardingViolation {
+            // Never forwarded: the upstream might read it differently (header injection, smuggling).
+            out.append(note(.warning, "refused a request from the client: \(violation); answered 400", now: now))
+            answerUpgrade(status: 400, body: "faultline: bad request: \(violation)", now: now, into: &out)
+            finishBeforeUpstream(into: &out)
+            return
+        }
         guard request.isWebSocketUpgrade else {
             let rejection = HTTPReplies.rejection(of: request)
             out.append(note(.warning, "not a WebSocket upgrade: \(request.method) \(request.target); answered \(rejection.status)", now: now))

@@ -129,3 +129,36 @@ import WebSocket
         #expect(commands.socketCommands == [.close(.client), .close(.server)])
     }
 }
+
+/// Requests the proxy must refuse rather than forward (RFC 9110 5.5, RFC 9112 3.2).
+@Suite struct RequestInjectionTests {
+    static let upgrade = "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: \(Wire.key)\r\nSec-WebSocket-Version: 13\r\n"
+
+    @Test(arguments: [
+        ("GET / HTTP/1.1\r\nHost: a\r\nX-Note: one\rtwo\r\n" + upgrade + "\r\n", "bare CR"),
+        ("GET / HTTP/1.1\r\nHost: a\r\nX-Note: one\u{0}two\r\n" + upgrade + "\r\n", "NUL"),
+        ("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n" + upgrade + "\r\n", "more than one Host"),
+        ("GET /a\rb HTTP/1.1\r\nHost: a\r\n" + upgrade + "\r\n", "request target"),
+    ] as [(String, String)])
+    func refusedWith400AndNeverForwarded(request: String, mentions: String) {
+        var harness = Harness()
+        let commands = harness.client(Array(request.utf8))
+        let answer = String(decoding: commands.sent(to: .client), as: UTF8.self)
+        #expect(answer.hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
+        #expect(answer.contains(mentions))
+        #expect(!commands.contains(.connectUpstream))
+        #expect(commands.sent(to: .server).isEmpty)
+        #expect(commands.socketCommands == [.close(.client)])
+        #expect(commands.notes.first?.message.contains(mentions) == true)
+        // Recorded: the request as it came, and the proxy's 400 as the answer.
+        #expect(commands.upgrades.map(\.status) == [nil, 400])
+        #expect(harness.session.isFinished)
+    }
+
+    @Test func tabsAndUTF8InValuesStillPass() {
+        var harness = Harness()
+        let request = "GET / HTTP/1.1\r\nHost: a\r\nX-Note: caf\u{E9}\tok\r\n" + Self.upgrade + "\r\n"
+        let commands = harness.client(Array(request.utf8))
+        #expect(commands.contains(.connectUpstream))
+    }
+}

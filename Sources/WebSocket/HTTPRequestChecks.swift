@@ -1,0 +1,52 @@
+/// RFC 9112/9110 checks a forwarding proxy must make on a request before relaying it,
+/// beyond what the head parser (which also reads pcaps, where nothing may be refused) does.
+///
+/// A request that fails one is answered 400 and never forwarded: a bare CR or a NUL inside a
+/// header value, or a second `Host` line, is read one way by the proxy and possibly another by
+/// the upstream (request smuggling, header injection). RFC 9110 5.5 lets a recipient either
+/// reject CR, LF and NUL in a field value or replace them with spaces; a relay that records
+/// what it forwards byte for byte rejects. RFC 9112 3.2: more than one `Host` line is a 400.
+extension HTTPRequestHead {
+    /// Why this request must not be forwarded, or nil when it may be.
+    public var forwardingViolation: String? {
+        if let index = target.utf8.firstIndex(where: { $0 < 0x21 || $0 == 0x7F }) {
+            let byte = target.utf8[index]
+            return "control character \(Self.describe(byte)) in the request target"
+        }
+        var hosts = 0
+        for field in headers {
+            if let byte = field.value.utf8.first(where: { $0 == 0 || $0 == 13 || $0 == 10 }) {
+                return "\(Self.describe(byte)) in the value of header \"\(field.name.escapingControls)\" (RFC 9110 5.5)"
+            }
+            if field.name.equalsIgnoringASCIICase("Host") {
+                hosts += 1
+                if hosts > 1 { return "more than one Host header (RFC 9112 3.2)" }
+            }
+        }
+        return nil
+    }
+
+    static func describe(_ byte: UInt8) -> String {
+        switch byte {
+        case 0: "NUL"
+        case 10: "bare LF"
+        case 13: "bare CR"
+        default: "byte 0x" + String(byte, radix: 16, uppercase: true)
+        }
+    }
+}
+
+extension String {
+    /// Control bytes shown as `\xNN`, so a message naming a hostile value stays one line.
+    var escapingControls: String {
+        var result = ""
+        for scalar in unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F {
+                result += "\\x" + (scalar.value < 16 ? "0" : "") + String(scalar.value, radix: 16, uppercase: true)
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+}
