@@ -4,7 +4,7 @@ import WebSocket
 /// `Connection: close`, since the socket closes after them.
 enum HTTPReplies {
     static let reasons: [Int: String] = [
-        400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+        400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout",
         426: "Upgrade Required", 429: "Too Many Requests", 431: "Request Header Fields Too Large",
         500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
     ]

@@ -53,6 +53,19 @@ public struct RelayConfig: Sendable {
     public var maxHeadBytes: Int
     /// Fail a connection on an RFC 6455 violation instead of relaying it (`--strict`).
     public var strict: Bool
+    /// How long a connection may take from accept to the WebSocket being open (the client's
+    /// request, the upstream connect and its response); past it the pair is closed
+    /// (`--handshake-timeout`). Bounds slow and idle clients (slowloris).
+    public var handshakeTimeout: Micros = RelayConfig.defaultHandshakeTimeout
+    public static let defaultHandshakeTimeout: Micros = 10_000_000
+    /// Bytes of frames a latency fault may hold back per direction; past it the sender stops
+    /// being read until the queue drains to half (backpressure instead of growth).
+    public var maxDelayedBytes: Int = 1 << 20
+    /// Frames with a larger payload are relayed as their bytes arrive instead of gathered
+    /// whole, and recorded as a prefix of `passThroughRecordPrefix` bytes, the length and
+    /// a SHA-256 (see `RelaySession+PassThrough`).
+    public var passThroughAbove: Int = 256 << 10
+    public var passThroughRecordPrefix: Int = 4 << 10
 
     public init(upstreamHost: String, upstreamPathPrefix: String = "", maxPayload: Int = FrameDecoder.defaultMaxPayload,
                 maxHeadBytes: Int = HTTPHeadParser.defaultMaxHeadBytes, strict: Bool = false) {

@@ -98,6 +98,7 @@ extension RelaySession {
         scheduledAt = nil
         releaseDelayed(from: .client, now: now, into: &out)
         releaseDelayed(from: .server, now: now, into: &out)
+        if isHandshaking, now >= handshakeDeadline { handshakeTimedOut(now: now, into: &out) }
         if case .faultClosing(let target, let deadline, _) = phase, now >= deadline {
             out.append(note(.info, "no close reply from the \(target.rawValue) within 2 s; closing", now: now))
             finish(into: &out)
@@ -132,6 +133,7 @@ extension RelaySession {
         if let first = client.delayed.first { due.append(first.releaseAt) }
         if let first = server.delayed.first { due.append(first.releaseAt) }
         if case .faultClosing(_, let deadline, _) = phase { due.append(deadline) }
+        if isHandshaking, handshakeDeadline != .max { due.append(handshakeDeadline) }
         if phase == .open, let wakeup = faults?.nextWakeup { due.append(wakeup) }
         guard let earliest = due.min(), earliest != scheduledAt else { return }
         timerID += 1

@@ -55,6 +55,8 @@ public struct RelaySession {
     var closedSockets: Set<Side> = []
     var recordedEnds: Set<Side> = []
     var timerID = 0
+    /// When the handshake must be over (set at `start`); see `RelayConfig.handshakeTimeout`.
+    var handshakeDeadline: Micros = .max
     var scheduledAt: Micros?
 
     /// - Parameters:
@@ -83,8 +85,12 @@ public struct RelaySession {
     /// The connection was accepted: records it.
     public mutating func start(now: Micros) -> [RelayCommand] {
         if let engine { faults = ConnectionFaults(engine: engine, conn: conn, openedAt: now) }
-        return [.record(.open(OpenRecord(conn: conn, t: now, client: clientAddress, server: listenAddress,
-                                          upstream: upstreamAddress)))]
+        let (deadline, overflow) = now.addingReportingOverflow(max(0, config.handshakeTimeout))
+        handshakeDeadline = overflow ? .max : deadline
+        var out: [RelayCommand] = [.record(.open(OpenRecord(conn: conn, t: now, client: clientAddress, server: listenAddress,
+                                                             upstream: upstreamAddress)))]
+        reschedule(into: &out)
+        return out
     }
 
     public mutating func handle(_ event: RelayEvent, now: Micros) -> [RelayCommand] {

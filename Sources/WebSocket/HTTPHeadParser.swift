@@ -31,6 +31,9 @@ public struct HTTPHeadParser: Sendable {
         buffer.append(contentsOf: bytes)
     }
 
+    /// Bytes appended so far (head and anything after it), for messages.
+    public var bufferedByteCount: Int { buffer.count }
+
     /// Whether the blank line ending the head has arrived.
     public var isComplete: Bool {
         if case .complete = state { return true }

@@ -35,6 +35,10 @@ enum ProxyCommand: Command {
             OptionSpec("strict", help: "Fail a connection on an RFC 6455 violation instead of relaying it."),
             OptionSpec("max-payload", value: "bytes", help: "Largest frame payload relayed (K, M, G suffixes).", default: "64M"),
             OptionSpec("max-connections", value: "n", help: "Open connections at most; more get HTTP 503.", default: "10000"),
+            OptionSpec("max-pending", value: "n",
+                       help: "Connections still in their handshake at most (capped at --max-connections); when full, or when every slot is taken, the oldest pending one is closed to admit a new client.", default: "1024"),
+            OptionSpec("handshake-timeout", value: "duration",
+                       help: "Longest time from accept to an open WebSocket (request, upstream connect and response); slower connections are closed (408 or 504).", default: "10s"),
             OptionSpec("live", help: "Print connection lifecycle events on standard error."),
             OptionSpec("spec", value: "name|file",
                        help: "Check lifecycles live against a spec: bird, agora-rtm, agora-rtm-stream or a file; findings on stderr (with --live also state changes; default: bird with --live)."),
@@ -115,6 +119,13 @@ enum ProxyCommand: Command {
         settings.maxConnections = try arguments.parse("max-connections", as: "a whole number from 1 to 1000000") {
             Int($0).flatMap { (1...1_000_000).contains($0) ? $0 : nil }
         } ?? settings.maxConnections
+        settings.maxPending = try arguments.parse("max-pending", as: "a whole number from 1 to 1000000") {
+            Int($0).flatMap { (1...1_000_000).contains($0) ? $0 : nil }
+        } ?? settings.maxPending
+        settings.handshakeTimeout = try arguments.parse("handshake-timeout", as: "a duration from 100ms to 1h, such as 10s or 500ms") {
+            guard case .success(let micros) = FaultDuration.parse($0), (100_000...3_600_000_000).contains(micros) else { return nil }
+            return micros
+        } ?? settings.handshakeTimeout
 
         var rules: [FaultRule] = []
         for text in arguments.all("fault") {

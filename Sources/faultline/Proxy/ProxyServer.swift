@@ -2,6 +2,7 @@ import CLI
 import Capture
 import Faults
 import ProxyCore
+import WebSocket
 import Transport
 
 /// The proxy's I/O shell: listens, pairs each accepted client with a `RelaySession`, and
@@ -26,9 +27,13 @@ final class ProxyServer {
     private var listener: TCPListener?
     private var capture: CaptureWriter?
     private var pairs: [ConnectionID: RelayPair] = [:]
+    /// Pairs still in their handshake, and their ids oldest first (stale ids skipped when read).
+    private var pending: Set<ConnectionID> = []
+    private var pendingOrder: [ConnectionID] = []
     private var nextConnection = 1
     private var stopped = false
     var counters = ProxyMetrics()
+    private var acceptProblems = ProblemThrottle()
     /// Called once when `stop()` has finished (the capture is closed).
     var onStopped: (() -> Void)?
     /// Sees every record as it is made, before it is written (live analysis).
@@ -120,9 +125,13 @@ final class ProxyServer {
     }
 
     private func admit(_ connection: any ByteStream) {
-        guard pairs.count < settings.maxConnections else {
+        switch settings.admission.decide(open: pairs.count, pending: pending.count) {
+        case .admit: break
+        case .refuse:
             refuse(connection)
             return
+        case .admitEvictingOldestPending:
+            evictOldestPending()
         }
         let id = nextConnection
         nextConnection += 1
@@ -132,8 +141,31 @@ final class ProxyServer {
         let t = now
         let pair = RelayPair(id: id, client: connection, server: self, session: session, now: t)
         pairs[id] = pair
+        pending.insert(id)
+        pendingOrder.append(id)
         counters.connectionsTotal += 1
         pair.start(now: t)
+    }
+
+    /// Closes the pending pair that has waited longest (its handshake not done), to admit a
+    /// new client; see `ConnectionAdmission`.
+    private func evictOldestPending() {
+        while !pendingOrder.isEmpty {
+            let id = pendingOrder.removeFirst()
+            guard pending.contains(id), let pair = pairs[id] else { continue }
+            pending.remove(id)
+            pair.evict(reason: "evicted before its handshake completed, to admit a new client "
+                + "(pending handshakes \(settings.admission.maxPending), connections \(settings.admission.maxConnections); "
+                + "see --max-pending and --max-connections)")
+            return
+        }
+    }
+
+    /// The pair's handshake is over (open, refused or failed): it no longer counts as pending.
+    func handshakeEnded(_ pair: RelayPair) {
+        pending.remove(pair.id)
+        // Stale ids are dropped in bulk, so the list stays within twice the pending count.
+        if pendingOrder.count > 2 * pending.count + 64 { pendingOrder.removeAll { !pending.contains($0) } }
     }
 
     /// Over `--max-connections`: a 503 that says why, then FIN; the request is read and
@@ -156,6 +188,7 @@ final class ProxyServer {
 
     func pairFinished(_ pair: RelayPair) {
         pairs[pair.id] = nil
+        handshakeEnded(pair)
     }
 
     func pair(_ id: ConnectionID) -> RelayPair? { pairs[id] }

@@ -2,6 +2,7 @@ import Faults
 import JSON
 import ProxyCore
 import Transport
+import WebSocket
 
 /// Everything a `ProxyServer` needs, checked before anything starts (`faultline proxy`
 /// builds it from flags; `faultline demo` builds it in code).
@@ -16,6 +17,9 @@ struct ProxySettings: Sendable {
     var strict = false
     var maxPayload = 64 * 1024 * 1024
     var maxConnections = 10_000
+    /// Connections still in their handshake at most (`--max-pending`); see `ConnectionAdmission`.
+    var maxPending = 1024
+    var admission: ConnectionAdmission { ConnectionAdmission(maxConnections: maxConnections, maxPending: maxPending) }
     /// Sessions consult the fault engine even with no rules installed, so rules added later
     /// (control API) reach open connections. Off: a plain relay skips the fault checks.
     var faultsAlwaysOn = false
@@ -25,14 +29,18 @@ struct ProxySettings: Sendable {
     /// How long a socket we close may take to flush its queue before it is reset.
     var closeFlushTimeout: Int64 = 5_000_000
     var upstreamConnectTimeout: Int64 = 10_000_000
+    /// Accept to open WebSocket at most (`--handshake-timeout`); see `RelayConfig.handshakeTimeout`.
+    var handshakeTimeout: Int64 = RelayConfig.defaultHandshakeTimeout
     /// TLS to a `wss://` upstream (a client context: trust, verification, key log); nil for `ws://`.
     var upstreamTLS: TLSContext?
     /// TLS for clients (`--tls-cert`/`--tls-key`, a server context); nil for a plain listener.
     var listenerTLS: TLSContext?
 
     var relayConfig: RelayConfig {
-        RelayConfig(upstreamHost: upstream.hostHeader, upstreamPathPrefix: upstream.pathPrefix,
-                    maxPayload: maxPayload, strict: strict)
+        var config = RelayConfig(upstreamHost: upstream.hostHeader, upstreamPathPrefix: upstream.pathPrefix,
+                                 maxPayload: maxPayload, strict: strict)
+        config.handshakeTimeout = handshakeTimeout
+        return config
     }
 
     /// The capture header's settings object.
@@ -45,6 +53,8 @@ struct ProxySettings: Sendable {
         object["strict"] = .bool(strict)
         object["max_payload"] = .int(Int64(maxPayload))
         object["max_connections"] = .int(Int64(maxConnections))
+        object["max_pending"] = .int(Int64(admission.maxPending))
+        object["handshake_timeout"] = .double(Double(handshakeTimeout) / 1_000_000)
         object["tls_listener"] = .bool(listenerTLS != nil)
         if let upstreamTLS { object["tls_upstream_verified"] = .bool(upstreamTLS.verifies) }
         return object

@@ -27,6 +27,8 @@ final class RelayPair {
     /// Re-entrancy guard: commands that lead to new events (a write failing at once) queue them.
     private var handling = false
     private var queued: [RelayEvent] = []
+    /// The handshake is not over yet (see `ProxyServer.handshakeEnded`).
+    private var pending = true
     /// What the control API shows about this connection.
     var summary: ConnectionSummary
 
@@ -56,7 +58,24 @@ final class RelayPair {
             perform(session.handle(next, now: server.now))
         }
         handling = false
+        noteHandshakeEnd()
         finishIfDone()
+    }
+
+    /// Closes this pair while its handshake is pending, to make room (`ConnectionAdmission`).
+    func evict(reason: String) {
+        guard !handling else { return }
+        handling = true
+        perform(session.evict(reason: reason, now: server.now))
+        handling = false
+        finishIfDone()
+    }
+
+    /// Tells the server once the handshake is over, so the pair stops counting as pending.
+    private func noteHandshakeEnd() {
+        guard pending, !session.isHandshaking else { return }
+        pending = false
+        server.handshakeEnded(self)
     }
 
     // MARK: Sockets
