@@ -80,9 +80,7 @@ final class ProxyServer {
                 throw ProxyStartError("\(error)")
             }
         }
-        listener.onAcceptError = { [unowned self] error in
-            live?.problem("cannot accept a connection: \(error.message)")
-        }
+        listener.onAcceptError = { [unowned self] error in acceptFailed(error) }
         self.listener = listener
         return listenAddress
     }
@@ -104,6 +102,22 @@ final class ProxyServer {
     }
 
     // MARK: Connections
+
+    /// Accept failed, usually at the file-descriptor limit (EMFILE/ENFILE). libuv has already
+    /// done what nginx and libuv users do: it closes its reserve descriptor, accepts and
+    /// closes the waiting clients (they see the connection close at once instead of hanging
+    /// in the backlog), and reopens the reserve; the listener keeps accepting once
+    /// descriptors are free. Here it is reported: on stderr and in the capture, rate-limited
+    /// (see `ProblemThrottle`), with how many failures each report stands for.
+    private func acceptFailed(_ error: TransportError) {
+        guard let count = acceptProblems.occurred(now: now) else { return }
+        let atLimit = error.message.contains("too many open files") || error.message.contains("file table overflow")
+        let advice = atLimit ? "; waiting clients were closed; raise the limit (ulimit -n) or lower --max-connections" : ""
+        let message = "cannot accept a connection: \(error.message)"
+            + (count > 1 ? " (\(count) times since the last report)" : "") + advice
+        record(.note(NoteRecord(conn: nil, t: now, level: .error, message: message)))
+        if let live { live.problem(message) } else { Console.err("faultline proxy: \(message)\n") }
+    }
 
     /// A new client: with `--tls-cert` its TLS handshake runs first (a failed one is noted
     /// and shown, and never becomes a connection); then it is admitted as a byte stream.
