@@ -4,8 +4,11 @@ import WebSocket
 /// The control API's HTTP/1.1 server: a `TCPListener` on the proxy's loop, one request per
 /// connection (`Connection: close` after each response), bodies by `Content-Length` only.
 /// Decisions are the `ControlRouter`'s; this only moves bytes and bounds time and memory:
-/// a request must arrive within `requestTimeout`, a body is at most `maxBodyBytes`, and at
-/// most `maxConnections` clients are served at once (more are closed at once).
+/// a request must arrive within `requestTimeout` (and each of its pieces within
+/// `idleTimeout`), a body is at most `maxBodyBytes`, and at most `maxConnections` clients are
+/// served at once. Clients that have not sent a whole request yet never lock the API out:
+/// when every slot is taken, the oldest of them is closed to admit the newcomer
+/// (`ConnectionAdmission`), so idle sockets cannot starve real requests.
 ///
 /// Everything runs on the loop thread, where the backend is called too.
 public final class ControlServer {
@@ -19,15 +22,21 @@ public final class ControlServer {
     public var maxConnections = 64
     /// Microseconds a client has to send its request and read the response.
     public var requestTimeout: Int64 = 10_000_000
+    /// Microseconds a client may stay silent before its request is complete.
+    public var idleTimeout: Int64 = 2_000_000
 
     private let backend: any ControlBackend
     private var listener: TCPListener?
     private var clients: [ObjectIdentifier: Client] = [:]
+    /// Clients in the order they came, for evicting the oldest unanswered one.
+    private var arrivals: [ObjectIdentifier] = []
 
-    /// One client connection: its reader and the timer that bounds its life.
+    /// One client connection: its reader and the timers that bound its life.
     private struct Client {
+        weak var connection: TCPConnection?
         var reader: ControlRequestReader
         var timer: TimerHandle?
+        var idleTimer: TimerHandle?
         /// A response is on its way (closed once flushed).
         var answered = false
     }
@@ -40,7 +49,10 @@ public final class ControlServer {
                              allowRemote: Bool = false, backend: any ControlBackend) throws -> ControlServer {
         let loopback = LoopbackHost.isLoopback(host: host)
         guard loopback || allowRemote else {
-            throw ControlServerError("control API on \(host): not a loopback address; anyone who can reach it can break every proxied connection (allow it with --control-allow-remote, ideally with --control-token)")
+            throw ControlServerError("control API on \(host): not a loopback address; anyone who can reach it can break every proxied connection (allow it with --control-allow-remote and a token)")
+        }
+        if allowRemote, token == nil {
+            throw ControlServerError("a remote control API needs a token (--control-token-file FILE or FAULTLINE_CONTROL_TOKEN)")
         }
         if let token, token.isEmpty || token.contains(where: { $0 == " " || $0.isNewline }) {
             throw ControlServerError("control token must be non-empty, without spaces or line breaks")
@@ -76,14 +88,23 @@ public final class ControlServer {
     public var clientCount: Int { clients.count }
 
     private func accept(_ connection: TCPConnection) {
-        guard clients.count < maxConnections else {
+        let pending = clients.values.filter { !$0.answered }.count
+        switch ConnectionAdmission(maxConnections: maxConnections, maxPending: maxConnections)
+            .decide(open: clients.count, pending: pending) {
+        case .admit: break
+        case .refuse:
             connection.close()
             return
+        case .admitEvictingOldestPending:
+            evictOldestUnanswered()
         }
         let key = ObjectIdentifier(connection)
         let timer = loop.schedule(after: requestTimeout) { [weak connection] in connection?.close() }
-        clients[key] = Client(reader: ControlRequestReader(maxBodyBytes: maxBodyBytes), timer: timer)
+        clients[key] = Client(connection: connection, reader: ControlRequestReader(maxBodyBytes: maxBodyBytes), timer: timer)
+        arrivals.append(key)
+        restartIdleTimer(key)
         connection.onRead = { [weak self, unowned connection] bytes in
+            self?.restartIdleTimer(key)
             self?.read(bytes, on: connection)
         }
         connection.onEnd = { [weak self, unowned connection] end in
@@ -92,15 +113,46 @@ public final class ControlServer {
             if end == .fin, self?.clients[key]?.answered == false { connection.close() }
         }
         connection.onClose = { [weak self] in
-            self?.clients.removeValue(forKey: key)?.timer?.cancel()
+            guard let self, let client = clients.removeValue(forKey: key) else { return }
+            client.timer?.cancel()
+            client.idleTimer?.cancel()
+            if arrivals.count > 2 * clients.count + 16 { arrivals.removeAll { clients[$0] == nil } }
         }
+    }
+
+    /// Closes the client that has waited longest without completing its request.
+    private func evictOldestUnanswered() {
+        while !arrivals.isEmpty {
+            let key = arrivals.removeFirst()
+            guard let client = clients[key], !client.answered else { continue }
+            client.connection?.close()
+            return
+        }
+    }
+
+    /// A client still sending its request must send something every `idleTimeout`.
+    private func restartIdleTimer(_ key: ObjectIdentifier) {
+        guard var client = clients[key] else { return }
+        client.idleTimer?.cancel()
+        client.idleTimer = nil
+        if !client.answered {
+            client.idleTimer = loop.schedule(after: idleTimeout) { [weak connection = client.connection] in
+                // Silent too long before finishing its request (an idle or slowloris client).
+                connection?.close()
+            }
+        }
+        clients[key] = client
     }
 
     private func read(_ bytes: [UInt8], on connection: TCPConnection) {
         let key = ObjectIdentifier(connection)
         guard var client = clients[key] else { return }
         let step = client.reader.feed(bytes)
-        if case .needMore = step {} else { client.answered = true }
+        if case .needMore = step {} else {
+            client.answered = true
+            client.idleTimer?.cancel()
+            client.idleTimer = nil
+        }
         clients[key] = client
         switch step {
         case .needMore(let sendContinue):

@@ -33,7 +33,8 @@ enum CtlCommand: Command {
         ],
         options: [
             OptionSpec("control", value: "host:port", help: "The proxy's control API (default: $FAULTLINE_CONTROL, else \(defaultAddress))."),
-            OptionSpec("token", value: "token", help: "Bearer token, when the proxy has --control-token (default: $FAULTLINE_CONTROL_TOKEN)."),
+            OptionSpec("token", value: "token", help: "Bearer token, when the proxy has one (default: $FAULTLINE_CONTROL_TOKEN)."),
+            OptionSpec("token-file", value: "file", help: "Read the bearer token from the first line of FILE."),
             OptionSpec("json", help: "Print the API's JSON instead of tables."),
             OptionSpec("timeout", value: "seconds", help: "Give up on an unanswered request after this long.", default: "10"),
         ])
@@ -57,7 +58,7 @@ enum CtlCommand: Command {
         }
         let environment = { (name: String) in getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } }
         let address = arguments.value("control") ?? environment("FAULTLINE_CONTROL") ?? defaultAddress
-        let token = arguments.value("token") ?? environment("FAULTLINE_CONTROL_TOKEN")
+        let token = try ControlToken.resolve(arguments, flag: "token", command: command)
         let timeout = try arguments.parse("timeout", as: "seconds, more than 0") { Double($0).flatMap { $0 > 0 ? $0 : nil } } ?? 10
         let client: ControlClient
         do { client = try ControlClient(address: address, token: token, timeout: timeout) } catch {

@@ -50,8 +50,9 @@ extension ControlServer {
 enum ProxyControl {
     static let options: [OptionSpec] = [
         OptionSpec("control", value: "host:port", help: "Serve the control API (HTTP/JSON) here; loopback only unless --control-allow-remote."),
-        OptionSpec("control-token", value: "token", help: "Require 'Authorization: Bearer TOKEN' on the control API."),
-        OptionSpec("control-allow-remote", help: "Let the control API listen on a non-loopback address."),
+        OptionSpec("control-token", value: "token", help: "Require 'Authorization: Bearer TOKEN' on the control API (shows in 'ps': prefer the next two)."),
+        OptionSpec("control-token-file", value: "file", help: "Read the control API token from the first line of FILE (default: $FAULTLINE_CONTROL_TOKEN)."),
+        OptionSpec("control-allow-remote", help: "Let the control API listen on a non-loopback address (needs a token)."),
     ]
 
     /// Checks the flags before anything starts: whether `--control` is given, with a usable
@@ -59,6 +60,7 @@ enum ProxyControl {
     static func check(_ arguments: ParsedArguments, command: String = "faultline proxy") throws(UsageError) -> Bool {
         guard let text = arguments.value("control") else {
             if arguments.value("control-token") != nil { throw UsageError("\(command): --control-token needs --control") }
+            if arguments.value("control-token-file") != nil { throw UsageError("\(command): --control-token-file needs --control") }
             if arguments.flag("control-allow-remote") { throw UsageError("\(command): --control-allow-remote needs --control") }
             return false
         }
@@ -68,8 +70,9 @@ enum ProxyControl {
         if !LoopbackHost.isLoopback(host: host), !arguments.flag("control-allow-remote") {
             throw UsageError("\(command): --control \(text): not a loopback address; anyone who can reach it can break every proxied connection (allow it with --control-allow-remote, ideally with --control-token)")
         }
-        if let token = arguments.value("control-token"), token.isEmpty || token.contains(where: { $0 == " " || $0.isNewline }) {
-            throw UsageError("\(command): --control-token must be non-empty, without spaces or line breaks")
+        let token = try ControlToken.resolve(arguments, flag: "control-token", command: command)
+        if arguments.flag("control-allow-remote"), token == nil {
+            throw UsageError("\(command): --control-allow-remote needs a token (--control-token-file FILE, or \(ControlToken.environmentName)); without one anyone who can reach the API can break every proxied connection")
         }
         return true
     }
@@ -77,9 +80,9 @@ enum ProxyControl {
     /// The server for the flags, or nil without `--control`. Call on the loop thread.
     static func start(_ arguments: ParsedArguments, loop: EventLoop, target: any ControlTarget,
                       command: String = "faultline proxy") throws(UsageError) -> ControlServer? {
-        let token = arguments.value("control-token")
+        let token = try ControlToken.resolve(arguments, flag: "control-token", command: command)
         guard let text = arguments.value("control") else {
-            if token != nil { throw UsageError("\(command): --control-token needs --control") }
+            if arguments.value("control-token") != nil { throw UsageError("\(command): --control-token needs --control") }
             return nil
         }
         guard let (host, port) = splitHostPort(text) else {
