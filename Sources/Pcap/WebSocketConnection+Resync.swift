@@ -30,8 +30,7 @@ extension WebSocketConnection {
         var dir = directions[index]
         dir.state = .resync
         dir.decoder = FrameDecoder(maxPayload: limits.maxPayload)
-        dir.messageParts = []
-        dir.messageCompressed = false
+        dir.message = CompressedMessage(maxBytes: limits.maxPayload)
         dir.resync = []
         dir.segmentEnds = []
         dir.skipped = 0

@@ -47,15 +47,14 @@ final class WebSocketConnection: TCPFlow {
         // the upgrade parser and the resynchronisation buffers, used rarely, come last.
         var state = State.http
         var ended = false
-        /// The message being received is permessage-deflate compressed.
-        var messageCompressed = false
         /// Stream offset of the next byte, for notes.
         var offset: Int64 = 0
         var lastTime: Micros = 0
         var decoder: FrameDecoder
         var validator: MessageValidator?
         var inflater: MessageInflater?
-        var messageParts: [UInt8] = []
+        /// The compressed message being gathered (bounded by `limits.maxPayload`).
+        var message = CompressedMessage(maxBytes: 0)
         var http = HTTPHeadParser()
         /// Bytes kept while resynchronising, and where segments ended in them.
         var resync: [UInt8] = []
@@ -83,7 +82,8 @@ final class WebSocketConnection: TCPFlow {
         self.limits = limits
         self.queue = queue
         self.assignID = assignID
-        let direction = Direction(decoder: FrameDecoder(maxPayload: limits.maxPayload))
+        var direction = Direction(decoder: FrameDecoder(maxPayload: limits.maxPayload))
+        direction.message = CompressedMessage(maxBytes: limits.maxPayload)
         directions = [direction, direction]
         super.init(key: key, limits: tcpLimits)
     }
@@ -110,7 +110,7 @@ final class WebSocketConnection: TCPFlow {
         for i in 0..<2 {
             directions[i].state = .idle
             directions[i].resync = []
-            directions[i].messageParts = []
+            directions[i].message = CompressedMessage(maxBytes: limits.maxPayload)
         }
     }
 
@@ -297,29 +297,22 @@ final class WebSocketConnection: TCPFlow {
         var payload = frame.payload
         var compressed = false
         if let inflater = directions[index].inflater, !frame.opcode.isControl {
-            if frame.opcode != .continuation {
-                directions[index].messageCompressed = frame.rsv1
-                directions[index].messageParts = []
-            }
-            if directions[index].messageCompressed {
+            switch directions[index].message.add(opcode: frame.opcode, rsv1: frame.rsv1, fin: frame.fin, payload: frame.payload) {
+            case .notCompressed:
+                break
+            case .tooLarge:
+                note(.error, "\(side) compressed message over \(limits.maxPayload) bytes: recorded without inflating", t: t)
+            case .partial:
+                // The inflated message is recorded whole on its final frame.
                 compressed = true
-                directions[index].messageParts.append(contentsOf: frame.payload)
-                if directions[index].messageParts.count > limits.maxPayload {
-                    note(.error, "\(side) compressed message over \(limits.maxPayload) bytes: recorded without inflating", t: t)
-                    directions[index].messageParts = []
-                    directions[index].messageCompressed = false
+                payload = []
+            case .complete(let message):
+                compressed = true
+                do {
+                    payload = try inflater.inflate(message, maxOutput: limits.maxPayload)
+                } catch {
+                    note(.error, "\(side) message failed to inflate (\(error)): recorded as compressed bytes", t: t)
                     compressed = false
-                } else if frame.fin {
-                    do {
-                        payload = try inflater.inflate(directions[index].messageParts, maxOutput: limits.maxPayload)
-                    } catch {
-                        note(.error, "\(side) message failed to inflate (\(error)): recorded as compressed bytes", t: t)
-                        compressed = false
-                    }
-                    directions[index].messageParts = []
-                } else {
-                    // The inflated message is recorded whole on its final frame.
-                    payload = []
                 }
             }
         }

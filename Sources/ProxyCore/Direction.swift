@@ -8,22 +8,27 @@ struct Direction {
     var validator: MessageValidator
     /// Set when permessage-deflate was agreed: records hold the inflated messages.
     var inflater: MessageInflater?
-    /// Whether the data message being received is compressed (RSV1 on its first frame).
-    var messageCompressed = false
-    /// Compressed payloads of the message so far (inflated when its last frame arrives).
-    var messageParts: [UInt8] = []
+    /// The compressed message being gathered (inflated when its last frame arrives), bounded
+    /// by `maxPayload` like the pcap reader's.
+    var message: CompressedMessage
     /// The sender's close frame was relayed.
     var closeRelayed = false
     /// The sender's stream ended (FIN, RST or error).
     var readEnded = false
     /// Frames held back by a latency fault, in order, to be sent to `sender.other`.
     var delayed: [DelayedFrame] = []
+    /// Bytes in `delayed`, and whether the sender is paused because of them.
+    var delayedBytes = 0
+    var pausedByDelay = false
+    /// The first pause was noted (once per direction, not once per pause).
+    var delayNoted = false
     /// Half-close the receiver once `delayed` drains (the sender sent FIN meanwhile).
     var shutdownAfterQueue = false
 
     init(sender: Side, maxPayload: Int) {
         self.sender = sender
         decoder = FrameDecoder(maxPayload: maxPayload)
+        message = CompressedMessage(maxBytes: maxPayload)
         validator = MessageValidator(rsv1Allowed: false, expectMasked: sender == .client)
     }
 }

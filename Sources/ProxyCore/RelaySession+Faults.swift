@@ -89,6 +89,26 @@ extension RelaySession {
             out.append(.record(.frame(record)))
         }
         self[direction: target.other].delayed = []
+        self[direction: target.other].delayedBytes = 0
+        updateDelayBackpressure(target.other, now: now, into: &out)
+    }
+
+    /// Backpressure for latency faults: past `maxDelayedBytes` held back from `side`, stop
+    /// reading it (TCP then slows the sender down); resume once the queue is at half.
+    mutating func updateDelayBackpressure(_ side: Side, now: Micros, into out: inout [RelayCommand]) {
+        let held = self[direction: side].delayedBytes
+        if !self[direction: side].pausedByDelay, held > config.maxDelayedBytes, phase != .finished {
+            self[direction: side].pausedByDelay = true
+            out.append(.pauseReading(side))
+            if !self[direction: side].delayNoted {
+                self[direction: side].delayNoted = true
+                out.append(note(.info, "latency queue from the \(side.rawValue) holds \(held) bytes (over \(config.maxDelayedBytes)): "
+                    + "not reading the \(side.rawValue) until it drains", now: now))
+            }
+        } else if self[direction: side].pausedByDelay, held <= config.maxDelayedBytes / 2 {
+            self[direction: side].pausedByDelay = false
+            out.append(.resumeReading(side))
+        }
     }
 
     // MARK: Time
@@ -113,6 +133,7 @@ extension RelaySession {
     mutating func releaseDelayed(from side: Side, now: Micros, into out: inout [RelayCommand]) {
         while let first = self[direction: side].delayed.first, first.releaseAt <= now, phase != .finished {
             self[direction: side].delayed.removeFirst()
+            self[direction: side].delayedBytes -= first.bytes.count
             var record = first.record
             record.t = now
             if record.action == .forwarded { record.action = .delayed(now - first.receivedAt) }
@@ -120,6 +141,7 @@ extension RelaySession {
             out.append(.record(.frame(record)))
             if first.isClose { closeRelayed(from: side, into: &out) }
         }
+        updateDelayBackpressure(side, now: now, into: &out)
         if self[direction: side].delayed.isEmpty, self[direction: side].shutdownAfterQueue, phase != .finished {
             self[direction: side].shutdownAfterQueue = false
             out.append(.shutdown(side.other))

@@ -119,6 +119,8 @@ extension RelaySession {
             let release = max(now + delay, self[direction: side].delayed.last?.releaseAt ?? now)
             self[direction: side].delayed.append(DelayedFrame(releaseAt: release, receivedAt: now, bytes: bytes,
                                                               record: record, isClose: frame.opcode == .close))
+            self[direction: side].delayedBytes += bytes.count
+            updateDelayBackpressure(side, now: now, into: &out)
             return
         }
         out.append(.send(to: side.other, bytes: bytes))
@@ -138,19 +140,23 @@ extension RelaySession {
                                       out: inout [RelayCommand]) {
         let side = record.from
         guard !frame.opcode.isControl, let inflater = self[direction: side].inflater else { return }
-        if frame.opcode != .continuation {
-            self[direction: side].messageCompressed = frame.rsv1
-            self[direction: side].messageParts = []
-        }
-        guard self[direction: side].messageCompressed else { return }
-        self[direction: side].messageParts += frame.payload
-        record.compressed = true
-        guard frame.fin else {
+        let message: [UInt8]
+        switch self[direction: side].message.add(opcode: frame.opcode, rsv1: frame.rsv1, fin: frame.fin, payload: frame.payload) {
+        case .notCompressed:
+            return
+        case .tooLarge:
+            // Its window is lost with it: later messages could not be inflated either.
+            self[direction: side].inflater = nil
+            out.append(note(.warning, "compressed message from the \(side.rawValue) over \(config.maxPayload) bytes: recorded as sent, inflation off for this direction", now: now))
+            return
+        case .partial:
+            record.compressed = true
             record.payload = []   // the whole message is recorded inflated on its last frame
             return
+        case .complete(let whole):
+            message = whole
         }
-        let message = self[direction: side].messageParts
-        self[direction: side].messageParts = []
+        record.compressed = true
         do {
             record.payload = try inflater.inflate(message, maxOutput: config.maxPayload)
         } catch {
