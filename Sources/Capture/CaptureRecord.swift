@@ -181,6 +181,10 @@ public struct FrameRecord: Sendable, Hashable {
     public var protocolError: String?
     /// The fault rule that touched this frame, if any.
     public var fault: String?
+    /// Set for a large frame the proxy passed through as it arrived instead of keeping it
+    /// whole: the SHA-256 of its whole payload (lower-case hex); `payload` then holds only
+    /// its first bytes (a bounded prefix) and `length` the full length.
+    public var sha256: String? = nil
 
     /// Inlinable: pcap decoding builds one per frame, and as a call into this module the
     /// initializer copied and then released every argument.

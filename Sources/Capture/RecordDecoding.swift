@@ -80,6 +80,7 @@ extension RecordCoding {
         var conn: Int?, t: Int64?, from: Side?, op: Int?, code: Int?, length: Int?, delay: Int64?
         var fin = true, rsv1 = false, rsv2 = false, rsv3 = false, masked = false, compressed = false
         var text: String?, b64: String?, reason: String?, actionName = "forwarded", error: String?, fault: String?
+        var sha256: String?
         for (key, value) in f.object.members where !value.isNull {
             switch key {
             case "conn": conn = try f.int(key, value)
@@ -97,6 +98,7 @@ extension RecordCoding {
             case "delay_us": delay = try f.int64(key, value)
             case "error": error = try f.string(key, value)
             case "fault": fault = try f.string(key, value)
+            case "sha256": sha256 = try f.string(key, value)
             case "text": text = try f.string(key, value)
             case "b64": b64 = try f.string(key, value)
             case "code": code = try f.int(key, value)
@@ -136,10 +138,12 @@ extension RecordCoding {
             throw RecordDecodingError(
                 "key \"action\": unknown action \"\(actionName)\" (expected one of: forwarded, dropped, delayed, injected, observed)")
         }
-        return FrameRecord(
+        var record = FrameRecord(
             conn: conn, t: t, from: from, opcode: opcode, fin: fin, rsv1: rsv1, rsv2: rsv2, rsv3: rsv3,
             masked: masked, length: length ?? payload.count, payload: payload, compressed: compressed, action: action,
             protocolError: error, fault: fault)
+        record.sha256 = sha256
+        return record
     }
 }
 

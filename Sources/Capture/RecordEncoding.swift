@@ -106,6 +106,7 @@ public enum RecordCoding {
         if case .delayed(let delay) = r.action { line.field("delay_us", delay) }
         if let error = r.protocolError { line.field("error", error) }
         if let fault = r.fault { line.field("fault", fault) }
+        if let digest = r.sha256 { line.field("sha256", digest) }
         if isClose {
             if r.payload.isEmpty { return }
             if r.payload.count >= 2,

@@ -15,6 +15,8 @@ struct Direction {
     var closeRelayed = false
     /// The sender's stream ended (FIN, RST or error).
     var readEnded = false
+    /// The large frame being passed through as it arrives, if any.
+    var passThrough: PassThroughFrame?
     /// Frames held back by a latency fault, in order, to be sent to `sender.other`.
     var delayed: [DelayedFrame] = []
     /// Bytes in `delayed`, and whether the sender is paused because of them.

@@ -23,6 +23,11 @@ extension RelaySession {
         }
         if offset < bytes.count { self[direction: side].decoder.append(bytes[offset...]) }
         while phase == .open || isFaultClosing {
+            if self[direction: side].decoder.isPassingThrough {
+                passThroughBytes(from: side, now: now, into: &out)
+                if self[direction: side].decoder.isPassingThrough { return }
+                continue
+            }
             let frame: Frame?
             do {
                 frame = try self[direction: side].decoder.next()
@@ -31,7 +36,11 @@ extension RelaySession {
                                reason: "cannot relay: \(error.message)", now: now, into: &out)
                 return
             }
-            guard let frame else { return }
+            guard let frame else {
+                guard mayPassThrough(side) else { return }
+                beginPassThrough(from: side, now: now, into: &out)
+                continue
+            }
             relay(frame, from: side, nonMinimalLength: self[direction: side].decoder.lastFrameHadNonMinimalLength,
                   now: now, into: &out)
         }

@@ -30,6 +30,9 @@ public struct FrameDecoder: Sendable {
         case awaitingMask(Header, length: Int)
         /// Copying payload; `frame.payload` holds what arrived so far, already unmasked.
         case awaitingPayload(Frame, remaining: Int)
+        /// Passing a large frame's payload through as it arrives (`beginPassThrough`):
+        /// `offset` payload bytes were handed out, `remaining` are still to come.
+        case passingThrough(key: MaskingKey?, offset: Int, remaining: Int)
         /// A fatal error was thrown; every later call throws it again.
         case failed(WebSocketError)
     }
@@ -112,7 +115,59 @@ public struct FrameDecoder: Sendable {
             return unread + headerBytesConsumed
         case .awaitingPayload(let frame, _):
             return unread + headerBytesConsumed + frame.payload.count
+        case .passingThrough:
+            return unread
         }
+    }
+
+    // MARK: Pass-through of large frames
+
+    /// The frame whose payload is arriving (its header complete), with its whole payload
+    /// length; nil in any other state.
+    public var pendingFrameLength: Int? {
+        guard case .awaitingPayload(let frame, let remaining) = state else { return nil }
+        return frame.payload.count + remaining
+    }
+
+    /// Whether a frame's payload is being passed through (`nextPassThroughBytes`).
+    public var isPassingThrough: Bool {
+        if case .passingThrough = state { return true }
+        return false
+    }
+
+    /// Stops gathering the pending frame: returns it with the payload received so far
+    /// (unmasked) and how many payload bytes are still to come; those are then handed out
+    /// by `nextPassThroughBytes()` as they arrive instead of being buffered whole. So a
+    /// relay holds a bounded amount of a large frame, however large. Nil without a pending
+    /// frame.
+    public mutating func beginPassThrough() -> (frame: Frame, remaining: Int)? {
+        guard case .awaitingPayload(let frame, let remaining) = state else { return nil }
+        state = .passingThrough(key: frame.maskingKey, offset: frame.payload.count, remaining: remaining)
+        lastFrameHadNonMinimalLength = nonMinimal
+        if remaining == 0 { endPassThrough() }
+        return (frame, remaining)
+    }
+
+    /// The next payload bytes of the frame being passed through, unmasked (nil when none are
+    /// buffered). After the last one the decoder is back at a frame boundary.
+    public mutating func nextPassThroughBytes() -> [UInt8]? {
+        guard case .passingThrough(let key, let offset, let remaining) = state else { return nil }
+        let take = min(remaining, buffer.count - readIndex)
+        guard take > 0 else { return nil }
+        var chunk = Array(buffer[readIndex ..< readIndex + take])
+        if let key { applyMask(key, to: &chunk, offset: offset) }
+        readIndex += take
+        if take == remaining {
+            endPassThrough()
+        } else {
+            state = .passingThrough(key: key, offset: offset + take, remaining: remaining - take)
+        }
+        return chunk
+    }
+
+    private mutating func endPassThrough() {
+        state = .awaitingHeader
+        headerBytesConsumed = 0
     }
 
     /// The next complete frame, or nil when more bytes are needed.
@@ -121,6 +176,10 @@ public struct FrameDecoder: Sendable {
             switch state {
             case .failed(let error):
                 throw error
+
+            case .passingThrough:
+                // The payload is taken with `nextPassThroughBytes()`, not as a frame.
+                return nil
 
             case .awaitingHeader:
                 guard buffer.count - readIndex >= 2 else { return nil }

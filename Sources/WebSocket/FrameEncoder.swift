@@ -47,6 +47,29 @@ public enum FrameEncoder {
         }
     }
 
+    /// The header alone of `frame` with a payload of `length` bytes (for a payload sent
+    /// afterwards in pieces, masked by the caller with `frame.maskingKey` from offset 0).
+    public static func header(of frame: Frame, payloadLength length: Int) -> [UInt8] {
+        var first = frame.opcode.rawValue & 0x0F
+        if frame.fin { first |= 0x80 }
+        if frame.rsv1 { first |= 0x40 }
+        if frame.rsv2 { first |= 0x20 }
+        if frame.rsv3 { first |= 0x10 }
+        var out: [UInt8] = [first]
+        let maskBit: UInt8 = frame.maskingKey == nil ? 0 : 0x80
+        if length <= 125 {
+            out.append(maskBit | UInt8(max(0, length)))
+        } else if length <= 0xFFFF {
+            out += [maskBit | 126, UInt8(length >> 8), UInt8(length & 0xFF)]
+        } else {
+            out.append(maskBit | 127)
+            let wide = UInt64(length)
+            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8((wide >> UInt64(shift)) & 0xFF)) }
+        }
+        if let key = frame.maskingKey { out += [key.bytes.0, key.bytes.1, key.bytes.2, key.bytes.3] }
+        return out
+    }
+
     /// Bytes before the payload: 2, plus 2 or 8 for the extended length, plus 4 for a mask.
     public static func headerSize(of frame: Frame) -> Int {
         let length = frame.payload.count
