@@ -19,8 +19,9 @@ final class ProxyRig {
 
     /// Starts the server (`proxy_peers.py server ARGS`) and the proxy recording to a fresh
     /// file with `proxyArguments` added.
+    /// `launcher`: a command the proxy runs under (such as `prlimit --nofile=N`).
     init(server serverArguments: [String] = [], proxy proxyArguments: [String] = [], record: Bool = true,
-         upstreamPath: String = "") throws {
+         upstreamPath: String = "", launcher: [String] = []) throws {
         let directory = TestEnvironment.temporaryDirectory("faultline-proxy")
         capturePath = directory.appendingPathComponent("capture.jsonl").path
         server = try ChildProcess.python(Self.peers, ["server"] + serverArguments)
@@ -29,7 +30,11 @@ final class ProxyRig {
         serverPort = try #require(Int(PeerLine(listening)["port"]?.intValue ?? -1))
         var arguments = ["proxy", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:\(serverPort)\(upstreamPath)"]
         if record { arguments += ["--record", capturePath] }
-        proxy = try ChildProcess.faultline(arguments + proxyArguments)
+        if let program = launcher.first {
+            proxy = try ChildProcess(program, Array(launcher.dropFirst()) + [TestEnvironment.faultlineBinary] + arguments + proxyArguments)
+        } else {
+            proxy = try ChildProcess.faultline(arguments + proxyArguments)
+        }
         proxyPort = try listeningPort(of: proxy, "the proxy")
     }
 

@@ -1,0 +1,53 @@
+import Glibc
+import Testing
+
+/// A blocking client socket for requests no real client would send (slowloris, idle,
+/// malformed heads). Every read is bounded by the receive timeout given at connect.
+final class RawSocket {
+    let fd: Int32
+
+    init(port: Int, receiveTimeout seconds: Int = 30) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var peer = sockaddr_in()
+        peer.sin_family = sa_family_t(AF_INET)
+        peer.sin_addr.s_addr = inet_addr("127.0.0.1")
+        peer.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &peer) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(connected == 0, "cannot connect to 127.0.0.1:\(port): \(String(cString: strerror(errno)))")
+    }
+
+    deinit { close(fd) }
+
+    /// False once the peer has closed or reset (the write failed).
+    @discardableResult
+    func send(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
+    }
+
+    /// Whether something (data or EOF) can be read within `milliseconds`.
+    func readable(within milliseconds: Int32) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, milliseconds) > 0
+    }
+
+    /// Everything until EOF, a reset or the receive timeout; `ended` tells whether EOF or a reset came.
+    func readToEnd() -> (bytes: [UInt8], ended: Bool) {
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n > 0 {
+                received += chunk[..<n]
+                continue
+            }
+            let ended = n == 0 || errno == ECONNRESET
+            return (received, ended)
+        }
+    }
+
+    var text: String { String(decoding: readToEnd().bytes, as: UTF8.self) }
+}
