@@ -79,13 +79,17 @@ public enum JSONReport {
         root["clients"] = .null
         root["transitions"] = .null
         root["findings"] = .null
+        root["undetermined"] = .array(report.undetermined.map(undetermined))
+        root["not_checked"] = .array(report.unchecked.map { .object(["rule": .string($0.rule), "reason": .string($0.reason)]) })
         root["summary"] = .object([
             "clients": .int(Int64(report.clients.count)),
             "connections": .int(Int64(report.connectionCount)),
             "findings": .int(Int64(report.findingCount)),
             "errors": .int(Int64(report.errorCount)),
             "warnings": .int(Int64(report.warningCount)),
+            "undetermined": .int(Int64(report.undetermined.count)),
             "end": time(report.endTime),
+            "fail_on": .string(report.failOn.rawValue),
             "exit_status": .int(Int64(report.exitStatus)),
         ])
         return root
@@ -131,6 +135,19 @@ public enum JSONReport {
             "from": t.from.map { .string($0) } ?? .null,
             "to": .string(t.to),
             "cause": .string(t.cause),
+        ])
+    }
+
+    static func undetermined(_ u: Undetermined) -> JSONValue {
+        .object([
+            "rule": .string(u.rule),
+            "severity": .string(u.severity.rawValue),
+            "party": .string(u.party.rawValue),
+            "client": .string(u.client),
+            "conn": .int(Int64(u.conn)),
+            "t": time(u.t),
+            "deadline": time(u.deadline),
+            "message": .string(u.message),
         ])
     }
 

@@ -31,6 +31,9 @@ public enum TextReport {
             for f in client.findings {
                 lines.append((f.t, 2_000_000, "  \(time(f.t))  \(pad("conn \(f.conn)", 8))  ! \(f.rule)"))
             }
+            for u in client.undetermined {
+                lines.append((u.t, 3_000_000, "  \(time(u.t))  \(pad("conn \(u.conn)", 8))  ? \(u.rule) undetermined"))
+            }
             for line in lines.sorted(by: { ($0.0, $0.1) < ($1.0, $1.1) }) { out += line.2 + "\n" }
             if out.utf8.count >= 1 << 16 { emit(out); out = "" }
         }
@@ -48,6 +51,16 @@ public enum TextReport {
         }
         if report.findings.count < report.findingCount {
             out += "  (\(report.findingCount - report.findings.count) more findings omitted: each client keeps its first and last ones)\n"
+        }
+        if !report.undetermined.isEmpty {
+            out += "\nundetermined (the capture ended before these checks could be decided; not a pass):\n"
+            for u in report.undetermined {
+                out += "  \(pad(u.severity.rawValue, 7)) \(u.rule)  \(u.client) conn \(u.conn) from \(seconds(u.t)) s to \(seconds(u.deadline)) s: \(u.message)\n"
+            }
+        }
+        if !report.unchecked.isEmpty {
+            out += "\nnot checked:\n"
+            for r in report.unchecked { out += "  \(r.rule): \(r.reason)\n" }
         }
         out += "\nsummary: \(report.summaryLine)\n"
         emit(out)
