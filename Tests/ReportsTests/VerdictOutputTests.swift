@@ -39,7 +39,8 @@ import Lifecycle
     @Test func textListsUndeterminedAndUncheckedApart() throws {
         let text = TextReport.render(try report())
         #expect(text.contains("undetermined (the capture ended before these checks could be decided; not a pass):"))
-        #expect(text.contains("channels.resubscribe  client-1 conn 3"))
+        #expect(text.contains("    error   channels.resubscribe  conn 3 from 3.710 s to 13.710 s: private-chat not subscribed again yet"))
+        #expect(text.contains("  error   channels.resubscribe (undetermined)  ×1  client-1\n"))
         #expect(text.contains("? channels.resubscribe undetermined"))
         #expect(text.contains("not checked:\n  channels.auth-signature: needs --app-secret"))
         #expect(!TextReport.render(try report(secret: "s")).contains("not checked:"))
