@@ -19,6 +19,8 @@ public struct AnalysisReport: Sendable {
         public var findingCount = 0
         /// The client's state at the end of the input (nil before its first transition).
         public var finalState: String?
+        /// Checks still open when the input ended (at most one per rule and connection).
+        public var undetermined: [Undetermined] = []
     }
 
     /// Entries left out of a client's lists: the first and last ones are kept.
@@ -47,14 +49,48 @@ public struct AnalysisReport: Sendable {
     public var warningCount: Int
     public var findingCount: Int
     public var connectionCount: Int
+    /// Checks the input ended too early to decide, over all clients.
+    public var undetermined: [Undetermined] = []
+    /// Rules of the spec this run did not check at all, with the reason.
+    public var unchecked: [UncheckedRule] = []
+    /// Which findings make the exit status 1 (`--fail-on`).
+    public var failOn: FailOn = .error
+    /// The capture's wall-clock start (microseconds since 1970, from its header), for
+    /// absolute times beside the relative ones; nil when unknown.
+    public var startedAt: Int64?
 
-    /// 0 with no error finding, 1 with one (spec section 5).
-    public var exitStatus: Int32 { errorCount > 0 ? 1 : 0 }
+    /// 1 when a finding at or above `failOn` exists, else 0 (spec section 5, `--fail-on`).
+    public var exitStatus: Int32 { failOn.fails(errors: errorCount, warnings: warningCount) ? 1 : 0 }
 
-    /// "2 clients, 5 connections: 1 error, 0 warnings".
+    /// "2 clients, 5 connections: 1 error, 0 warnings", and ", 1 undetermined" when a check
+    /// could not be decided.
     public var summaryLine: String {
-        "\(clients.count) client\(clients.count == 1 ? "" : "s"), \(connectionCount) connection\(connectionCount == 1 ? "" : "s"): "
+        var line = "\(clients.count) client\(clients.count == 1 ? "" : "s"), \(connectionCount) connection\(connectionCount == 1 ? "" : "s"): "
             + "\(errorCount) error\(errorCount == 1 ? "" : "s"), \(warningCount) warning\(warningCount == 1 ? "" : "s")"
+        if !undetermined.isEmpty { line += ", \(undetermined.count) undetermined" }
+        return line
+    }
+}
+
+/// `--fail-on`: the least severe finding that makes the exit status 1.
+public enum FailOn: String, Sendable, CaseIterable {
+    case error, warning, never
+
+    public func fails(errors: Int, warnings: Int) -> Bool {
+        switch self {
+        case .error: errors > 0
+        case .warning: errors + warnings > 0
+        case .never: false
+        }
+    }
+
+    /// Whether a finding of this severity fails the run (JUnit `<failure>`).
+    public func fails(_ severity: Severity) -> Bool {
+        switch self {
+        case .error: severity == .error
+        case .warning: true
+        case .never: false
+        }
     }
 }
 
@@ -82,6 +118,7 @@ public struct ReportBuilder: Sendable {
         var findings: BoundedLog<SequencedFinding>
         var connectionIDs: BoundedLog<ConnectionID>
         var finalState: String?
+        var undetermined: [Undetermined] = []
 
         init(info: ClientInfo, limits: ReportLimits) {
             self.info = info
@@ -104,6 +141,7 @@ public struct ReportBuilder: Sendable {
     /// Findings of no known client (none in practice), kept whole.
     private var strayFindings: [SequencedFinding] = []
     private var findingNumber = 0
+    private var undetermined: [Undetermined] = []
     private var errorCount = 0
     private var warningCount = 0
     private var endTime: Micros = 0
@@ -145,11 +183,16 @@ public struct ReportBuilder: Sendable {
         case .fault(let mark):
             if let i = index[mark.client] { clients[i].faults.append(mark) }
             endTime = max(endTime, mark.t)
+        case .undetermined(let u):
+            // At most one per rule and client (emitted once, at the end): no bound needed.
+            if let i = index[u.client] { clients[i].undetermined.append(u) }
+            undetermined.append(u)
         }
     }
 
     public func build(spec: LifecycleSpec, inputs: [String], grouping: String, prefix: String?,
-                      warnings: [String] = [], endTime: Micros? = nil) -> AnalysisReport {
+                      warnings: [String] = [], endTime: Micros? = nil, unchecked: [UncheckedRule] = [],
+                      failOn: FailOn = .error, startedAt: Int64? = nil) -> AnalysisReport {
         var all = strayFindings
         var connectionCount = 0
         let clients = self.clients.map { log -> AnalysisReport.Client in
@@ -167,13 +210,19 @@ public struct ReportBuilder: Sendable {
                 faults: log.faults.omitted, findings: log.findings.omitted)
             client.findingCount = log.findings.total
             client.finalState = log.finalState
+            client.undetermined = log.undetermined
             return client
         }
         all.sort { $0.number < $1.number }
-        return AnalysisReport(spec: spec, inputs: inputs, grouping: grouping, prefix: prefix, clients: clients,
-                              findings: all.map(\.finding), warnings: warnings,
-                              endTime: max(self.endTime, endTime ?? 0), errorCount: errorCount,
-                              warningCount: warningCount, findingCount: findingNumber, connectionCount: connectionCount)
+        var report = AnalysisReport(spec: spec, inputs: inputs, grouping: grouping, prefix: prefix, clients: clients,
+                                    findings: all.map(\.finding), warnings: warnings,
+                                    endTime: max(self.endTime, endTime ?? 0), errorCount: errorCount,
+                                    warningCount: warningCount, findingCount: findingNumber, connectionCount: connectionCount)
+        report.undetermined = undetermined
+        report.unchecked = unchecked
+        report.failOn = failOn
+        report.startedAt = startedAt
+        return report
     }
 }
 

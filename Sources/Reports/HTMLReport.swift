@@ -1,175 +1,274 @@
 import Capture
 import Lifecycle
 
-/// One self-contained HTML page: a summary, then per client a swim-lane SVG (states over
-/// time, connections as bars, close codes and faults as markers, findings as dots linked
-/// to their entry in the list below and back), then the findings list.
+/// One self-contained HTML page (no network: style and script inline). From the top: the
+/// capture (date, wall-clock start), a summary (clients, connections, findings by rule and
+/// severity, faults fired, undetermined and unchecked checks, a table of clients) whose rows
+/// link to the lanes and findings; filters and zoom; then per client a swim lane on the time
+/// axis every lane shares, the faults that fired, and its findings, identical ones grouped.
 public enum HTMLReport {
-    static let left = 120.0
-    static let plotWidth = 1040.0
-    static let width = left + plotWidth + 20
-
     public static func render(_ report: AnalysisReport) -> String {
         var out = """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8">
-            <title>faultline analysis: \(escapeXML(report.spec.name))</title>
-            <style>
-            body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#222;background:#fafafa}
-            h1{font-size:20px;margin:0 0 4px} h2{font-size:16px;margin:28px 0 4px}
-            .meta{color:#555;margin:2px 0} .summary{font-weight:600;margin:8px 0 16px}
-            .ok{color:#2e7d32} .bad{color:#c62828}
-            section{background:#fff;border:1px solid #ddd;border-radius:6px;padding:12px 16px;margin-bottom:18px}
-            svg{display:block;width:100%;height:auto;background:#fff}
-            svg text{font:11px system-ui,sans-serif} .lane-label{font-weight:600;fill:#444}
-            ol.findings{margin:8px 0 0 0;padding-left:22px} ol.findings li{margin:4px 0}
-            li:target{background:#fff3c4} .sev-error{color:#c62828;font-weight:600} .sev-warning{color:#ef6c00;font-weight:600}
-            .evidence{color:#666;font-size:12px;margin-left:8px} .fault{color:#6a1b9a}
-            .legend span{display:inline-block;margin-right:14px} .sw{display:inline-block;width:12px;height:12px;vertical-align:-2px;margin-right:4px;border-radius:2px}
-            code{background:#f0f0f0;padding:0 3px;border-radius:3px}
-            </style></head><body>
-            <h1>faultline analysis — spec <code>\(escapeXML(report.spec.name))</code></h1>
-            <p class="meta">input: \(escapeXML(report.inputs.joined(separator: ", ")))\(report.prefix.map { " · prefix <code>\(escapeXML($0))</code>" } ?? "")</p>
-            <p class="meta">grouping: \(escapeXML(report.grouping))</p>
-            <p class="summary \(report.errorCount > 0 ? "bad" : "ok")">\(escapeXML(report.summaryLine))</p>
-            <p class="legend">\(legend(report.spec))</p>
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>faultline analysis: \(escapeXML(report.inputs.joined(separator: ", ")))</title>
+            <style>\(HTMLAssets.style)</style></head>
+            <body data-end="\(report.endTime)">
+            <header><h1>faultline analysis</h1>
+            <p class="meta">\(captureLine(report))</p>
+            <p class="meta">spec <code>\(escapeXML(report.spec.name))</code>\(report.prefix.map { " · prefix <code>\(escapeXML($0))</code>" } ?? "") · grouping: \(escapeXML(report.grouping))</p>
+            </header>
 
             """
-        for warning in report.warnings { out += "<p class=\"meta\">warning: \(escapeXML(warning))</p>\n" }
-        // Finding n (from 1, report order) is `finding-n` in the list and `marker-n` on the lane;
-        // a client's findings are its subsequence of the report's, in the same order.
-        var numbers: [String: [Int]] = [:]
-        for (i, f) in report.findings.enumerated() { numbers[f.client, default: []].append(i + 1) }
-        for client in report.clients {
-            out += "<section id=\"\(anchor(client.info.id))\">\n<h2>\(escapeXML(client.info.id))</h2>\n"
-            out += "<p class=\"meta\">key: \(escapeXML(client.info.key)) · connections: \(client.connectionIDs.map(String.init).joined(separator: ", "))"
-            if client.omitted.connections > 0 { out += " and \(client.omitted.connections) more" }
-            out += " · final state: \(escapeXML(client.finalState ?? "-"))</p>\n"
-            if let note = TextReport.omittedNote(client.omitted) { out += "<p class=\"meta\">\(escapeXML(note))</p>\n" }
-            let clientNumbers = numbers[client.info.id] ?? []
-            out += lane(client, spec: report.spec, numbers: clientNumbers)
-            if client.findings.isEmpty {
-                out += "<p class=\"ok\">no findings</p>\n"
-            } else {
-                out += "<ol class=\"findings\">\n"
-                for (k, f) in client.findings.enumerated() {
-                    let n = k < clientNumbers.count ? clientNumbers[k] : 0
-                    out += "<li id=\"finding-\(n)\" value=\"\(n)\"><a href=\"#marker-\(n)\">\(seconds(f.t)) s</a> "
-                    out += "<span class=\"sev-\(f.severity.rawValue)\">\(f.severity.rawValue)</span> <code>\(escapeXML(f.rule))</code>"
-                    out += " conn \(f.conn): \(escapeXML(f.message))"
-                    if f.party == .server { out += " <em>(server)</em>" }
-                    if let fault = f.causedByFault { out += " <span class=\"fault\">caused by injected fault <code>\(escapeXML(fault))</code></span>" }
-                    for e in f.evidence {
-                        out += "<div class=\"evidence\">conn \(e.conn) · \(seconds(e.t)) s · \(e.from?.rawValue ?? "-") · \(escapeXML(e.summary))</div>"
-                    }
-                    out += "</li>\n"
-                }
-                out += "</ol>\n"
-            }
-            out += "</section>\n"
-        }
-        out += "</body></html>\n"
+        for warning in report.warnings { out += "<p class=\"meta warn\">warning: \(escapeXML(warning))</p>\n" }
+        out += summary(report)
+        out += controls(report)
+        out += "<p class=\"legend\">\(legend(report))</p>\n"
+        out += "<main id=\"clients\">\n"
+        for client in report.clients { out += section(client, report: report) }
+        out += "</main>\n<script>\(HTMLAssets.script)</script>\n</body></html>\n"
         return out
     }
+
+    // MARK: header and summary
+
+    static func captureLine(_ report: AnalysisReport) -> String {
+        var line = "input \(escapeXML(report.inputs.joined(separator: ", ")))"
+        if let start = report.startedAt, let iso = WallClock.iso(start, plus: 0), let date = WallClock.date(start) {
+            line += " · captured on <b>\(date)</b>, started <time datetime=\"\(iso)\">\(iso.dropFirst(11).dropLast()) UTC</time>"
+        }
+        line += " · \(seconds(report.endTime)) s long"
+        return line
+    }
+
+    /// Relative seconds, and the wall-clock time of day when the capture's start is known.
+    static func when(_ t: Micros, _ report: AnalysisReport) -> String {
+        var text = "\(seconds(t)) s"
+        if let start = report.startedAt, let clock = WallClock.timeOfDay(start, plus: t) { text += " <span class=\"clock\">\(clock)</span>" }
+        return text
+    }
+
+    static func summary(_ report: AnalysisReport) -> String {
+        let faultCount = report.clients.reduce(0) { $0 + $1.faults.count + $1.omitted.faults }
+        var out = "<section id=\"summary\"><h2>Summary</h2>\n"
+        out += "<p class=\"verdict \(report.exitStatus == 0 ? "ok" : "bad")\">\(escapeXML(report.summaryLine)) · \(faultCount) fault\(faultCount == 1 ? "" : "s") fired · <span class=\"nw\">exit status \(report.exitStatus) (--fail-on \(report.failOn.rawValue))</span></p>\n"
+        // Findings by rule.
+        var byRule: [(rule: String, severity: Severity, count: Int, clients: [String])] = []
+        for f in report.findings {
+            if let i = byRule.firstIndex(where: { $0.rule == f.rule && $0.severity == f.severity }) {
+                byRule[i].count += 1
+                if !byRule[i].clients.contains(f.client) { byRule[i].clients.append(f.client) }
+            } else {
+                byRule.append((f.rule, f.severity, 1, [f.client]))
+            }
+        }
+        byRule.sort { ($0.severity == .error ? 0 : 1, $0.rule) < ($1.severity == .error ? 0 : 1, $1.rule) }
+        out += "<h3>Findings by rule</h3>\n"
+        if byRule.isEmpty {
+            out += "<p class=\"ok\">no findings</p>\n"
+        } else {
+            out += "<div class=\"scroll\"><table id=\"rules\"><tr><th>rule</th><th>severity</th><th>findings</th><th>clients</th></tr>\n"
+            for row in byRule {
+                out += "<tr data-rule=\"\(escapeXML(row.rule))\"><td><code>\(escapeXML(row.rule))</code></td><td class=\"sev-\(row.severity.rawValue)\">\(row.severity.rawValue)</td><td>\(row.count)</td><td>"
+                out += row.clients.map { clientLink($0) }.joined(separator: " ")
+                out += "</td></tr>\n"
+            }
+            if report.findings.count < report.findingCount {
+                out += "<tr><td colspan=\"4\">\(report.findingCount - report.findings.count) more findings omitted from the middle of long client histories</td></tr>\n"
+            }
+            out += "</table></div>\n"
+        }
+        // Faults fired.
+        var faults: [(rule: String, count: Int, clients: [String])] = []
+        for client in report.clients {
+            for mark in client.faults {
+                if let i = faults.firstIndex(where: { $0.rule == mark.rule }) {
+                    faults[i].count += 1
+                    if !faults[i].clients.contains(client.info.id) { faults[i].clients.append(client.info.id) }
+                } else {
+                    faults.append((mark.rule, 1, [client.info.id]))
+                }
+            }
+        }
+        if !faults.isEmpty {
+            out += "<h3>Faults fired</h3>\n<div class=\"scroll\"><table id=\"faults\"><tr><th>fault rule</th><th>fired</th><th>clients</th></tr>\n"
+            for row in faults {
+                let kind = faultKind(row.rule)
+                out += "<tr><td><i class=\"sw\" style=\"background:\(faultColor(kind))\"></i><code>\(escapeXML(row.rule))</code></td><td>\(row.count)</td><td>"
+                out += row.clients.map { clientLink($0, fragment: "faults-" + anchor($0)) }.joined(separator: " ")
+                out += "</td></tr>\n"
+            }
+            out += "</table></div>\n"
+        }
+        if !report.undetermined.isEmpty {
+            out += "<h3 id=\"undetermined\">Undetermined checks</h3>\n<p class=\"meta\">The capture ended while these checks were still open: neither a pass nor a finding.</p>\n<ul class=\"open\">\n"
+            for u in report.undetermined {
+                out += "<li>\(clientLink(u.client, fragment: "open-" + anchor(u.client))) conn \(u.conn) <code>\(escapeXML(u.rule))</code> (\(u.severity.rawValue)): \(escapeXML(u.message))</li>\n"
+            }
+            out += "</ul>\n"
+        }
+        if !report.unchecked.isEmpty {
+            out += "<h3>Not checked</h3>\n<ul>\n"
+            for r in report.unchecked { out += "<li><code>\(escapeXML(r.rule))</code>: \(escapeXML(r.reason))</li>\n" }
+            out += "</ul>\n"
+        }
+        // Clients.
+        out += "<h3>Clients</h3>\n<div class=\"scroll\"><table id=\"client-table\"><tr><th>client</th><th>connections</th><th>final state</th><th>errors</th><th>warnings</th><th>faults</th><th>undetermined</th></tr>\n"
+        for client in report.clients {
+            let errors = client.findings.filter { $0.severity == .error }.count
+            let warnings = client.findings.count - errors
+            out += "<tr data-client=\"\(escapeXML(client.info.id))\"><td>\(clientLink(client.info.id))</td><td>\(client.connectionIDs.count + client.omitted.connections)</td>"
+            out += "<td><i class=\"sw\" style=\"background:\(stateColor(client.finalState ?? "", report.spec))\"></i>\(escapeXML(client.finalState ?? "-"))</td>"
+            out += "<td class=\"\(errors > 0 ? "sev-error" : "")\">\(errors)</td><td class=\"\(warnings > 0 ? "sev-warning" : "")\">\(warnings)</td>"
+            out += "<td>\(client.faults.count)</td><td>\(client.undetermined.count)</td></tr>\n"
+        }
+        out += "</table></div>\n</section>\n"
+        return out
+    }
+
+    static func clientLink(_ id: String, fragment: String? = nil) -> String {
+        "<a href=\"#\(fragment ?? anchor(id))\">\(escapeXML(id))</a>"
+    }
+
+    static func controls(_ report: AnalysisReport) -> String {
+        var rules: [String] = []
+        for f in report.findings where !rules.contains(f.rule) { rules.append(f.rule) }
+        var out = "<nav id=\"controls\"><span class=\"group\"><b>Show</b> "
+        out += "<label><input type=\"checkbox\" id=\"sev-error\" checked> errors</label> "
+        out += "<label><input type=\"checkbox\" id=\"sev-warning\" checked> warnings</label> "
+        out += "<label>rule <select id=\"rule\"><option value=\"\">all rules</option>"
+        for rule in rules.sorted() { out += "<option>\(escapeXML(rule))</option>" }
+        out += "</select></label> "
+        out += "<label>client <select id=\"client\"><option value=\"\">all clients</option>"
+        for client in report.clients { out += "<option>\(escapeXML(client.info.id))</option>" }
+        out += "</select></label> "
+        out += "<label><input type=\"checkbox\" id=\"only-findings\"> only clients with findings</label></span> "
+        out += "<span class=\"group\"><b>Time</b> <button id=\"zoom-in\" type=\"button\">zoom in</button>"
+        out += "<button id=\"zoom-out\" type=\"button\">zoom out</button><button id=\"zoom-reset\" type=\"button\">whole capture</button> "
+        out += "<span id=\"view\">0 – \(seconds(report.endTime)) s</span> <span class=\"hint\">(drag a lane to pan, Ctrl+wheel to zoom)</span></span></nav>\n"
+        return out
+    }
+
+    static func legend(_ report: AnalysisReport) -> String {
+        let spec = report.spec
+        var names = [spec.states.initial, spec.states.connecting, spec.states.connected]
+        names += spec.backoff.phases.map(\.state)
+        names += [spec.states.disconnected, spec.states.failed]
+        var seen: Set<String> = []
+        var out = "<b>States</b> "
+        for name in names where seen.insert(name).inserted {
+            out += "<span><i class=\"sw\" style=\"background:\(stateColor(name, spec))\"></i>\(escapeXML(name))</span>"
+        }
+        var kinds: [String] = []
+        for client in report.clients {
+            for mark in client.faults where !kinds.contains(faultKind(mark.rule)) { kinds.append(faultKind(mark.rule)) }
+        }
+        if !kinds.isEmpty {
+            out += " <b>Faults</b> "
+            for kind in kinds { out += "<span><i class=\"tri\" style=\"border-bottom-color:\(faultColor(kind))\"></i>\(escapeXML(kind))</span>" }
+        }
+        out += " <b>Findings</b> <span><i class=\"dot\" style=\"background:#c62828\"></i>error</span><span><i class=\"dot\" style=\"background:#e65100\"></i>warning</span>"
+        return out
+    }
+
+    // MARK: one client
+
+    static func section(_ client: AnalysisReport.Client, report: AnalysisReport) -> String {
+        let id = anchor(client.info.id)
+        let groups = FindingGroup.make(client.findings)
+        var groupOf: [Int] = Array(repeating: 0, count: client.findings.count)
+        for (g, group) in groups.enumerated() { for i in group.indices { groupOf[i] = g + 1 } }
+        let errors = client.findings.contains { $0.severity == .error }
+        var out = "<section class=\"client\" id=\"\(id)\" data-client=\"\(escapeXML(client.info.id))\" data-findings=\"\(client.findings.count)\">\n"
+        out += "<h2>\(escapeXML(client.info.id)) <span class=\"\(errors ? "bad" : client.findings.isEmpty ? "ok" : "warnc")\">\(client.findings.isEmpty ? "no findings" : "\(client.findingCount) finding\(client.findingCount == 1 ? "" : "s")")</span></h2>\n"
+        out += "<p class=\"meta\">key \(escapeXML(client.info.key)) · connections \(client.connectionIDs.map(String.init).joined(separator: ", "))"
+        if client.omitted.connections > 0 { out += " and \(client.omitted.connections) more" }
+        out += " · final state \(escapeXML(client.finalState ?? "-"))</p>\n"
+        if let note = TextReport.omittedNote(client.omitted) { out += "<p class=\"meta\">\(escapeXML(note))</p>\n" }
+        out += "<div class=\"lanebox\">" + HTMLLane(client: client, spec: report.spec, end: report.endTime, groupOf: groupOf).render() + "</div>\n"
+        if !client.faults.isEmpty {
+            out += "<h3 id=\"faults-\(id)\">Faults fired</h3>\n<ol class=\"faults\">\n"
+            for (k, mark) in client.faults.enumerated() {
+                let kind = faultKind(mark.rule)
+                out += "<li id=\"fault-\(id)-\(k + 1)\"><i class=\"tri\" style=\"border-bottom-color:\(faultColor(kind))\"></i>\(when(mark.t, report))"
+                out += "\(mark.conn.map { " conn \($0)" } ?? "") <code>\(escapeXML(mark.rule))</code>: \(escapeXML(mark.detail))</li>\n"
+            }
+            out += "</ol>\n"
+        }
+        if !client.undetermined.isEmpty {
+            out += "<h3 id=\"open-\(id)\">Undetermined</h3>\n<ul class=\"open\">\n"
+            for u in client.undetermined {
+                out += "<li>\(when(u.t, report)) conn \(u.conn) <code>\(escapeXML(u.rule))</code>: \(escapeXML(u.message))</li>\n"
+            }
+            out += "</ul>\n"
+        }
+        if !groups.isEmpty {
+            out += "<h3>Findings</h3>\n<ol class=\"findings\">\n"
+            for (g, group) in groups.enumerated() {
+                let first = client.findings[group.indices[0]]
+                out += "<li class=\"finding\" id=\"f-\(id)-\(g + 1)\" value=\"\(g + 1)\" data-sev=\"\(first.severity.rawValue)\" data-rule=\"\(escapeXML(first.rule))\">"
+                out += "<span class=\"sev-\(first.severity.rawValue)\">\(first.severity.rawValue)</span> <code>\(escapeXML(first.rule))</code>"
+                if group.indices.count > 1 { out += " <span class=\"count\">×\(group.indices.count)</span>" }
+                out += " \(escapeXML(first.message))"
+                if first.party == .server { out += " <em>(server)</em>" }
+                if let fault = first.causedByFault { out += " <span class=\"fault\">caused by injected fault <code>\(escapeXML(fault))</code></span>" }
+                out += "<div class=\"when\">" + group.indices.map { i in
+                    let f = client.findings[i]
+                    return "conn \(f.conn) at \(when(f.t, report))"
+                }.joined(separator: "; ") + "</div>"
+                for e in first.evidence {
+                    out += "<div class=\"evidence\">conn \(e.conn) · \(seconds(e.t)) s · \(e.from?.rawValue ?? "-") · \(escapeXML(e.summary))</div>"
+                }
+                out += "</li>\n"
+            }
+            out += "</ol>\n"
+        }
+        out += "</section>\n"
+        return out
+    }
+
+    // MARK: shared helpers
 
     static func anchor(_ id: String) -> String {
         "lane-" + String(id.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" })
     }
 
-    static func color(_ state: String, _ spec: LifecycleSpec) -> String {
+    /// Distinct colours for every state name of the built-in specs; others by phase.
+    static func stateColor(_ state: String, _ spec: LifecycleSpec) -> String {
         switch state {
-        case spec.states.connected: "#43a047"
-        case spec.states.connecting: "#fbc02d"
-        case spec.states.failed: "#e53935"
-        case spec.states.initial, spec.states.disconnected: "#b0bec5"
-        default: "#fb8c00"
+        case spec.states.connected: return "#2e7d32"
+        case spec.states.connecting: return "#f9a825"
+        case spec.states.failed: return "#c62828"
+        case spec.states.disconnected: return "#5c6bc0"
+        case spec.states.initial: return "#90a4ae"
+        case "suspended": return "#8d6e63"
+        default: return "#ef6c00"
         }
     }
 
-    static func legend(_ spec: LifecycleSpec) -> String {
-        var names = [spec.states.initial, spec.states.connecting, spec.states.connected]
-        names += spec.backoff.phases.map(\.state)
-        names += [spec.states.disconnected, spec.states.failed]
-        var seen: Set<String> = []
-        var out = ""
-        for name in names where seen.insert(name).inserted {
-            out += "<span><i class=\"sw\" style=\"background:\(color(name, spec))\"></i>\(escapeXML(name))</span>"
-        }
-        out += "<span>▲ <span class=\"fault\">fault</span></span><span>● finding</span><span>| close code</span>"
-        return out
+    /// "stall-pongs" from "stall-pongs,conn=1", "close" from "close:4009,after=3s".
+    static func faultKind(_ rule: String) -> String {
+        String(rule.prefix { $0 != ":" && $0 != "," && $0 != " " })
     }
 
-    static func lane(_ client: AnalysisReport.Client, spec: LifecycleSpec, numbers: [Int]) -> String {
-        let start = client.info.firstSeen
-        var end = start
-        for t in client.transitions { end = max(end, t.t) }
-        for c in client.connections { end = max(end, c.endedAt ?? c.openedAt) }
-        for f in client.findings { end = max(end, f.t) }
-        for f in client.faults { end = max(end, f.t) }
-        let span = Double(max(end - start, 1_000_000)) * 1.04
-        func x(_ t: Micros) -> Double { left + Double(t - start) / span * plotWidth }
-        func fmt(_ d: Double) -> String { format1(d) }
-        let height = 150.0
-        var svg = "<svg viewBox=\"0 0 \(fmt(width)) \(fmt(height))\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"timeline of \(escapeXML(client.info.id))\">\n"
-        // Time axis with about eight ticks.
-        let step = niceStep(span / 8)
-        // Ticks at round times of the capture, not offsets from the client's start.
-        let startSeconds = Double(start) / 1_000_000
-        var tick = (startSeconds / step).rounded(.up) * step
-        while tick <= startSeconds + span / 1_000_000 {
-            let tx = left + (tick - startSeconds) * 1_000_000 / span * plotWidth
-            svg += "<line x1=\"\(fmt(tx))\" y1=\"18\" x2=\"\(fmt(tx))\" y2=\"\(fmt(height - 8))\" stroke=\"#eee\"/>"
-            svg += "<text x=\"\(fmt(tx))\" y=\"12\" text-anchor=\"middle\" fill=\"#888\">\(format1(tick)) s</text>\n"
-            tick += step
+    static func faultColor(_ kind: String) -> String {
+        switch kind {
+        case "stall-pongs": return "#8e24aa"
+        case "close": return "#d81b60"
+        case "drop": return "#00838f"
+        case "reset": return "#6d4c41"
+        case "blackhole": return "#37474f"
+        case "latency": return "#3949ab"
+        case "activity-timeout": return "#7cb342"
+        case "refuse", "refuse-http": return "#5e35b1"
+        case "strip-socket-id": return "#00897b"
+        case "inject": return "#f4511e"
+        default:
+            let palette = ["#6a1b9a", "#ad1457", "#00695c", "#4527a0", "#9e9d24", "#283593"]
+            let sum = kind.unicodeScalars.reduce(0) { ($0 &* 31 &+ Int($1.value)) & 0xFFFF }
+            return palette[sum % palette.count]
         }
-        svg += "<text class=\"lane-label\" x=\"8\" y=\"40\">state</text>"
-        svg += "<text class=\"lane-label\" x=\"8\" y=\"80\">connections</text>"
-        svg += "<text class=\"lane-label\" x=\"8\" y=\"122\">faults, findings</text>\n"
-        // States as bands.
-        for (i, t) in client.transitions.enumerated() {
-            let until = i + 1 < client.transitions.count ? client.transitions[i + 1].t : end
-            let x0 = x(t.t), w = max(1.5, x(until) - x0)
-            svg += "<rect x=\"\(fmt(x0))\" y=\"26\" width=\"\(fmt(w))\" height=\"22\" fill=\"\(color(t.to, spec))\">"
-            svg += "<title>\(escapeXML(t.to)) from \(seconds(t.t)) s (\(escapeXML(t.cause)))</title></rect>"
-            if w > Double(t.to.count) * 6.5 + 6 {
-                svg += "<text x=\"\(fmt(x0 + 4))\" y=\"41\" fill=\"#fff\" style=\"font-weight:600\">\(escapeXML(t.to))</text>"
-            }
-            svg += "\n"
-        }
-        // Connections as bars: thin while connecting, full once connected; close code at the end.
-        for c in client.connections {
-            let x0 = x(c.openedAt), x1 = x(c.endedAt ?? end)
-            svg += "<rect x=\"\(fmt(x0))\" y=\"70\" width=\"\(fmt(max(1.5, x1 - x0)))\" height=\"14\" fill=\"#90caf9\" rx=\"2\">"
-            svg += "<title>conn \(c.conn): \(seconds(c.openedAt)) s to \(seconds(c.endedAt ?? end)) s, \(escapeXML(c.end ?? "open"))</title></rect>"
-            if let connected = c.connectedAt {
-                let cx = x(connected)
-                svg += "<rect x=\"\(fmt(cx))\" y=\"70\" width=\"\(fmt(max(1.5, x1 - cx)))\" height=\"14\" fill=\"#1e88e5\" rx=\"2\"/>"
-            }
-            if x1 - x0 > 30 { svg += "<text x=\"\(fmt(x0 + 3))\" y=\"81\" fill=\"#fff\">#\(c.conn)</text>" }
-            let endLabel = c.closeCode.map { "\($0)" } ?? (c.end.map { $0.hasPrefix("RST") ? "RST" : $0.hasPrefix("FIN") ? "FIN" : "" } ?? "")
-            svg += "<line x1=\"\(fmt(x1))\" y1=\"66\" x2=\"\(fmt(x1))\" y2=\"88\" stroke=\"#37474f\" stroke-width=\"2\"/>"
-            if !endLabel.isEmpty {
-                svg += "<text x=\"\(fmt(x1))\" y=\"100\" text-anchor=\"middle\" fill=\"#37474f\">\(escapeXML(endLabel))</text>"
-            }
-            svg += "\n"
-        }
-        // Faults as purple triangles.
-        for f in client.faults {
-            let fx = x(f.t)
-            svg += "<path d=\"M\(fmt(fx - 6)) 128 L\(fmt(fx + 6)) 128 L\(fmt(fx)) 116 Z\" fill=\"#8e24aa\">"
-            svg += "<title>fault \(escapeXML(f.rule)) at \(seconds(f.t)) s: \(escapeXML(f.detail))</title></path>\n"
-        }
-        // Findings as numbered dots linking to the list.
-        for (k, f) in client.findings.enumerated() {
-            let n = k < numbers.count ? numbers[k] : 0
-            let fx = x(f.t)
-            let fill = f.severity == .error ? "#c62828" : "#ef6c00"
-            svg += "<a href=\"#finding-\(n)\" id=\"marker-\(n)\"><line x1=\"\(fmt(fx))\" y1=\"26\" x2=\"\(fmt(fx))\" y2=\"110\" stroke=\"\(fill)\" stroke-dasharray=\"3 2\"/>"
-            svg += "<circle cx=\"\(fmt(fx))\" cy=\"138\" r=\"8\" fill=\"\(fill)\"><title>\(escapeXML(f.rule)): \(escapeXML(f.message))</title></circle>"
-            svg += "<text x=\"\(fmt(fx))\" y=\"142\" text-anchor=\"middle\" fill=\"#fff\" style=\"font-weight:700;font-size:10px\">\(n)</text></a>\n"
-        }
-        svg += "</svg>\n"
-        return svg
     }
 
     /// 1, 2 or 5 times a power of ten, in seconds, near `micros`.
@@ -185,5 +284,24 @@ public enum HTMLReport {
     static func format1(_ d: Double) -> String {
         let v = (d * 10).rounded() / 10
         return v == v.rounded() ? String(Int64(v)) : String(v)
+    }
+}
+
+/// Findings of one client that say the same thing (rule, severity, message, fault), listed
+/// once with a count; `indices` point into the client's findings, in order.
+struct FindingGroup {
+    var indices: [Int]
+
+    static func make(_ findings: [Finding]) -> [FindingGroup] {
+        var groups: [FindingGroup] = []
+        var index: [String: Int] = [:]
+        for (i, f) in findings.enumerated() {
+            let key = "\(f.rule)\u{1}\(f.severity.rawValue)\u{1}\(f.message)\u{1}\(f.causedByFault ?? "")"
+            if let g = index[key] { groups[g].indices.append(i) } else {
+                index[key] = groups.count
+                groups.append(FindingGroup(indices: [i]))
+            }
+        }
+        return groups
     }
 }

@@ -3,7 +3,8 @@ import JSON
 import Lifecycle
 
 /// The JSON report; schema documented in docs/report-json.md (format "faultline-analysis",
-/// version 1). Times are seconds since the capture's start, as numbers.
+/// version 1). Times are seconds since the capture's start, as numbers (`t`), with the
+/// absolute time beside them (`at`, ISO 8601 UTC) when the capture header gives its start.
 public enum JSONReport {
     public static let format = "faultline-analysis"
     public static let version: Int64 = 1
@@ -19,6 +20,7 @@ public enum JSONReport {
 
     /// The same text in pieces of about 64 KiB, so a large report is never held whole.
     public static func render(_ report: AnalysisReport, emit: (String) -> Void) {
+        let start = report.startedAt
         var out: [UInt8] = [UInt8(ascii: "{")]
         out.reserveCapacity(1 << 17)
         for (i, member) in skeleton(report).members.enumerated() {
@@ -26,9 +28,9 @@ public enum JSONReport {
             JSONWriter.writeString(member.key, into: &out)
             out.append(UInt8(ascii: ":"))
             switch member.key {
-            case "clients": writeArray(report.clients.lazy.map(client), into: &out, emit: emit)
-            case "transitions": writeArray(report.clients.lazy.flatMap { $0.transitions.lazy.map(transition) }, into: &out, emit: emit)
-            case "findings": writeArray(report.findings.lazy.map(finding), into: &out, emit: emit)
+            case "clients": writeArray(report.clients.lazy.map { client($0, start) }, into: &out, emit: emit)
+            case "transitions": writeArray(report.clients.lazy.flatMap { $0.transitions.lazy.map { transition($0, start) } }, into: &out, emit: emit)
+            case "findings": writeArray(report.findings.lazy.map { finding($0, start) }, into: &out, emit: emit)
             default: JSONWriter.write(member.value, into: &out)
             }
         }
@@ -53,9 +55,10 @@ public enum JSONReport {
 
     public static func value(_ report: AnalysisReport) -> JSONValue {
         var root = skeleton(report)
-        root["clients"] = .array(report.clients.map(client))
-        root["transitions"] = .array(report.clients.flatMap { $0.transitions.map(transition) })
-        root["findings"] = .array(report.findings.map(finding))
+        let start = report.startedAt
+        root["clients"] = .array(report.clients.map { client($0, start) })
+        root["transitions"] = .array(report.clients.flatMap { $0.transitions.map { transition($0, start) } })
+        root["findings"] = .array(report.findings.map { finding($0, start) })
         return .object(root)
     }
 
@@ -67,6 +70,7 @@ public enum JSONReport {
         root["version"] = .int(version)
         root["spec"] = .string(report.spec.name)
         root["inputs"] = .array(report.inputs.map { .string($0) })
+        root["started_at"] = iso(0, report.startedAt)
         root["prefix"] = report.prefix.map { .string($0) } ?? .null
         root["warnings"] = .array(report.warnings.map { .string($0) })
         root["grouping"] = .object([
@@ -79,13 +83,17 @@ public enum JSONReport {
         root["clients"] = .null
         root["transitions"] = .null
         root["findings"] = .null
+        root["undetermined"] = .array(report.undetermined.map { undetermined($0, report.startedAt) })
+        root["not_checked"] = .array(report.unchecked.map { .object(["rule": .string($0.rule), "reason": .string($0.reason)]) })
         root["summary"] = .object([
             "clients": .int(Int64(report.clients.count)),
             "connections": .int(Int64(report.connectionCount)),
             "findings": .int(Int64(report.findingCount)),
             "errors": .int(Int64(report.errorCount)),
             "warnings": .int(Int64(report.warningCount)),
+            "undetermined": .int(Int64(report.undetermined.count)),
             "end": time(report.endTime),
+            "fail_on": .string(report.failOn.rawValue),
             "exit_status": .int(Int64(report.exitStatus)),
         ])
         return root
@@ -93,8 +101,12 @@ public enum JSONReport {
 
     static func time(_ t: Micros) -> JSONValue { .double(Double(t) / 1_000_000) }
     static func optionalTime(_ t: Micros?) -> JSONValue { t.map(time) ?? .null }
+    /// The absolute time in ISO 8601 (UTC), or null when the capture's start is unknown.
+    static func iso(_ t: Micros, _ start: Int64?) -> JSONValue {
+        start.flatMap { WallClock.iso($0, plus: t) }.map { .string($0) } ?? .null
+    }
 
-    static func client(_ c: AnalysisReport.Client) -> JSONValue {
+    static func client(_ c: AnalysisReport.Client, _ start: Int64?) -> JSONValue {
         .object([
             "id": .string(c.info.id),
             "key": .string(c.info.key),
@@ -112,7 +124,7 @@ public enum JSONReport {
                 ])
             }),
             "faults": .array(c.faults.map { f in
-                .object(["t": time(f.t), "conn": f.conn.map { .int(Int64($0)) } ?? .null,
+                .object(["t": time(f.t), "at": iso(f.t, start), "conn": f.conn.map { .int(Int64($0)) } ?? .null,
                          "rule": .string(f.rule), "detail": .string(f.detail)])
             }),
             "findings": .int(Int64(c.findingCount)),
@@ -123,18 +135,33 @@ public enum JSONReport {
         ])
     }
 
-    static func transition(_ t: Transition) -> JSONValue {
+    static func transition(_ t: Transition, _ start: Int64?) -> JSONValue {
         .object([
             "client": .string(t.client),
             "conn": t.conn.map { .int(Int64($0)) } ?? .null,
             "t": time(t.t),
+            "at": iso(t.t, start),
             "from": t.from.map { .string($0) } ?? .null,
             "to": .string(t.to),
             "cause": .string(t.cause),
         ])
     }
 
-    static func finding(_ f: Finding) -> JSONValue {
+    static func undetermined(_ u: Undetermined, _ start: Int64?) -> JSONValue {
+        .object([
+            "rule": .string(u.rule),
+            "severity": .string(u.severity.rawValue),
+            "party": .string(u.party.rawValue),
+            "client": .string(u.client),
+            "conn": .int(Int64(u.conn)),
+            "t": time(u.t),
+            "at": iso(u.t, start),
+            "deadline": time(u.deadline),
+            "message": .string(u.message),
+        ])
+    }
+
+    static func finding(_ f: Finding, _ start: Int64?) -> JSONValue {
         .object([
             "rule": .string(f.rule),
             "severity": .string(f.severity.rawValue),
@@ -142,6 +169,7 @@ public enum JSONReport {
             "client": .string(f.client),
             "conn": .int(Int64(f.conn)),
             "t": time(f.t),
+            "at": iso(f.t, start),
             "message": .string(f.message),
             "caused_by_fault": f.causedByFault.map { .string($0) } ?? .null,
             "evidence": .array(f.evidence.map { e in

@@ -1,42 +1,100 @@
 import Capture
 import Lifecycle
 
-/// JUnit XML: one test suite per client, one test case per (client, rule of the spec);
-/// the findings of a case are its `<failure>` (type `error` or `warning`), so CI shows them.
+/// JUnit XML, in the shape Jenkins (junit-10 schema) and GitLab read: one `<testsuite>` per
+/// client, one `<testcase>` per rule of the spec. A case's findings are its `<failure>` when
+/// their severity fails the run under `--fail-on`; below it (warnings by default) they go to
+/// the case's `<system-out>`, so CI shows them without turning red. A rule that was not
+/// checked (`channels.auth-signature` without `--app-secret`) or whose check was still open
+/// when the capture ended is `<skipped message="...">`: never a silent pass.
 public enum JUnitReport {
+    /// The outcome of one (client, rule) case.
+    enum Outcome {
+        case passed
+        /// Findings below the fail threshold: passed, with the findings as output.
+        case passedWithFindings([Finding])
+        case failed([Finding])
+        case skipped(String)
+    }
+
+    static func outcome(rule: String, client: AnalysisReport.Client, report: AnalysisReport,
+                        unchecked: [String: String]) -> Outcome {
+        if let reason = unchecked[rule] { return .skipped("not checked: \(reason)") }
+        let found = client.findings.filter { $0.rule == rule }
+        if found.contains(where: { report.failOn.fails($0.severity) }) { return .failed(found) }
+        // An open check outweighs a finding that does not fail the run: neither is a pass.
+        if let open = client.undetermined.first(where: { $0.rule == rule }) {
+            return .skipped("undetermined: \(open.message)")
+        }
+        return found.isEmpty ? .passed : .passedWithFindings(found)
+    }
+
     public static func render(_ report: AnalysisReport) -> String {
         let rules = report.spec.rules
-        let tests = report.clients.count * rules.count
-        let failures = failingCases(report)
-        var out = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-        out += #"<testsuites name="faultline analyze \#(escapeXML(report.spec.name))" tests="\#(tests)" failures="\#(failures)" errors="0">"# + "\n"
+        let unchecked = Dictionary(report.unchecked.map { ($0.rule, $0.reason) }, uniquingKeysWith: { a, _ in a })
+        var suites = ""
+        var totalFailures = 0
         for client in report.clients {
-            let clientFailures = rules.filter { rule in client.findings.contains { $0.rule == rule } }.count
-            out += #"  <testsuite name="\#(escapeXML(client.info.id))" tests="\#(rules.count)" failures="\#(clientFailures)" errors="0">"# + "\n"
-            out += #"    <properties><property name="key" value="\#(escapeXML(client.info.key))"/>"#
-                + #"<property name="grouping" value="\#(escapeXML(report.grouping))"/></properties>"# + "\n"
-            for rule in rules {
-                let found = client.findings.filter { $0.rule == rule }
-                out += #"    <testcase classname="\#(escapeXML(client.info.id))" name="\#(escapeXML(rule))""#
-                if found.isEmpty { out += "/>\n"; continue }
-                out += ">\n"
-                // Every finding is a failure, so CI lists it; the type says how bad it is.
-                let worst = found.contains { $0.severity == .error } ? Severity.error : .warning
-                out += #"      <failure type="\#(worst.rawValue)" message="\#(escapeXML(found[0].message))">"#
-                out += escapeXML(found.map { "\($0.severity.rawValue): " + describe($0) }.joined(separator: "\n"))
-                out += "</failure>\n"
-                out += "    </testcase>\n"
+            let outcomes = rules.map { outcome(rule: $0, client: client, report: report, unchecked: unchecked) }
+            var failures = 0
+            var skipped = 0
+            for o in outcomes {
+                if case .failed = o { failures += 1 }
+                if case .skipped = o { skipped += 1 }
             }
-            out += "  </testsuite>\n"
+            totalFailures += failures
+            let span = max(0, clientEnd(client, report: report) - client.info.firstSeen)
+            suites += #"  <testsuite name="\#(escapeXML(client.info.id))" tests="\#(rules.count)" failures="\#(failures)" errors="0" skipped="\#(skipped)" time="\#(junitTime(span))""#
+            if let start = report.startedAt, let stamp = WallClock.timestamp(start, plus: client.info.firstSeen) {
+                suites += #" timestamp="\#(stamp)""#
+            }
+            suites += ">\n"
+            suites += #"    <properties><property name="key" value="\#(escapeXML(client.info.key))"/>"#
+                + #"<property name="grouping" value="\#(escapeXML(report.grouping))"/>"#
+                + #"<property name="spec" value="\#(escapeXML(report.spec.name))"/>"#
+                + #"<property name="fail-on" value="\#(report.failOn.rawValue)"/></properties>"# + "\n"
+            for (rule, o) in zip(rules, outcomes) {
+                suites += #"    <testcase classname="\#(escapeXML(client.info.id))" name="\#(escapeXML(rule))" time="0""#
+                switch o {
+                case .passed:
+                    suites += "/>\n"
+                    continue
+                case .skipped(let message):
+                    suites += ">\n" + #"      <skipped message="\#(escapeXML(message))"/>"# + "\n"
+                case .failed(let found):
+                    let worst = found.contains { $0.severity == .error } ? Severity.error : .warning
+                    suites += ">\n" + #"      <failure type="\#(worst.rawValue)" message="\#(escapeXML(found[0].message))">"#
+                    suites += escapeXML(found.map { "\($0.severity.rawValue): " + describe($0) }.joined(separator: "\n"))
+                    suites += "</failure>\n"
+                case .passedWithFindings(let found):
+                    suites += ">\n      <system-out>"
+                    suites += escapeXML(found.map { "\($0.severity.rawValue) (does not fail under --fail-on \(report.failOn.rawValue)): " + describe($0) }
+                        .joined(separator: "\n"))
+                    suites += "</system-out>\n"
+                }
+                suites += "    </testcase>\n"
+            }
+            suites += "  </testsuite>\n"
         }
+        var out = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
+        out += #"<testsuites name="faultline analyze \#(escapeXML(report.spec.name))" tests="\#(report.clients.count * rules.count)" failures="\#(totalFailures)" errors="0" time="\#(junitTime(report.endTime))">"# + "\n"
+        out += suites
         out += "</testsuites>\n"
         return out
     }
 
-    static func failingCases(_ report: AnalysisReport) -> Int {
-        report.clients.reduce(0) { sum, client in
-            sum + report.spec.rules.filter { rule in client.findings.contains { $0.rule == rule } }.count
-        }
+    /// The last thing known of a client: its last transition, finding or connection end.
+    static func clientEnd(_ client: AnalysisReport.Client, report: AnalysisReport) -> Micros {
+        var end = client.info.firstSeen
+        if let t = client.transitions.last?.t { end = max(end, t) }
+        if let t = client.findings.last?.t { end = max(end, t) }
+        for c in client.connections { end = max(end, c.endedAt ?? c.openedAt) }
+        return min(end, max(report.endTime, client.info.firstSeen))
+    }
+
+    /// Seconds with three decimals and no sign or exponent, as the schema's time pattern wants.
+    static func junitTime(_ t: Micros) -> String {
+        seconds(max(0, t))
     }
 
     static func describe(_ f: Finding) -> String {

@@ -17,6 +17,8 @@ public enum LiveLine {
             return line
         case .fault(let mark):
             return "\(seconds(mark.t)) s  \(mark.client)  fault injected: \(mark.rule) (\(mark.detail))"
+        case .undetermined(let u):
+            return "\(seconds(u.t)) s  \(u.client) conn \(u.conn)  UNDETERMINED \(u.rule): \(u.message)"
         case .connection, .connectionEnded:
             return nil
         }

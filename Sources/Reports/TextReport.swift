@@ -1,7 +1,11 @@
 import Capture
 import Lifecycle
 
-/// Plain text: the grouping, a timeline per client, then the findings, then one summary line.
+/// Plain text, grouped by client: the capture and grouping, a summary (findings by rule,
+/// faults fired), then per client its timeline, its findings (identical ones folded with a
+/// count, `×8`) and its undetermined checks; the rules not checked; and one summary line
+/// last, for scripts. Times are seconds since the capture's start, with the wall-clock time
+/// of day beside them when the capture header gives its start.
 public enum TextReport {
     public static func render(_ report: AnalysisReport) -> String {
         var all = ""
@@ -13,8 +17,10 @@ public enum TextReport {
     public static func render(_ report: AnalysisReport, emit: (String) -> Void) {
         var out = "faultline analyze: spec \(report.spec.name), input \(report.inputs.joined(separator: ", "))"
         if let prefix = report.prefix { out += ", prefix \(prefix)" }
+        if let start = report.startedAt, let iso = WallClock.iso(start, plus: 0) { out += "\ncapture started \(iso)" }
         out += "\ngrouping: \(report.grouping)\n"
         for warning in report.warnings { out += "warning: \(warning)\n" }
+        out += "\n" + summary(report)
         for client in report.clients {
             out += "\n\(client.info.id)  key \(client.info.key)  connections: \(client.connectionIDs.map(String.init).joined(separator: ", "))"
             if client.omitted.connections > 0 { out += " (and \(client.omitted.connections) more)" }
@@ -23,34 +29,104 @@ public enum TextReport {
             var lines: [(Micros, Int, String)] = []
             for (i, t) in client.transitions.enumerated() {
                 let conn = t.conn.map { "conn \($0)" } ?? ""
-                lines.append((t.t, i, "  \(time(t.t))  \(pad(conn, 8))  \(t.from.map { "\($0) -> " } ?? "")\(t.to)  (\(t.cause))"))
+                lines.append((t.t, i, "  \(stamp(t.t, report))  \(pad(conn, 8))  \(t.from.map { "\($0) -> " } ?? "")\(t.to)  (\(t.cause))"))
             }
             for f in client.faults {
-                lines.append((f.t, 1_000_000, "  \(time(f.t))  \(pad(f.conn.map { "conn \($0)" } ?? "", 8))  fault injected: \(f.rule) (\(f.detail))"))
+                lines.append((f.t, 1_000_000, "  \(stamp(f.t, report))  \(pad(f.conn.map { "conn \($0)" } ?? "", 8))  fault injected: \(f.rule) (\(f.detail))"))
             }
             for f in client.findings {
-                lines.append((f.t, 2_000_000, "  \(time(f.t))  \(pad("conn \(f.conn)", 8))  ! \(f.rule)"))
+                lines.append((f.t, 2_000_000, "  \(stamp(f.t, report))  \(pad("conn \(f.conn)", 8))  ! \(f.rule)"))
+            }
+            for u in client.undetermined {
+                lines.append((u.t, 3_000_000, "  \(stamp(u.t, report))  \(pad("conn \(u.conn)", 8))  ? \(u.rule) undetermined"))
             }
             for line in lines.sorted(by: { ($0.0, $0.1) < ($1.0, $1.1) }) { out += line.2 + "\n" }
-            if out.utf8.count >= 1 << 16 { emit(out); out = "" }
-        }
-        out += "\nfindings:\n"
-        if report.findings.isEmpty { out += "  none\n" }
-        for f in report.findings {
-            out += "  \(pad(f.severity.rawValue, 7)) \(f.rule)  \(f.client) conn \(f.conn) at \(seconds(f.t)) s: \(f.message)"
-            if f.party == .server { out += " [server]" }
-            if let fault = f.causedByFault { out += " (caused by injected fault \(fault))" }
-            out += "\n"
-            for e in f.evidence {
-                out += "      conn \(e.conn) \(seconds(e.t)) s \(e.from?.rawValue ?? "-"): \(e.summary)\n"
+            out += findings(client, report)
+            if !client.undetermined.isEmpty {
+                out += "  undetermined (the capture ended before these checks could be decided; not a pass):\n"
+                for u in client.undetermined {
+                    out += "    \(pad(u.severity.rawValue, 7)) \(u.rule)  conn \(u.conn) from \(seconds(u.t)) s to \(seconds(u.deadline)) s: \(u.message)\n"
+                }
             }
             if out.utf8.count >= 1 << 16 { emit(out); out = "" }
         }
         if report.findings.count < report.findingCount {
-            out += "  (\(report.findingCount - report.findings.count) more findings omitted: each client keeps its first and last ones)\n"
+            out += "\n(\(report.findingCount - report.findings.count) more findings omitted: each client keeps its first and last ones)\n"
+        }
+        if !report.unchecked.isEmpty {
+            out += "\nnot checked:\n"
+            for r in report.unchecked { out += "  \(r.rule): \(r.reason)\n" }
         }
         out += "\nsummary: \(report.summaryLine)\n"
         emit(out)
+    }
+
+    /// The totals, then one line per (rule, severity) with its count and clients, and the
+    /// faults fired.
+    static func summary(_ report: AnalysisReport) -> String {
+        var out = "summary: \(report.summaryLine)\n"
+        var rows: [(rule: String, severity: Severity, count: Int, clients: [String])] = []
+        for f in report.findings {
+            if let i = rows.firstIndex(where: { $0.rule == f.rule && $0.severity == f.severity }) {
+                rows[i].count += 1
+                if !rows[i].clients.contains(f.client) { rows[i].clients.append(f.client) }
+            } else {
+                rows.append((f.rule, f.severity, 1, [f.client]))
+            }
+        }
+        for u in report.undetermined {
+            let rule = u.rule + " (undetermined)"
+            if let i = rows.firstIndex(where: { $0.rule == rule }) {
+                rows[i].count += 1
+                if !rows[i].clients.contains(u.client) { rows[i].clients.append(u.client) }
+            } else {
+                rows.append((rule, u.severity, 1, [u.client]))
+            }
+        }
+        let width = rows.map(\.rule.count).max() ?? 0
+        for row in rows {
+            out += "  \(pad(row.severity.rawValue, 7)) \(pad(row.rule, width))  ×\(row.count)  \(clientList(row.clients))\n"
+        }
+        var faults: [(rule: String, count: Int)] = []
+        for client in report.clients {
+            for mark in client.faults {
+                if let i = faults.firstIndex(where: { $0.rule == mark.rule }) { faults[i].count += 1 } else { faults.append((mark.rule, 1)) }
+            }
+        }
+        if !faults.isEmpty {
+            out += "  faults fired: " + faults.map { "\($0.rule) ×\($0.count)" }.joined(separator: "; ") + "\n"
+        }
+        return out
+    }
+
+    static func clientList(_ ids: [String]) -> String {
+        ids.count <= 6 ? ids.joined(separator: ", ") : ids.prefix(5).joined(separator: ", ") + " and \(ids.count - 5) more"
+    }
+
+    /// A client's findings, identical ones (rule, severity, message, fault) folded into one
+    /// entry with a count and the list of where they happened.
+    static func findings(_ client: AnalysisReport.Client, _ report: AnalysisReport) -> String {
+        guard !client.findings.isEmpty else { return "  findings: none\n" }
+        var out = "  findings:\n"
+        for group in FindingGroup.make(client.findings) {
+            let f = client.findings[group.indices[0]]
+            let count = group.indices.count
+            out += "    \(pad(f.severity.rawValue, 7)) \(f.rule)\(count > 1 ? " ×\(count)" : "")  "
+            out += "conn \(f.conn) at \(seconds(f.t)) s"
+            if let start = report.startedAt, let clock = WallClock.timeOfDay(start, plus: f.t) { out += " (\(clock))" }
+            out += ": \(f.message)"
+            if f.party == .server { out += " [server]" }
+            if let fault = f.causedByFault { out += " (caused by injected fault \(fault))" }
+            out += "\n"
+            if count > 1 {
+                let places = group.indices.dropFirst().prefix(8).map { "conn \(client.findings[$0].conn) at \(seconds(client.findings[$0].t)) s" }
+                out += "        also: " + places.joined(separator: ", ") + (count - 1 > 8 ? " and \(count - 9) more" : "") + "\n"
+            }
+            for e in f.evidence {
+                out += "        conn \(e.conn) \(seconds(e.t)) s \(e.from?.rawValue ?? "-"): \(e.summary)\n"
+            }
+        }
+        return out
     }
 
     /// "omitted from the middle: 812 transitions, 203 connections", or nil if nothing was.
@@ -59,6 +135,12 @@ public enum TextReport {
         let parts = [(o.transitions, "transitions"), (o.connections, "connections"), (o.faults, "faults"), (o.findings, "findings")]
             .filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }
         return "omitted from the middle of this client's history: " + parts.joined(separator: ", ")
+    }
+
+    /// The time column: right-aligned seconds, and the time of day when known.
+    static func stamp(_ t: Micros, _ report: AnalysisReport) -> String {
+        guard let start = report.startedAt, let clock = WallClock.timeOfDay(start, plus: t) else { return time(t) }
+        return time(t) + "  " + clock
     }
 
     /// A right-aligned "12.345 s" column, so the timeline's times line up.

@@ -16,7 +16,9 @@ enum AnalyzeCommand: Command {
             its first bytes. Connections are grouped into clients, each client's state timeline
             is rebuilt and checked against the spec's rules (docs/spec-format.md). Several
             inputs are analysed separately into one report, client ids prefixed by input number.
-            Exit status: 0 no error finding, 1 error findings, 2 unusable input or command line.
+            Exit status: 0 no finding at or above --fail-on (error by default), 1 such findings,
+            2 unusable input or command line. Checks that the capture ended too early to decide
+            are reported as undetermined; they never change the exit status.
             """,
         arguments: [ArgumentSpec("input", help: "Captures to analyse, or '-' for standard input.", variadic: true)],
         options: [
@@ -24,6 +26,9 @@ enum AnalyzeCommand: Command {
                        help: "Lifecycle spec: bird, agora-rtm, agora-rtm-stream, or a JSON spec file.", default: "bird"),
             OptionSpec("format", value: "format", help: "Report format.", default: "text",
                        choices: ReportFormat.allCases.map(\.rawValue)),
+            OptionSpec("fail-on", value: "severity",
+                       help: "Least severe finding that makes the exit status 1: error, warning, or never.",
+                       default: "error", choices: FailOn.allCases.map(\.rawValue)),
             OptionSpec("output", value: "file", help: "Write the report to FILE instead of standard output (default: stdout)."),
             OptionSpec("app-secret", value: "secret", help: "App secret: verify HMAC auth and sign-in signatures (default: not checked)."),
             OptionSpec("client-key", value: "key",
@@ -42,6 +47,7 @@ enum AnalyzeCommand: Command {
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let command = arguments.command
         let format = ReportFormat(rawValue: arguments.value("format") ?? "text") ?? .text
+        let failOn = FailOn(rawValue: arguments.value("fail-on") ?? "error") ?? .error
         var spec: LifecycleSpec
         do {
             spec = try SpecLoader.load(arguments.value("spec") ?? "bird")
@@ -61,6 +67,7 @@ enum AnalyzeCommand: Command {
         var warnings: [String] = []
         var prefix: String?
         var end: Micros = 0
+        var startedAt: Int64?
         for (i, path) in inputs.enumerated() {
             var source = try InputSources.open(path, options: .init(filter: arguments.value("filter")))
             var analyzer = LiveAnalyzer(options: AnalyzerOptions(
@@ -74,10 +81,14 @@ enum AnalyzeCommand: Command {
             builder.add(analyzer.finish(at: last))
             end = max(end, last)
             prefix = prefix ?? analyzer.prefix
+            // The first input's wall-clock start: with several, times stay relative to their own.
+            if i == 0, source.header.startedAt > 0 { startedAt = source.header.startedAt }
             warnings += source.warnings.map { inputs.count > 1 ? "\(path): \($0)" : $0 }
         }
         let report = builder.build(spec: spec, inputs: inputs, grouping: clientKey.description, prefix: prefix,
-                                   warnings: warnings, endTime: end)
+                                   warnings: warnings, endTime: end,
+                                   unchecked: RuleRegistry.unchecked(spec: spec, appSecret: arguments.value("app-secret")),
+                                   failOn: failOn, startedAt: inputs.count == 1 ? startedAt : nil)
         if let output = arguments.value("output") {
             guard write(report, as: format, toFile: output) else {
                 throw UsageError("\(command): --output: cannot write '\(output)'")

@@ -96,7 +96,9 @@ enum DemoCommand: Command {
         }
         builder.add(analyzer.finish(at: last))
         return builder.build(spec: spec, inputs: [path], grouping: ClientKeyMode.standard.description,
-                             prefix: analyzer.prefix, warnings: source.warnings, endTime: last)
+                             prefix: analyzer.prefix, warnings: source.warnings, endTime: last,
+                             unchecked: RuleRegistry.unchecked(spec: spec, appSecret: nil),
+                             startedAt: source.header.startedAt > 0 ? source.header.startedAt : nil)
     }
 
     /// ./faultline-demo-20261129-221500 (UTC), made unique if it exists.

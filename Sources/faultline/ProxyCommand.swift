@@ -3,6 +3,7 @@ import ControlAPI
 import Faults
 import Glibc
 import Lifecycle
+import Reports
 import Transport
 
 /// `faultline proxy`: the recording, fault-injecting WebSocket proxy. This file turns flags
@@ -16,7 +17,8 @@ enum ProxyCommand: Command {
             Listens on --listen, forwards each client's WebSocket upgrade to --upstream and
             relays frames both ways one by one, unchanged (client frames re-masked), recording
             every upgrade, frame, close and TCP end to --record. Prints 'listening on HOST:PORT'
-            once ready. SIGINT or SIGTERM stops accepting, completes the capture and exits 0.
+            once ready. SIGINT or SIGTERM stops accepting, completes the capture and exits 0
+            (1 with --fail-on error|warning when the live check saw such a finding).
 
             Fault rules (--fault, repeatable, or --faults FILE with one rule a line):
             \(FaultRegistry.helpLines.joined(separator: "\n"))
@@ -42,6 +44,9 @@ enum ProxyCommand: Command {
             OptionSpec("live", help: "Print connection lifecycle events on standard error."),
             OptionSpec("spec", value: "name|file",
                        help: "Check lifecycles live against a spec: bird, agora-rtm, agora-rtm-stream or a file; findings on stderr (with --live also state changes; default: bird with --live)."),
+            OptionSpec("fail-on", value: "severity",
+                       help: "With --spec or --live: exit 1 at shutdown if a finding this severe or worse was seen (error, warning); never keeps exit 0.",
+                       default: "never", choices: FailOn.allCases.map(\.rawValue)),
             OptionSpec("verbose", short: "v", help: "Also print a debug line for every frame and note."),
         ] + ProxyControl.options)
 
@@ -91,7 +96,8 @@ enum ProxyCommand: Command {
         server.stop()
         analysis?.finish(at: server.now)
         loop.close()
-        return ExitStatus.success
+        let failOn = FailOn(rawValue: arguments.value("fail-on") ?? "never") ?? .never
+        return analysis?.exitStatus(failOn: failOn) == 1 ? ExitStatus.failure : ExitStatus.success
     }
 
     /// Every flag checked and combined; the first unusable one is a `UsageError` naming it.

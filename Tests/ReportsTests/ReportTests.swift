@@ -56,17 +56,65 @@ func sampleReport() throws -> AnalysisReport {
         #expect(report.exitStatus == 1)
     }
 
-    @Test func textHasTimelinesThenFindingsThenSummary() throws {
+    @Test func textIsGroupedByClientWithASummaryFirstAndLast() throws {
         let text = TextReport.render(try sampleReport())
         let grouping = try #require(text.range(of: "grouping: source IP"))
-        let timeline = try #require(text.range(of: "client-1  key 10.0.0.1 | ua <&> | /app/k?protocol=7  connections: 1, 3, 4"))
-        let findings = try #require(text.range(of: "\nfindings:\n"))
-        #expect(grouping.lowerBound < timeline.lowerBound && timeline.lowerBound < findings.lowerBound)
+        let summary = try #require(text.range(of: "\nsummary: 2 clients, 4 connections: 2 errors, 0 warnings\n  error   backoff.bound   ×1  client-1\n  error   failed.retried  ×1  client-1\n  faults fired: close:4009 ×1\n"))
+        let client1 = try #require(text.range(of: "client-1  key 10.0.0.1 | ua <&> | /app/k?protocol=7  connections: 1, 3, 4"))
+        let finding = try #require(text.range(of: "    error   backoff.bound  conn 3 at 14.200 s: delay 4.20 s > bound 1.00 s for attempt 1"))
+        let client2 = try #require(text.range(of: "client-2  key 10.0.0.2"))
+        #expect(grouping.lowerBound < summary.lowerBound && summary.lowerBound < client1.lowerBound)
+        #expect(client1.lowerBound < finding.lowerBound && finding.lowerBound < client2.lowerBound)
         #expect(text.contains("connecting -> connected  (handshake socket_id 1.1)"))
-        #expect(text.contains("error   backoff.bound  client-1 conn 3 at 14.200 s: delay 4.20 s > bound 1.00 s for attempt 1"))
         #expect(text.contains("(caused by injected fault close:4009)"))
+        #expect(text.contains("client-2  key 10.0.0.2 | ua <&> | /app/k?protocol=7  connections: 2\n"))
         let lines = text.split(separator: "\n")
         #expect(lines.last == "summary: 2 clients, 4 connections: 2 errors, 0 warnings")
+    }
+
+    @Test func identicalFindingsAreFoldedInText() throws {
+        let spec = try SpecLoader.load("bird")
+        var builder = ReportBuilder()
+        builder.add(.client(ClientInfo(id: "client-1", key: "k", firstSeen: 0)))
+        for i in 0..<8 {
+            builder.add(.finding(Finding(rule: "channels.stale-auth", severity: .error, party: .client, client: "client-1",
+                                         conn: 5 + i, t: Micros(i + 1) * 1_000_000,
+                                         message: "subscribe private-chat reuses the auth sent on connection 5", evidence: [])))
+        }
+        let text = TextReport.render(builder.build(spec: spec, inputs: ["x"], grouping: "g", prefix: nil))
+        #expect(text.contains("    error   channels.stale-auth ×8  conn 5 at 1.000 s: subscribe private-chat reuses the auth sent on connection 5\n"))
+        #expect(text.contains("        also: conn 6 at 2.000 s, conn 7 at 3.000 s, conn 8 at 4.000 s, conn 9 at 5.000 s, conn 10 at 6.000 s, conn 11 at 7.000 s, conn 12 at 8.000 s\n"))
+        #expect(text.components(separatedBy: "channels.stale-auth ×8").count - 1 == 1)
+        #expect(text.contains("  error   channels.stale-auth  ×8  client-1\n"))
+    }
+
+    @Test func absoluteTimesSitBesideRelativeOnesInTextAndJSON() throws {
+        var report = try sampleReport()
+        report.startedAt = 1_764_455_426_983_000  // 2025-11-29T22:30:26.983Z
+        let text = TextReport.render(report)
+        #expect(text.contains("capture started 2025-11-29T22:30:26.983Z\n"))
+        #expect(text.contains("     14.200 s  22:30:41.183  conn 3    unavailable -> connecting  (tcp open)"))
+        #expect(text.contains("conn 3 at 14.200 s (22:30:41.183): delay 4.20 s"))
+        let json = try JSONParser.parse(JSONReport.render(report))
+        #expect(json["started_at"]?.stringValue == "2025-11-29T22:30:26.983Z")
+        #expect(json["findings"]?.arrayValue?.first?["at"]?.stringValue == "2025-11-29T22:30:41.183Z")
+        #expect(json["findings"]?.arrayValue?.first?["t"]?.doubleValue == 14.2)
+        #expect(json["transitions"]?.arrayValue?.first?["at"]?.stringValue == "2025-11-29T22:30:26.983Z")
+        #expect(json["clients"]?.arrayValue?.first?["faults"]?.arrayValue?.first?["at"]?.stringValue == "2025-11-29T22:30:46.983Z")
+        // Without a known start the fields are null, never a made-up date.
+        let plain = try JSONParser.parse(JSONReport.render(try sampleReport()))
+        #expect(plain["started_at"] == .null)
+        #expect(plain["findings"]?.arrayValue?.first?["at"] == .null)
+    }
+
+    @Test func wallClockHandlesLeapYearsAndRefusesOverflow() {
+        #expect(WallClock.iso(0, plus: 0) == "1970-01-01T00:00:00.000Z")
+        #expect(WallClock.iso(951_782_400_000_000, plus: 1_500) == "2000-02-29T00:00:00.001Z")
+        #expect(WallClock.iso(4_107_542_399_000_000, plus: 999_999) == "2100-02-28T23:59:59.999Z")
+        #expect(WallClock.timestamp(1_764_455_426_983_000, plus: 0) == "2025-11-29T22:30:26")
+        #expect(WallClock.iso(Int64.max, plus: 1) == nil)
+        #expect(WallClock.iso(-5, plus: 0) == nil)
+        #expect(WallClock.iso(253_402_300_800_000_000, plus: 0) == nil)
     }
 
     @Test func jsonParsesWithTheDocumentedSchema() throws {
@@ -121,14 +169,13 @@ func sampleReport() throws -> AnalysisReport {
         #expect(html.hasPrefix("<!DOCTYPE html>"))
         #expect(html.components(separatedBy: "<svg ").count - 1 == report.clients.count)
         for client in report.clients { #expect(html.contains("id=\"lane-\(client.info.id)\"")) }
-        for n in 1...report.findings.count {
-            #expect(html.contains("id=\"finding-\(n)\""))
-            #expect(html.contains("href=\"#marker-\(n)\""))
-            #expect(html.contains("id=\"marker-\(n)\""))
-            #expect(html.contains("href=\"#finding-\(n)\""))
-        }
+        // Findings are numbered per client; markers link to their entry.
+        #expect(html.contains("id=\"f-lane-client-1-1\""))
+        #expect(html.contains("id=\"f-lane-client-1-2\""))
+        #expect(html.components(separatedBy: "href=\"#f-lane-client-1-").count - 1 == 2)
         #expect(html.contains("ua &lt;&amp;&gt;"))
-        #expect(!html.contains("<script") && !html.contains("<link") && !html.contains("src="))
+        // Self-contained: an inline script and style, nothing loaded.
+        #expect(!html.contains("<link") && !html.contains(" src=") && !html.contains("https:"))
         #expect(html.contains(">4009</text>"))  // the close code marker
         #expect(html.contains("fault close:4009"))
     }
@@ -163,7 +210,7 @@ final class XMLCollector: NSObject, XMLParserDelegate {
 }
 
 @Suite struct JUnitWarningTests {
-    @Test func warningsAreFailuresOfTypeWarning() throws {
+    @Test func warningsFailOnlyUnderFailOnWarning() throws {
         let spec = try SpecLoader.load("bird")
         var builder = ReportBuilder()
         builder.add(.client(ClientInfo(id: "client-1", key: "k", firstSeen: 0)))
@@ -171,28 +218,32 @@ final class XMLCollector: NSObject, XMLParserDelegate {
                                      conn: 1, t: 5, message: "all 8 delays are 0.50 of their bound: no jitter", evidence: [])))
         let report = builder.build(spec: spec, inputs: ["x"], grouping: "g", prefix: nil)
         #expect(report.exitStatus == 0)
-        let xml = JUnitReport.render(report)
-        let collector = XMLCollector()
-        let parser = XMLParser(data: Data(xml.utf8))
-        parser.delegate = collector
-        #expect(parser.parse())
-        #expect(collector.failures == ["client-1/backoff.jitter"])
+        let lenient = try JUnitCases(JUnitReport.render(report))
+        #expect(lenient.failures.isEmpty)
+        #expect(lenient.output["client-1/backoff.jitter"]?.contains("all 8 delays are 0.50 of their bound") == true)
+
+        let strictReport = builder.build(spec: spec, inputs: ["x"], grouping: "g", prefix: nil, failOn: .warning)
+        #expect(strictReport.exitStatus == 1)
+        let xml = JUnitReport.render(strictReport)
+        #expect(try JUnitCases(xml).failures == ["client-1/backoff.jitter"])
         #expect(xml.contains(#"<failure type="warning" message="all 8 delays are 0.50 of their bound: no jitter">"#))
     }
 }
 
 @Suite struct HTMLNumberingTests {
-    @Test func identicalFindingsGetTheirOwnAnchors() throws {
+    @Test func identicalFindingsAreGroupedWithACountAndEachMarkerLinksToTheGroup() throws {
         let spec = try SpecLoader.load("bird")
         var builder = ReportBuilder()
         builder.add(.client(ClientInfo(id: "client-1", key: "k", firstSeen: 0)))
         let f = Finding(rule: "trigger.unsubscribed", severity: .error, party: .client, client: "client-1",
                         conn: 1, t: 5, message: "m", evidence: [])
-        builder.add([.finding(f), .finding(f)])
+        var other = f
+        other.message = "n"
+        builder.add([.finding(f), .finding(f), .finding(other)])
         let html = HTMLReport.render(builder.build(spec: spec, inputs: ["x"], grouping: "g", prefix: nil))
-        for n in [1, 2] {
-            #expect(html.components(separatedBy: "id=\"finding-\(n)\"").count == 2)
-            #expect(html.components(separatedBy: "id=\"marker-\(n)\"").count == 2)
-        }
+        #expect(html.components(separatedBy: "<li class=\"finding\"").count - 1 == 2)
+        #expect(html.contains("<span class=\"count\">×2</span>"))
+        #expect(html.components(separatedBy: "href=\"#f-lane-client-1-1\"").count - 1 == 2)
+        #expect(html.components(separatedBy: "href=\"#f-lane-client-1-2\"").count - 1 == 1)
     }
 }

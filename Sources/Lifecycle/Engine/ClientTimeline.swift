@@ -274,6 +274,7 @@ struct ClientTimeline {
         let context = self.context
         for i in rules.indices { findings += rules[i].finish(at: now, context) }
         var events = attribute(findings)
+        for rule in rules { events += rule.undetermined(at: now, context).map { .undetermined($0) } }
         for (_, var summary) in summaries.sorted(by: { $0.key < $1.key }) {
             summary.endedAt = now
             if summary.end == nil { summary.end = "capture end" }

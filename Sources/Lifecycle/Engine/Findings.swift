@@ -136,4 +136,6 @@ public enum AnalysisEvent: Sendable, Hashable {
     /// A connection ended (or the capture did): its bar for the timeline.
     case connectionEnded(ConnectionSummary)
     case fault(FaultMark)
+    /// At the end of the input: a check still open, neither passed nor failed.
+    case undetermined(Undetermined)
 }

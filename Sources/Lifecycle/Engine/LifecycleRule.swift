@@ -35,6 +35,11 @@ public protocol LifecycleRule: Sendable {
     func quietUntil(_ context: RuleContext) -> Micros
     /// The input ended at `now`.
     mutating func finish(at now: Micros, _ context: RuleContext) -> [Finding]
+    /// After `finish`: the checks this rule had opened and could not decide before the input
+    /// ended (a window still open). Default: none.
+    func undetermined(at now: Micros, _ context: RuleContext) -> [Undetermined]
+    /// Why this rule is not checked at all with these options (nil: it is). Default: nil.
+    static func notChecked(appSecret: String?) -> String?
 }
 
 extension LifecycleRule {
@@ -44,6 +49,15 @@ extension LifecycleRule {
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] { [] }
     public func quietUntil(_ context: RuleContext) -> Micros { Micros.min }
     public mutating func finish(at now: Micros, _ context: RuleContext) -> [Finding] { advance(to: now, context) }
+    public func undetermined(at now: Micros, _ context: RuleContext) -> [Undetermined] { [] }
+    public static func notChecked(appSecret: String?) -> String? { nil }
+
+    /// An undetermined check of this rule for the context's client.
+    public func undetermined(_ context: RuleContext, conn: ConnectionID, t: Micros, deadline: Micros,
+                             _ message: String) -> Undetermined {
+        Undetermined(rule: Self.id, severity: Self.severity, party: Self.party, client: context.client,
+                     conn: conn, t: t, deadline: deadline, message: message)
+    }
 
     /// A finding of this rule for the context's client.
     public func finding(_ context: RuleContext, conn: ConnectionID, t: Micros, _ message: String,

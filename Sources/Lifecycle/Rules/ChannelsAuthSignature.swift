@@ -9,6 +9,9 @@ public struct ChannelsAuthSignature: LifecycleRule {
     public static let summary = "auth and sign-in signatures are the HMAC for this connection's socket id (--app-secret)"
     public static let observes: StepKinds = .clientFrame
     public init(spec: LifecycleSpec) {}
+    public static func notChecked(appSecret: String?) -> String? {
+        appSecret == nil ? "needs --app-secret to verify signatures" : nil
+    }
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
         guard let secret = context.appSecret, case .frame(let frame, let event?) = step, frame.from == .client,

@@ -53,6 +53,19 @@ public struct ChannelsResubscribe: LifecycleRule {
         return deadline
     }
 
+    /// Channels still owed when the input ended, on a connection whose window had started
+    /// (it reached `connected`) but not closed: the capture ended first, or the connection
+    /// did before any later one reached `connected`.
+    public func undetermined(at now: Micros, _ context: RuleContext) -> [Undetermined] {
+        guard !owed.isEmpty, let view = context.currentConnection, let connected = view.connectedAt,
+              view.openedAt >= owedSince, checkedConn != view.conn else { return [] }
+        let deadline = connected + spec.channels.resubscribeWindow
+        let cut = view.droppedAt.map { "connection \(view.conn) ended at \(formatSeconds($0))" }
+            ?? "the capture ended at \(formatSeconds(now))"
+        return [undetermined(context, conn: view.conn, t: connected, deadline: deadline,
+                             "\(owed.keys.sorted().joined(separator: ", ")) not subscribed again yet; \(cut), before the \(formatSeconds(spec.channels.resubscribeWindow)) window after connected at \(formatSeconds(connected)) closed")]
+    }
+
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {
         guard !owed.isEmpty, let view = context.currentConnection, let connected = view.connectedAt,
               view.openedAt >= owedSince, checkedConn != view.conn else { return [] }

@@ -38,6 +38,13 @@ public struct HandshakeMissingID: LifecycleRule {
         return deadline
     }
 
+    /// A handshake without socket_id whose tolerance window was still open at the end.
+    public func undetermined(at now: Micros, _ context: RuleContext) -> [Undetermined] {
+        guard let h = pending, !reported.contains(h.conn) else { return [] }
+        return [undetermined(context, conn: h.conn, t: h.t, deadline: h.t + spec.tolerances.immediate,
+                             "the capture ended \(formatSeconds(now - h.t)) after a handshake without socket_id, within the \(formatSeconds(spec.tolerances.immediate)) allowed to close")]
+    }
+
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {
         guard let h = pending, let view = context.connections[h.conn] else { return [] }
         let deadline = h.t + spec.tolerances.immediate

@@ -33,6 +33,16 @@ public struct SigninRepeat: LifecycleRule {
         return deadline
     }
 
+    /// A sign-in still owed on the newest connection when the input ended, its window open.
+    public func undetermined(at now: Micros, _ context: RuleContext) -> [Undetermined] {
+        guard let earlier = signedInOn, let view = context.currentConnection, view.conn != earlier.conn,
+              let connected = view.connectedAt, !checked.contains(view.conn), !sentOn.contains(view.conn) else { return [] }
+        let cut = view.droppedAt.map { "connection \(view.conn) ended at \(formatSeconds($0))" }
+            ?? "the capture ended at \(formatSeconds(now))"
+        return [undetermined(context, conn: view.conn, t: connected, deadline: connected + spec.channels.resubscribeWindow,
+                             "no signin yet after signing in on connection \(earlier.conn); \(cut), before the \(formatSeconds(spec.channels.resubscribeWindow)) window after connected at \(formatSeconds(connected)) closed")]
+    }
+
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {
         guard let earlier = signedInOn, let view = context.currentConnection, view.conn != earlier.conn,
               let connected = view.connectedAt, !checked.contains(view.conn) else { return [] }

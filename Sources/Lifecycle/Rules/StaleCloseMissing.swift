@@ -15,6 +15,7 @@ public struct StaleCloseMissing: UnansweredPingRule {
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] { [] }
     public func quietUntil(_ context: RuleContext) -> Micros { quietUntilDeadline(context) }
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] { reportIfOverdue(at: now, context) }
+    public func undetermined(at now: Micros, _ context: RuleContext) -> [Undetermined] { openPing(at: now, context) }
 
     func deadline(after ping: Evidence, in view: ConnectionView, stale: LifecycleSpec.StaleSpec) -> Micros? {
         let unansweredUntil = ping.t + stale.pongTimeout

@@ -29,6 +29,13 @@ extension UnansweredPingRule {
 
     func quietUntilDeadline(_ context: RuleContext) -> Micros { watched(context)?.deadline ?? Micros.max }
 
+    /// The watched ping whose deadline had not passed when the input ended at `now`.
+    func openPing(at now: Micros, _ context: RuleContext) -> [Undetermined] {
+        guard let (view, ping, deadline) = watched(context), now <= deadline else { return [] }
+        return [undetermined(context, conn: view.conn, t: ping.t, deadline: deadline,
+                             "ping at \(formatSeconds(ping.t)) not answered yet; the capture ended at \(formatSeconds(now)), before its deadline at \(formatSeconds(deadline))")]
+    }
+
     mutating func reportIfOverdue(at now: Micros, _ context: RuleContext) -> [Finding] {
         guard let stale = spec.stale, let (view, ping, deadline) = watched(context), now > deadline else { return [] }
         reportedPing = ping

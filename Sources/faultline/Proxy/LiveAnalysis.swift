@@ -20,6 +20,7 @@ final class LiveAnalysis {
     private(set) var connections = 0
     private(set) var errors = 0
     private(set) var warnings = 0
+    private(set) var undetermined = 0
     private let spec: LifecycleSpec
     /// Show transitions and new clients, not only findings and faults.
     let transitions: Bool
@@ -69,6 +70,12 @@ final class LiveAnalysis {
     var summaryLine: String {
         "\(clients) client\(clients == 1 ? "" : "s"), \(connections) connection\(connections == 1 ? "" : "s"): "
             + "\(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")"
+            + (undetermined > 0 ? ", \(undetermined) undetermined" : "")
+    }
+
+    /// The proxy's exit status under `--fail-on`: 1 when a finding at or above it was seen.
+    func exitStatus(failOn: FailOn) -> Int32 {
+        failOn.fails(errors: errors, warnings: warnings) ? 1 : 0
     }
 
     private func show(_ events: [AnalysisEvent]) {
@@ -77,6 +84,7 @@ final class LiveAnalysis {
             case .finding(let finding):
                 if finding.severity == .error { errors += 1 } else { warnings += 1 }
             case .fault: break
+            case .undetermined: undetermined += 1
             case .client:
                 clients += 1
                 if !transitions { continue }
