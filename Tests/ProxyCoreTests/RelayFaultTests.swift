@@ -27,7 +27,7 @@ import WebSocket
         var h = harness("close:4009,after=1s,reason=terminated")
         h.open()
         let schedule = try #require(h.log.last { if case .schedule = $0 { true } else { false } })
-        #expect(schedule == .schedule(id: 1, at: 1_000_000))
+        #expect(schedule == .schedule(id: 2, at: 1_000_000))   // id 1: the handshake deadline
         let fired = h.fireTimer()
         let close = try #require(try Wire.frames(fired.sent(to: .client)).first)
         #expect(close.opcode == .close && !close.isMasked)
@@ -105,7 +105,7 @@ import WebSocket
         h.open()
         let first = h.handle(.received(from: .server, bytes: Wire.fromServer(.text("1"))), at: 1_000)
         #expect(first.sent(to: .client).isEmpty)
-        #expect(first.contains(.schedule(id: 1, at: 101_000)))
+        #expect(first.contains(.schedule(id: 2, at: 101_000)))   // id 1: the handshake deadline
         h.handle(.received(from: .server, bytes: Wire.fromServer(.text("2"))), at: 2_000)
         let released = h.fireTimer()
         #expect(released.sent(to: .client) == Wire.fromServer(.text("1")))

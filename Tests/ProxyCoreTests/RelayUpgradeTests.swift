@@ -5,10 +5,11 @@ import WebSocket
 @testable import ProxyCore
 
 @Suite struct RelayUpgradeTests {
-    @Test func recordsTheOpenAtStart() {
+    @Test func recordsTheOpenAtStartAndArmsTheHandshakeDeadline() {
         let harness = Harness()
         #expect(harness.log == [.record(.open(OpenRecord(conn: 1, t: 0, client: "127.0.0.1:50000",
-                                                          server: "127.0.0.1:8080", upstream: "upstream.test:9000")))])
+                                                          server: "127.0.0.1:8080", upstream: "upstream.test:9000"))),
+                                .schedule(id: 1, at: RelayConfig.defaultHandshakeTimeout)])
     }
 
     @Test func forwardsTheRequestWithHostRewrittenAndRelaysTheResponseAsIs() throws {
