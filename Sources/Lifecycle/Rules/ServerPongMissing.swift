@@ -18,7 +18,7 @@ public struct ServerPongMissing: UnansweredPingRule {
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] { reportIfOverdue(at: now, context) }
 
     func deadline(after ping: Evidence, in view: ConnectionView, stale: LifecycleSpec.StaleSpec) -> Micros? {
-        let deadline = ping.t + stale.pongTimeout
+        let deadline = ping.t.addingSaturated(stale.pongTimeout)
         if let pong = view.pongSincePing, pong.t <= deadline { return nil }
         return deadline
     }
