@@ -1,7 +1,10 @@
+import CLI
 import Capture
 import Lifecycle
 
 /// Plain text: the grouping, a timeline per client, then the findings, then one summary line.
+/// Every line that holds text from the input (client keys from headers, causes, close
+/// reasons, event names, messages, warnings) goes through `TerminalText.escape`.
 public enum TextReport {
     public static func render(_ report: AnalysisReport) -> String {
         var all = ""
@@ -11,12 +14,12 @@ public enum TextReport {
 
     /// The same text in pieces of about 64 KiB, so a large report is never held whole.
     public static func render(_ report: AnalysisReport, emit: (String) -> Void) {
-        var out = "faultline analyze: spec \(report.spec.name), input \(report.inputs.joined(separator: ", "))"
-        if let prefix = report.prefix { out += ", prefix \(prefix)" }
-        out += "\ngrouping: \(report.grouping)\n"
-        for warning in report.warnings { out += "warning: \(warning)\n" }
+        var head = "faultline analyze: spec \(report.spec.name), input \(report.inputs.joined(separator: ", "))"
+        if let prefix = report.prefix { head += ", prefix \(prefix)" }
+        var out = TerminalText.escape(head) + "\n" + TerminalText.escape("grouping: \(report.grouping)") + "\n"
+        for warning in report.warnings { out += TerminalText.escape("warning: \(warning)") + "\n" }
         for client in report.clients {
-            out += "\n\(client.info.id)  key \(client.info.key)  connections: \(client.connectionIDs.map(String.init).joined(separator: ", "))"
+            out += "\n" + TerminalText.escape("\(client.info.id)  key \(client.info.key)  connections: \(client.connectionIDs.map(String.init).joined(separator: ", "))")
             if client.omitted.connections > 0 { out += " (and \(client.omitted.connections) more)" }
             out += "\n"
             if let note = omittedNote(client.omitted) { out += "  (\(note))\n" }
@@ -31,18 +34,18 @@ public enum TextReport {
             for f in client.findings {
                 lines.append((f.t, 2_000_000, "  \(time(f.t))  \(pad("conn \(f.conn)", 8))  ! \(f.rule)"))
             }
-            for line in lines.sorted(by: { ($0.0, $0.1) < ($1.0, $1.1) }) { out += line.2 + "\n" }
+            for line in lines.sorted(by: { ($0.0, $0.1) < ($1.0, $1.1) }) { out += TerminalText.escape(line.2) + "\n" }
             if out.utf8.count >= 1 << 16 { emit(out); out = "" }
         }
         out += "\nfindings:\n"
         if report.findings.isEmpty { out += "  none\n" }
         for f in report.findings {
-            out += "  \(pad(f.severity.rawValue, 7)) \(f.rule)  \(f.client) conn \(f.conn) at \(seconds(f.t)) s: \(f.message)"
-            if f.party == .server { out += " [server]" }
-            if let fault = f.causedByFault { out += " (caused by injected fault \(fault))" }
-            out += "\n"
+            var line = "  \(pad(f.severity.rawValue, 7)) \(f.rule)  \(f.client) conn \(f.conn) at \(seconds(f.t)) s: \(f.message)"
+            if f.party == .server { line += " [server]" }
+            if let fault = f.causedByFault { line += " (caused by injected fault \(fault))" }
+            out += TerminalText.escape(line) + "\n"
             for e in f.evidence {
-                out += "      conn \(e.conn) \(seconds(e.t)) s \(e.from?.rawValue ?? "-"): \(e.summary)\n"
+                out += TerminalText.escape("      conn \(e.conn) \(seconds(e.t)) s \(e.from?.rawValue ?? "-"): \(e.summary)") + "\n"
             }
             if out.utf8.count >= 1 << 16 { emit(out); out = "" }
         }
