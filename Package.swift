@@ -11,7 +11,7 @@ let libraries: [(name: String, dependencies: [Target.Dependency])] = [
     ("Realtime", ["JSON", "COpenSSL"]),
     ("Pcap", ["CPcap", "WebSocket", "Capture"]),
     ("Lifecycle", ["Capture", "Realtime", "JSON", "WebSocket"]),
-    ("Reports", ["Lifecycle", "JSON"]),
+    ("Reports", ["Lifecycle", "JSON", "CLI"]),
     ("Faults", ["WebSocket", "Realtime", "JSON", "Capture"]),
     ("ProxyCore", ["WebSocket", "Capture", "Faults", "Realtime", "JSON"]),
     ("Transport", ["CUV", "COpenSSL"]),

@@ -110,7 +110,8 @@ public struct CommandLineTool {
 
     private func usageError(_ message: String) -> Int32 {
         let prefix = message.hasPrefix(root.name) ? "" : "\(root.name): "
-        Console.err(prefix + message + "\n")
+        // Messages quote input (record types, file names, header values): escaped.
+        Console.err(TerminalText.escape(prefix + message) + "\n")
         return ExitStatus.usage
     }
 }

@@ -28,6 +28,14 @@ enum DirectRecordDecoder {
     }
 }
 
+extension RecordCoding {
+    /// The direct decoder's answer alone (nil: "not sure"), for the differential fuzz
+    /// target, which checks it against `decode` on every line it makes up.
+    public static func decodeDirectly(_ line: UnsafeBufferPointer<UInt8>) -> CaptureRecord? {
+        DirectRecordDecoder.decode(line)
+    }
+}
+
 /// The keys the direct path knows, one bit each in `Members.seen`.
 enum DirectKey: Int, CaseIterable {
     case type, conn, t, from, op, fin, rsv1, rsv2, rsv3, masked, len, compressed, action, delayUS
@@ -117,6 +125,13 @@ struct Members {
         }
     }
 
+    /// The key's value when it is an integer within the record time range (`RecordTime`);
+    /// nil otherwise (absent too): the tree-based decoder says what is wrong.
+    func time(_ key: DirectKey) -> Int64? {
+        guard case .integer(let t) = values[key.rawValue], RecordTime.isValid(t) else { return nil }
+        return t
+    }
+
     /// The key's value when it is absent (the default) or a boolean; nil for another type.
     func bool(_ key: DirectKey, default value: Bool) -> Bool? {
         switch values[key.rawValue] {
@@ -150,8 +165,9 @@ struct Members {
 
     func frame(isClose: Bool, in line: UnsafeBufferPointer<UInt8>) -> FrameRecord? {
         guard seen & ~(isClose ? DirectKey.closeKeys : DirectKey.frameKeys) == 0,
-              let conn = integer(.conn) ?? nil, let t = integer(.t) ?? nil, let from = side(.from, in: line),
-              let op = integer(.op), let length = integer(.len), let delay = integer(.delayUS), let code = integer(.code),
+              let conn = integer(.conn) ?? nil, let t = time(.t), let from = side(.from, in: line),
+              let op = integer(.op), let length = integer(.len), let delay = integer(.delayUS),
+              delay.map({ $0 >= 0 && $0 < RecordTime.limit }) ?? true, let code = integer(.code),
               let fin = bool(.fin, default: true), let rsv1 = bool(.rsv1, default: false),
               let rsv2 = bool(.rsv2, default: false), let rsv3 = bool(.rsv3, default: false),
               let masked = bool(.masked, default: false), let compressed = bool(.compressed, default: false),
@@ -204,14 +220,14 @@ struct Members {
     }
 
     func open(in line: UnsafeBufferPointer<UInt8>) -> OpenRecord? {
-        guard seen & ~DirectKey.openKeys == 0, let conn = integer(.conn) ?? nil, let t = integer(.t) ?? nil,
+        guard seen & ~DirectKey.openKeys == 0, let conn = integer(.conn) ?? nil, let t = time(.t),
               let client = text(.client, in: line) ?? nil, let server = text(.server, in: line) ?? nil,
               let upstream = text(.upstream, in: line) else { return nil }
         return OpenRecord(conn: Int(conn), t: t, client: client, server: server, upstream: upstream)
     }
 
     func end(in line: UnsafeBufferPointer<UInt8>) -> EndRecord? {
-        guard seen & ~DirectKey.endKeys == 0, let conn = integer(.conn) ?? nil, let t = integer(.t) ?? nil,
+        guard seen & ~DirectKey.endKeys == 0, let conn = integer(.conn) ?? nil, let t = time(.t),
               let side = side(.side, in: line), let kindSpan = string(.kind), !kindSpan.hasEscape,
               let kind = EndKind(rawValue: MemberScanner.word(kindSpan, in: line)),
               let detail = text(.detail, in: line) else { return nil }
@@ -275,15 +291,17 @@ struct MemberScanner {
 
     /// A plain JSON integer of at most 18 digits (so it cannot overflow); a fraction, an
     /// exponent or a longer number gives nil (the tree-based decoder has rules for those).
+    /// The digit count is checked before a digit is added: checked after, the 19th digit
+    /// of `9999999999999999999` overflowed `value * 10` and trapped.
     private mutating func scanInteger() -> Int64? {
         var negative = false
         if b[i] == UInt8(ascii: "-") { negative = true; i += 1 }
         let start = i
         var value: Int64 = 0
         while i < b.count, b[i] >= UInt8(ascii: "0"), b[i] <= UInt8(ascii: "9") {
+            if i - start >= 18 { return nil }
             value = value * 10 + Int64(b[i] - UInt8(ascii: "0"))
             i += 1
-            if i - start > 18 { return nil }
         }
         let digits = i - start
         guard digits > 0, digits == 1 || b[start] != UInt8(ascii: "0") else { return nil }

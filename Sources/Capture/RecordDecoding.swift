@@ -35,15 +35,15 @@ extension RecordCoding {
             }
             return .header(CaptureHeader(
                 version: try f.int("version"), tool: try f.string("tool"),
-                startedAt: try f.int64("started_at_us"), source: try f.string("source"),
+                startedAt: try f.time("started_at_us"), source: try f.string("source"),
                 settings: try f.optionalObject("settings") ?? JSONObject()))
         case "open":
             return .open(OpenRecord(
-                conn: try f.int("conn"), t: try f.int64("t"), client: try f.string("client"),
+                conn: try f.int("conn"), t: try f.time("t"), client: try f.string("client"),
                 server: try f.string("server"), upstream: try f.optionalString("upstream")))
         case "upgrade":
             return .upgrade(UpgradeRecord(
-                conn: try f.int("conn"), t: try f.int64("t"), from: try f.side("from"),
+                conn: try f.int("conn"), t: try f.time("t"), from: try f.side("from"),
                 method: try f.optionalString("method"), target: try f.optionalString("target"),
                 status: try f.optionalInt("status"), reason: try f.optionalString("reason"),
                 headers: try f.headers("headers")))
@@ -55,18 +55,18 @@ extension RecordCoding {
                 throw RecordDecodingError("key \"kind\": unknown end kind \"\(kindName)\" (expected one of: fin, rst, error, capture-end)")
             }
             return .end(EndRecord(
-                conn: try f.int("conn"), t: try f.int64("t"), side: try f.side("side"), kind: kind,
+                conn: try f.int("conn"), t: try f.time("t"), side: try f.side("side"), kind: kind,
                 detail: try f.optionalString("detail")))
         case "fault":
             return .fault(FaultRecord(
-                conn: try f.optionalInt("conn"), t: try f.int64("t"), rule: try f.string("rule"),
+                conn: try f.optionalInt("conn"), t: try f.time("t"), rule: try f.string("rule"),
                 kind: try f.string("kind"), target: try f.optionalSide("target"), detail: try f.string("detail")))
         case "note":
             let levelName = try f.string("level")
             guard let level = NoteRecord.Level(rawValue: levelName) else {
                 throw RecordDecodingError("key \"level\": unknown level \"\(levelName)\" (expected one of: info, warning, error)")
             }
-            return .note(NoteRecord(conn: try f.optionalInt("conn"), t: try f.int64("t"), level: level,
+            return .note(NoteRecord(conn: try f.optionalInt("conn"), t: try f.time("t"), level: level,
                                     message: try f.string("message")))
         default:
             throw RecordDecodingError(
@@ -84,7 +84,7 @@ extension RecordCoding {
         for (key, value) in f.object.members where !value.isNull {
             switch key {
             case "conn": conn = try f.int(key, value)
-            case "t": t = try f.int64(key, value)
+            case "t": t = try f.time(key, value)
             case "from": from = try f.side(key, value)
             case "op": op = try f.int(key, value)
             case "fin": fin = try f.bool(key, value)
@@ -95,7 +95,7 @@ extension RecordCoding {
             case "len": length = try f.int(key, value)
             case "compressed": compressed = try f.bool(key, value)
             case "action": actionName = try f.string(key, value)
-            case "delay_us": delay = try f.int64(key, value)
+            case "delay_us": delay = try f.duration(key, value)
             case "error": error = try f.string(key, value)
             case "fault": fault = try f.string(key, value)
             case "sha256": sha256 = try f.string(key, value)
@@ -170,11 +170,37 @@ private struct Fields {
     }
 
     func int64(_ key: String, _ v: JSONValue) throws(RecordDecodingError) -> Int64 {
-        guard let i = v.intValue else { throw mismatch(key, "an integer", v) }
+        guard let i = v.intValue else {
+            if let d = v.doubleValue, d.rounded() == d {
+                throw RecordDecodingError("key \"\(key)\": \(d) is out of range (expected an integer from \(Int64.min) to \(Int64.max))")
+            }
+            throw mismatch(key, "an integer", v)
+        }
         return i
     }
 
     func int(_ key: String, _ v: JSONValue) throws(RecordDecodingError) -> Int { Int(try int64(key, v)) }
+
+    /// A record time: an integer strictly within ±`RecordTime.limit`, so that the
+    /// analyzer's arithmetic on times cannot overflow.
+    func time(_ key: String) throws(RecordDecodingError) -> Int64 { try time(key, try value(key)) }
+
+    func time(_ key: String, _ v: JSONValue) throws(RecordDecodingError) -> Int64 {
+        let t = try int64(key, v)
+        guard RecordTime.isValid(t) else {
+            throw RecordDecodingError("key \"\(key)\": \(t) is out of range (expected microseconds within ±\(RecordTime.limit))")
+        }
+        return t
+    }
+
+    /// A duration in microseconds: from 0 to below `RecordTime.limit`.
+    func duration(_ key: String, _ v: JSONValue) throws(RecordDecodingError) -> Int64 {
+        let d = try int64(key, v)
+        guard d >= 0, d < RecordTime.limit else {
+            throw RecordDecodingError("key \"\(key)\": \(d) is out of range (expected microseconds from 0 to \(RecordTime.limit - 1))")
+        }
+        return d
+    }
 
     func bool(_ key: String, _ v: JSONValue) throws(RecordDecodingError) -> Bool {
         guard let b = v.boolValue else { throw mismatch(key, "true or false", v) }

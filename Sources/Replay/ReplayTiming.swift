@@ -22,6 +22,9 @@ public struct ReplayTiming: Sendable, Hashable {
         guard let speed else { return 0 }
         var gap = max(0, recordedGap)
         if let maxGap { gap = min(gap, maxGap) }
-        return Micros((Double(gap) / speed).rounded())
+        // A slow speed on a long recorded gap can exceed 64 bits: the longest wait there is.
+        let scaled = (Double(gap) / speed).rounded()
+        guard scaled.isFinite, scaled < Double(RecordTime.limit) else { return RecordTime.limit }
+        return Micros(max(scaled, 0))
     }
 }

@@ -283,7 +283,7 @@ public enum HTMLReport {
 
     static func format1(_ d: Double) -> String {
         let v = (d * 10).rounded() / 10
-        return v == v.rounded() ? String(Int64(v)) : String(v)
+        return v == v.rounded() && abs(v) < 1e15 ? String(Int64(v)) : String(v)
     }
 }
 

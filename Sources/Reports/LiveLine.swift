@@ -1,10 +1,16 @@
+import CLI
 import Capture
 import Lifecycle
 
 /// One line per analyzer event for `faultline proxy --live`: transitions and findings as
-/// they happen, in the text report's wording. Nil for events not worth a line.
+/// they happen, in the text report's wording, control characters escaped. Nil for events
+/// not worth a line.
 public enum LiveLine {
     public static func format(_ event: AnalysisEvent) -> String? {
+        raw(event).map(TerminalText.escape)
+    }
+
+    private static func raw(_ event: AnalysisEvent) -> String? {
         switch event {
         case .client(let info):
             return "\(seconds(info.firstSeen)) s  \(info.id)  new client: \(info.key)"

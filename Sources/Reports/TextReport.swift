@@ -1,3 +1,4 @@
+import CLI
 import Capture
 import Lifecycle
 
@@ -5,7 +6,9 @@ import Lifecycle
 /// faults fired), then per client its timeline, its findings (identical ones folded with a
 /// count, `×8`) and its undetermined checks; the rules not checked; and one summary line
 /// last, for scripts. Times are seconds since the capture's start, with the wall-clock time
-/// of day beside them when the capture header gives its start.
+/// of day beside them when the capture header gives its start. Every line that holds text
+/// from the input (client keys from headers, causes, close reasons, event names, messages,
+/// warnings) goes through `TerminalText.escape`.
 public enum TextReport {
     public static func render(_ report: AnalysisReport) -> String {
         var all = ""
@@ -15,14 +18,15 @@ public enum TextReport {
 
     /// The same text in pieces of about 64 KiB, so a large report is never held whole.
     public static func render(_ report: AnalysisReport, emit: (String) -> Void) {
-        var out = "faultline analyze: spec \(report.spec.name), input \(report.inputs.joined(separator: ", "))"
-        if let prefix = report.prefix { out += ", prefix \(prefix)" }
+        var head = "faultline analyze: spec \(report.spec.name), input \(report.inputs.joined(separator: ", "))"
+        if let prefix = report.prefix { head += ", prefix \(prefix)" }
+        var out = TerminalText.escape(head)
         if let start = report.startedAt, let iso = WallClock.iso(start, plus: 0) { out += "\ncapture started \(iso)" }
-        out += "\ngrouping: \(report.grouping)\n"
-        for warning in report.warnings { out += "warning: \(warning)\n" }
+        out += "\n" + TerminalText.escape("grouping: \(report.grouping)") + "\n"
+        for warning in report.warnings { out += TerminalText.escape("warning: \(warning)") + "\n" }
         out += "\n" + summary(report)
         for client in report.clients {
-            out += "\n\(client.info.id)  key \(client.info.key)  connections: \(client.connectionIDs.map(String.init).joined(separator: ", "))"
+            out += "\n" + TerminalText.escape("\(client.info.id)  key \(client.info.key)  connections: \(client.connectionIDs.map(String.init).joined(separator: ", "))")
             if client.omitted.connections > 0 { out += " (and \(client.omitted.connections) more)" }
             out += "\n"
             if let note = omittedNote(client.omitted) { out += "  (\(note))\n" }
@@ -40,12 +44,12 @@ public enum TextReport {
             for u in client.undetermined {
                 lines.append((u.t, 3_000_000, "  \(stamp(u.t, report))  \(pad("conn \(u.conn)", 8))  ? \(u.rule) undetermined"))
             }
-            for line in lines.sorted(by: { ($0.0, $0.1) < ($1.0, $1.1) }) { out += line.2 + "\n" }
+            for line in lines.sorted(by: { ($0.0, $0.1) < ($1.0, $1.1) }) { out += TerminalText.escape(line.2) + "\n" }
             out += findings(client, report)
             if !client.undetermined.isEmpty {
                 out += "  undetermined (the capture ended before these checks could be decided; not a pass):\n"
                 for u in client.undetermined {
-                    out += "    \(pad(u.severity.rawValue, 7)) \(u.rule)  conn \(u.conn) from \(seconds(u.t)) s to \(seconds(u.deadline)) s: \(u.message)\n"
+                    out += TerminalText.escape("    \(pad(u.severity.rawValue, 7)) \(u.rule)  conn \(u.conn) from \(seconds(u.t)) s to \(seconds(u.deadline)) s: \(u.message)") + "\n"
                 }
             }
             if out.utf8.count >= 1 << 16 { emit(out); out = "" }
@@ -55,7 +59,7 @@ public enum TextReport {
         }
         if !report.unchecked.isEmpty {
             out += "\nnot checked:\n"
-            for r in report.unchecked { out += "  \(r.rule): \(r.reason)\n" }
+            for r in report.unchecked { out += TerminalText.escape("  \(r.rule): \(r.reason)") + "\n" }
         }
         out += "\nsummary: \(report.summaryLine)\n"
         emit(out)
@@ -94,7 +98,7 @@ public enum TextReport {
             }
         }
         if !faults.isEmpty {
-            out += "  faults fired: " + faults.map { "\($0.rule) ×\($0.count)" }.joined(separator: "; ") + "\n"
+            out += TerminalText.escape("  faults fired: " + faults.map { "\($0.rule) ×\($0.count)" }.joined(separator: "; ")) + "\n"
         }
         return out
     }
@@ -111,19 +115,19 @@ public enum TextReport {
         for group in FindingGroup.make(client.findings) {
             let f = client.findings[group.indices[0]]
             let count = group.indices.count
-            out += "    \(pad(f.severity.rawValue, 7)) \(f.rule)\(count > 1 ? " ×\(count)" : "")  "
-            out += "conn \(f.conn) at \(seconds(f.t)) s"
-            if let start = report.startedAt, let clock = WallClock.timeOfDay(start, plus: f.t) { out += " (\(clock))" }
-            out += ": \(f.message)"
-            if f.party == .server { out += " [server]" }
-            if let fault = f.causedByFault { out += " (caused by injected fault \(fault))" }
-            out += "\n"
+            var line = "    \(pad(f.severity.rawValue, 7)) \(f.rule)\(count > 1 ? " ×\(count)" : "")  "
+            line += "conn \(f.conn) at \(seconds(f.t)) s"
+            if let start = report.startedAt, let clock = WallClock.timeOfDay(start, plus: f.t) { line += " (\(clock))" }
+            line += ": \(f.message)"
+            if f.party == .server { line += " [server]" }
+            if let fault = f.causedByFault { line += " (caused by injected fault \(fault))" }
+            out += TerminalText.escape(line) + "\n"
             if count > 1 {
                 let places = group.indices.dropFirst().prefix(8).map { "conn \(client.findings[$0].conn) at \(seconds(client.findings[$0].t)) s" }
                 out += "        also: " + places.joined(separator: ", ") + (count - 1 > 8 ? " and \(count - 9) more" : "") + "\n"
             }
             for e in f.evidence {
-                out += "        conn \(e.conn) \(seconds(e.t)) s \(e.from?.rawValue ?? "-"): \(e.summary)\n"
+                out += TerminalText.escape("        conn \(e.conn) \(seconds(e.t)) s \(e.from?.rawValue ?? "-"): \(e.summary)") + "\n"
             }
         }
         return out

@@ -7,7 +7,18 @@ public enum SimDuration {
     public static let second: SimMicros = 1_000_000
     public static let millisecond: SimMicros = 1_000
 
-    public static func seconds(_ value: Double) -> SimMicros { SimMicros((value * 1_000_000).rounded()) }
+    /// The longest duration the simulator takes, from a flag or from a peer (about 31
+    /// years): longer values are clamped to it, so no timer arithmetic can overflow.
+    public static let maxSeconds: Double = 1e9
+
+    /// Seconds as microseconds, clamped to ±`maxSeconds` (NaN counts as 0). Total, since
+    /// the value may come from the peer: a handshake's `activity_timeout` of 1e300 once
+    /// trapped here and ended `sim client`.
+    public static func seconds(_ value: Double) -> SimMicros {
+        guard !value.isNaN else { return 0 }
+        let bounded = min(max(value, -maxSeconds), maxSeconds)
+        return SimMicros((bounded * 1_000_000).rounded())
+    }
 
     /// "0.734 s": what the state log and the tests print.
     public static func format(_ micros: SimMicros) -> String {
@@ -23,9 +34,11 @@ public enum SimDuration {
         for (suffix, scale) in units where text.hasSuffix(suffix) {
             let number = text.dropLast(suffix.count)
             // "ms" also ends in "s": only accept when what is left is a number.
-            if let value = Double(number), value >= 0, value.isFinite { return SimMicros((value * scale).rounded()) }
+            if let value = Double(number), value >= 0, value * scale <= maxSeconds * 1_000_000 {
+                return SimMicros((value * scale).rounded())
+            }
         }
-        if let value = Double(text), value >= 0, value.isFinite { return SimMicros((value * 1_000_000).rounded()) }
+        if let value = Double(text), value >= 0, value <= maxSeconds { return seconds(value) }
         return nil
     }
 }

@@ -28,7 +28,7 @@ enum ExportCommand: Command {
         var source = try InputSources.open(arguments.positionals[0])
         var exporter = try PcapExporter(path: output)
         try exporter.export(&source)
-        for warning in exporter.warnings { Console.err("faultline: warning: \(warning)\n") }
+        for warning in exporter.warnings { Console.err(TerminalText.escape("faultline: warning: \(warning)") + "\n") }
         Console.err("faultline export: wrote \(output): \(exporter.packetCount) packets, \(exporter.frameCount) frames\n")
         return ExitStatus.success
     }

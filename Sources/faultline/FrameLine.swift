@@ -106,7 +106,8 @@ enum FrameLine {
         }
     }
 
-    /// `   12.000345  #3    server->client  text   fin          31  bird:pong`
+    /// `   12.000345  #3    server->client  text   fin          31  bird:pong`, control
+    /// characters escaped (`TerminalText`).
     static func text(_ frame: FrameRecord, into output: inout BufferedOutput) {
         var line = pad(seconds(frame.t), 12, left: true)
         line += "  " + pad("#\(frame.conn)", 5)
@@ -134,8 +135,8 @@ enum FrameLine {
         if let fault = frame.fault { details.append("fault=\(fault)") }
         if let error = frame.protocolError { details.append("error: \(error)") }
         if !details.isEmpty { line += "  " + details.joined(separator: " ") }
-        line += "\n"
-        output.write(Array(line.utf8))
+        // Close reasons, event names, faults and errors come from the peer or the file.
+        output.write(Array((TerminalText.escape(line) + "\n").utf8))
     }
 
     /// Opcode names fitting six columns: "cont" for continuation, "op0xb" for reserved ones.

@@ -149,7 +149,7 @@ struct ClientTimeline {
                 view.handshakeMissingID = event.socketID == nil
                 if let stale = spec.stale {
                     view.activityTimeout = stale.handshakeOverrides
-                        ? event.activityTimeout.map { micros(seconds: $0) } ?? stale.activityTimeout : stale.activityTimeout
+                        ? event.activityTimeout.flatMap(handshakeActivityTimeout(seconds:)) ?? stale.activityTimeout : stale.activityTimeout
                 }
                 views[record.conn] = view
                 events += run(.handshake(Handshake(conn: record.conn, t: record.t, socketID: event.socketID,

@@ -13,7 +13,7 @@ public struct AgoraStreamGiveUp: LifecycleRule {
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
         guard case .attempt(let attempt) = step, let limit = spec.backoff.giveUpAfter,
               let start = attempt.interruptedAt, let drop = attempt.previousDrop, drop.action != .fail,
-              attempt.t - start > limit + spec.tolerances.timing else { return [] }
+              attempt.t.subtractingSaturated(start) > limit.addingSaturated(spec.tolerances.timing) else { return [] }
         return [finding(context, conn: attempt.conn, t: attempt.t,
                         "attempt \(formatSeconds(attempt.t - start)) after the interruption > give-up \(formatSeconds(limit))",
                         evidence: [drop.evidence, attempt.evidence])]

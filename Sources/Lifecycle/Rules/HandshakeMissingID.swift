@@ -32,7 +32,7 @@ public struct HandshakeMissingID: LifecycleRule {
 
     public func quietUntil(_ context: RuleContext) -> Micros {
         guard let h = pending, let view = context.connections[h.conn] else { return Micros.max }
-        let deadline = h.t + spec.tolerances.immediate
+        let deadline = h.t.addingSaturated(spec.tolerances.immediate)
         // `advance` clears `pending` at once when the close came in time, whatever the time.
         if let closed = view.clientClose?.t ?? view.droppedAt, closed <= deadline { return Micros.min }
         return deadline
@@ -47,7 +47,7 @@ public struct HandshakeMissingID: LifecycleRule {
 
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {
         guard let h = pending, let view = context.connections[h.conn] else { return [] }
-        let deadline = h.t + spec.tolerances.immediate
+        let deadline = h.t.addingSaturated(spec.tolerances.immediate)
         if let closed = view.clientClose?.t ?? view.droppedAt, closed <= deadline { pending = nil; return [] }
         guard now > deadline else { return [] }
         pending = nil

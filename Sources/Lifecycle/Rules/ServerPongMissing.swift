@@ -19,7 +19,7 @@ public struct ServerPongMissing: UnansweredPingRule {
     public func undetermined(at now: Micros, _ context: RuleContext) -> [Undetermined] { openPing(at: now, context) }
 
     func deadline(after ping: Evidence, in view: ConnectionView, stale: LifecycleSpec.StaleSpec) -> Micros? {
-        let deadline = ping.t + stale.pongTimeout
+        let deadline = ping.t.addingSaturated(stale.pongTimeout)
         if let pong = view.pongSincePing, pong.t <= deadline { return nil }
         return deadline
     }

@@ -13,9 +13,9 @@ public struct StaleCloseCode: LifecycleRule {
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
         guard let stale = spec.stale, case .drop(let drop) = step, drop.closedBy == .client,
               let code = drop.closeCode, let view = context.connections[drop.conn], let ping = view.lastPing else { return [] }
-        let unansweredUntil = ping.t + stale.pongTimeout
+        let unansweredUntil = ping.t.addingSaturated(stale.pongTimeout)
         if let answer = view.receivedSincePing, answer.t <= unansweredUntil { return [] }
-        guard drop.t >= unansweredUntil - spec.tolerances.timing, !stale.closeBand.contains(code) else { return [] }
+        guard drop.t >= unansweredUntil.subtractingSaturated(spec.tolerances.timing), !stale.closeBand.contains(code) else { return [] }
         return [finding(context, conn: drop.conn, t: drop.t,
                         "stale close used code \(code), expected \(stale.closeBand.from)-\(stale.closeBand.to)",
                         evidence: [ping, drop.evidence])]

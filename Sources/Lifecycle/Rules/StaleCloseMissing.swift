@@ -18,9 +18,9 @@ public struct StaleCloseMissing: UnansweredPingRule {
     public func undetermined(at now: Micros, _ context: RuleContext) -> [Undetermined] { openPing(at: now, context) }
 
     func deadline(after ping: Evidence, in view: ConnectionView, stale: LifecycleSpec.StaleSpec) -> Micros? {
-        let unansweredUntil = ping.t + stale.pongTimeout
+        let unansweredUntil = ping.t.addingSaturated(stale.pongTimeout)
         if let answer = view.receivedSincePing, answer.t <= unansweredUntil { return nil }
-        let deadline = unansweredUntil + spec.tolerances.timing
+        let deadline = unansweredUntil.addingSaturated(spec.tolerances.timing)
         if let close = view.clientClose, close.t <= deadline { return nil }
         return deadline
     }

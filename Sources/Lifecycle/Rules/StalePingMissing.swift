@@ -19,14 +19,14 @@ public struct StalePingMissing: LifecycleRule {
     public func quietUntil(_ context: RuleContext) -> Micros {
         guard spec.stale != nil, let view = context.currentConnection, view.connectedAt != nil,
               view.droppedAt == nil, view.clientClose == nil else { return Micros.max }
-        return view.lastReceivedAt + view.activityTimeout + spec.tolerances.timing
+        return view.lastReceivedAt.addingSaturated(view.activityTimeout).addingSaturated(spec.tolerances.timing)
     }
 
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {
         guard spec.stale != nil, let view = context.currentConnection, view.connectedAt != nil,
               view.droppedAt == nil, view.clientClose == nil else { return [] }
         let silenceStart = view.lastReceivedAt
-        let deadline = silenceStart + view.activityTimeout + spec.tolerances.timing
+        let deadline = silenceStart.addingSaturated(view.activityTimeout).addingSaturated(spec.tolerances.timing)
         guard now > deadline else { return [] }
         if let ping = view.lastPing, ping.t >= silenceStart, ping.t <= deadline { return [] }
         if let reported, reported == (view.conn, silenceStart) { return [] }

@@ -21,7 +21,7 @@ public struct StalePrematureClose: LifecycleRule {
             if let answer = view.receivedSincePing, answer.t <= drop.t {
                 evidence.insert(answer, at: 1)
                 message = "closed with \(code) although the server sent a frame \(formatSeconds(answer.t - ping.t)) after the ping"
-            } else if drop.t < ping.t + stale.pongTimeout - spec.tolerances.timing {
+            } else if drop.t < ping.t.addingSaturated(stale.pongTimeout).subtractingSaturated(spec.tolerances.timing) {
                 message = "closed with \(code) \(formatSeconds(drop.t - ping.t)) after the ping < pong timeout \(formatSeconds(stale.pongTimeout))"
             } else {
                 return []

@@ -5,28 +5,119 @@ import Capture
 /// and which rules apply. Built-in specs are JSON files loaded by `SpecLoader`, the same
 /// way as a user's `--spec FILE`. Times are in microseconds here, seconds in the file.
 public struct LifecycleSpec: Sendable, Hashable {
-    public var name: String
-    public var description: String
+    // The fields live in one shared, copy-on-write box. Every rule instance of every client
+    // keeps the spec, and inline it was about 300 bytes: with some twenty rules that made
+    // each client cost about 9 KB (200,000 connections never ended took `analyze` to
+    // 1.85 GB). Shared, a copy is one reference.
+    struct Fields: Sendable, Hashable {
+        var name: String
+        var description: String
+        var events: EventLevel
+        var prefix: String?
+        var states: StateNames
+        var connectedOn: ConnectedOn
+        var closeBands: [CloseBand]
+        var disconnectCodes: [UInt16]
+        var refusalStatuses: [Int]
+        var backoff: BackoffSpec
+        var stale: StaleSpec?
+        var channels: ChannelSpec
+        var tolerances: Tolerances
+        var rules: [String]
+    }
+
+    /// @unchecked: `fields` is written only through `update`, on a box no other spec shares.
+    private final class Storage: @unchecked Sendable {
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private var storage: Storage
+
+    init(name: String, description: String, events: EventLevel, prefix: String?, states: StateNames,
+         connectedOn: ConnectedOn, closeBands: [CloseBand], disconnectCodes: [UInt16], refusalStatuses: [Int],
+         backoff: BackoffSpec, stale: StaleSpec?, channels: ChannelSpec, tolerances: Tolerances, rules: [String]) {
+        storage = Storage(Fields(name: name, description: description, events: events, prefix: prefix, states: states,
+                                 connectedOn: connectedOn, closeBands: closeBands, disconnectCodes: disconnectCodes,
+                                 refusalStatuses: refusalStatuses, backoff: backoff, stale: stale, channels: channels,
+                                 tolerances: tolerances, rules: rules))
+    }
+
+    private mutating func update(_ change: (inout Fields) -> Void) {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+        change(&storage.fields)
+    }
+
+    public static func == (a: LifecycleSpec, b: LifecycleSpec) -> Bool {
+        a.storage === b.storage || a.storage.fields == b.storage.fields
+    }
+
+    public func hash(into hasher: inout Hasher) { storage.fields.hash(into: &hasher) }
+
+    public var name: String {
+        get { storage.fields.name }
+        set { update { $0.name = newValue } }
+    }
+    public var description: String {
+        get { storage.fields.description }
+        set { update { $0.description = newValue } }
+    }
     /// Which wire events the spec can see.
-    public var events: EventLevel
+    public var events: EventLevel {
+        get { storage.fields.events }
+        set { update { $0.events = newValue } }
+    }
     /// The Bird/Pusher event prefix, when fixed by the spec (else detected or `--protocol-prefix`).
-    public var prefix: String?
-    public var states: StateNames
+    public var prefix: String? {
+        get { storage.fields.prefix }
+        set { update { $0.prefix = newValue } }
+    }
+    public var states: StateNames {
+        get { storage.fields.states }
+        set { update { $0.states = newValue } }
+    }
     /// When a connection counts as connected.
-    public var connectedOn: ConnectedOn
+    public var connectedOn: ConnectedOn {
+        get { storage.fields.connectedOn }
+        set { update { $0.connectedOn = newValue } }
+    }
     /// Close-code bands and the client's reaction; codes in no band mean `backoff`.
-    public var closeBands: [CloseBand]
+    public var closeBands: [CloseBand] {
+        get { storage.fields.closeBands }
+        set { update { $0.closeBands = newValue } }
+    }
     /// Codes the client sends first when the app called `disconnect()`.
-    public var disconnectCodes: [UInt16]
+    public var disconnectCodes: [UInt16] {
+        get { storage.fields.disconnectCodes }
+        set { update { $0.disconnectCodes = newValue } }
+    }
     /// Upgrade response statuses that are fatal refusals (state `failed`); others mean backoff.
-    public var refusalStatuses: [Int]
-    public var backoff: BackoffSpec
+    public var refusalStatuses: [Int] {
+        get { storage.fields.refusalStatuses }
+        set { update { $0.refusalStatuses = newValue } }
+    }
+    public var backoff: BackoffSpec {
+        get { storage.fields.backoff }
+        set { update { $0.backoff = newValue } }
+    }
     /// Nil when the spec has no keep-alive check.
-    public var stale: StaleSpec?
-    public var channels: ChannelSpec
-    public var tolerances: Tolerances
+    public var stale: StaleSpec? {
+        get { storage.fields.stale }
+        set { update { $0.stale = newValue } }
+    }
+    public var channels: ChannelSpec {
+        get { storage.fields.channels }
+        set { update { $0.channels = newValue } }
+    }
+    public var tolerances: Tolerances {
+        get { storage.fields.tolerances }
+        set { update { $0.tolerances = newValue } }
+    }
     /// Rule ids that apply, in report order.
-    public var rules: [String]
+    public var rules: [String] {
+        get { storage.fields.rules }
+        set { update { $0.rules = newValue } }
+    }
 
     public enum EventLevel: String, Sendable, Hashable, CaseIterable {
         /// Bird/Pusher JSON events are decoded (handshake, pings, channels).
@@ -124,7 +215,10 @@ public struct LifecycleSpec: Sendable, Hashable {
             case .exponential:
                 let raw = Double(base) * pow(factor, Double(max(0, n - 1)))
                 let capped = cap.map { min(Double($0), raw) } ?? raw
-                return Micros(min(capped, 9e15))
+                // NaN (a negative factor to a fractional power) or a huge value: the cap
+                // of all delays, never a trapping conversion.
+                guard capped.isFinite, capped < 9e15 else { return 9_000_000_000_000_000 }
+                return Micros(max(capped, 0))
             }
         }
     }
@@ -190,8 +284,29 @@ public enum CloseAction: String, Sendable, Hashable, CaseIterable {
     case disconnect
 }
 
-/// Seconds (as written in specs and reports) to microseconds.
-public func micros(seconds: Double) -> Micros { Micros((seconds * 1_000_000).rounded()) }
+/// The longest duration a spec, an option or a handshake can set, in seconds (about 31
+/// years): spec files and options refuse more, a handshake's `activity_timeout` is
+/// clamped to it. Far below `RecordTime.limit`, so deadlines cannot overflow.
+public let maxDurationSeconds: Double = 1e9
+
+/// Seconds (as written in specs and reports) to microseconds. Total: a value outside
+/// ±`maxDurationSeconds` is clamped to it and NaN counts as 0, so no caller can trap here;
+/// callers that take the value from input check the range first and say so.
+public func micros(seconds: Double) -> Micros {
+    guard !seconds.isNaN else { return 0 }
+    let bounded = min(max(seconds, -maxDurationSeconds), maxDurationSeconds)
+    return RecordTime.micros(seconds: bounded) ?? 0
+}
+
+/// A handshake's `activity_timeout` (seconds, as the server sent it) as the timeout in
+/// force: nil for a negative value (meaningless: the spec's default stays), and a value
+/// beyond `maxDurationSeconds` clamped to it (the server asked for no keep-alive checks
+/// for longer than any capture lasts; 1e300 once trapped the conversion and, through
+/// `--live`, the whole proxy).
+public func handshakeActivityTimeout(seconds: Double) -> Micros? {
+    guard seconds >= 0 else { return nil }
+    return micros(seconds: seconds)
+}
 
 /// Microseconds as seconds with two decimals: "4.20 s".
 public func formatSeconds(_ t: Micros) -> String {

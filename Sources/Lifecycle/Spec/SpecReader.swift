@@ -55,7 +55,7 @@ struct SpecReader {
     /// A duration in seconds, not negative.
     func seconds(_ key: String) throws(SpecError) -> Micros? {
         guard let d = try number(key) else { return nil }
-        guard d >= 0, d < 1e9 else { throw fail(key, "expected seconds >= 0, found \(d)") }
+        guard d >= 0, d < maxDurationSeconds else { throw fail(key, "expected seconds >= 0, found \(d)") }
         return micros(seconds: d)
     }
 

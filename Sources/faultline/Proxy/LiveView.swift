@@ -16,20 +16,21 @@ struct LiveView {
     var lifecycle: Bool
     var verbose: Bool
     var prefixes = BirdEvent.defaultPrefixes
-    /// Where lines go; standard error by default, a closure in tests.
+    /// Where lines go; standard error by default, a closure in tests. Lines are escaped
+    /// (`TerminalText`) before they get here.
     var emit: (String) -> Void = { Console.err($0 + "\n") }
 
     func show(_ record: CaptureRecord) {
         if let line = lifecycleLine(record) {
-            if lifecycle || verbose { emit(prefix(record) + line) }
+            if lifecycle || verbose { emit(TerminalText.escape(prefix(record) + line)) }
         } else if verbose, let line = debugLine(record) {
-            emit(prefix(record) + "debug: " + line)
+            emit(TerminalText.escape(prefix(record) + "debug: " + line))
         }
     }
 
     /// Problems of the shell itself (always shown).
     func problem(_ message: String) {
-        emit("faultline proxy: \(message)")
+        emit(TerminalText.escape("faultline proxy: \(message)"))
     }
 
     private func prefix(_ record: CaptureRecord) -> String {
