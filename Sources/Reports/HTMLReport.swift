@@ -59,6 +59,7 @@ public enum HTMLReport {
                     out += " conn \(f.conn): \(escapeXML(f.message))"
                     if f.party == .server { out += " <em>(server)</em>" }
                     if let fault = f.causedByFault { out += " <span class=\"fault\">caused by injected fault <code>\(escapeXML(fault))</code></span>" }
+                    else if let fault = f.afterFault { out += " <span class=\"fault\">after injected fault <code>\(escapeXML(fault))</code></span>" }
                     for e in f.evidence {
                         out += "<div class=\"evidence\">conn \(e.conn) · \(seconds(e.t)) s · \(e.from?.rawValue ?? "-") · \(escapeXML(e.summary))</div>"
                     }

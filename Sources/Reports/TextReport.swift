@@ -39,7 +39,7 @@ public enum TextReport {
         for f in report.findings {
             out += "  \(pad(f.severity.rawValue, 7)) \(f.rule)  \(f.client) conn \(f.conn) at \(seconds(f.t)) s: \(f.message)"
             if f.party == .server { out += " [server]" }
-            if let fault = f.causedByFault { out += " (caused by injected fault \(fault))" }
+            if let note = f.faultNote { out += " (\(note))" }
             out += "\n"
             for e in f.evidence {
                 out += "      conn \(e.conn) \(seconds(e.t)) s \(e.from?.rawValue ?? "-"): \(e.summary)\n"

@@ -136,7 +136,14 @@ struct ClientTimeline {
         }
         if record.from == .server {
             // A frame a fault swallowed never reached the client.
-            guard record.action != .dropped else { views[record.conn] = view; return events }
+            if record.action == .dropped {
+                if view.lastPing != nil, view.pongSincePing == nil, view.swallowedPongFault == nil,
+                   record.opcode == .pong || event?.kind == .pong {
+                    view.swallowedPongFault = record.fault
+                }
+                views[record.conn] = view
+                return events
+            }
             view.lastReceivedAt = record.t
             if view.lastPing != nil {
                 if view.receivedSincePing == nil { view.receivedSincePing = evidence() }
@@ -153,7 +160,8 @@ struct ClientTimeline {
                 }
                 views[record.conn] = view
                 events += run(.handshake(Handshake(conn: record.conn, t: record.t, socketID: event.socketID,
-                                                   activityTimeout: event.activityTimeout, evidence: evidence())))
+                                                   activityTimeout: event.activityTimeout, evidence: evidence(),
+                                                   rewrittenBy: record.action == .injected ? record.fault : nil)))
                 if event.socketID != nil, spec.connectedOn == .handshake, view.droppedAt == nil {
                     view.connectedAt = record.t
                     views[record.conn] = view
@@ -174,6 +182,7 @@ struct ClientTimeline {
             view.lastPing = evidence()
             view.receivedSincePing = nil
             view.pongSincePing = nil
+            view.swallowedPongFault = nil
         }
         if record.opcode == .close, view.clientClose == nil {
             view.clientClose = evidence()
@@ -346,13 +355,15 @@ struct ClientTimeline {
         return attribute(findings)
     }
 
-    /// Says which injected fault explains a finding: one that touched its connection, or
-    /// the one that ended the connection before it.
+    /// Names the injected fault a finding came after: one that touched its connection, or
+    /// the one that ended the connection before it. Only a rule says a fault *caused* its
+    /// finding (`causedByFault`), where the fault explains it; coming after a fault is not
+    /// being caused by it (a client's bug shown by a fault is still the client's bug).
     private func attribute(_ findings: [Finding]) -> [AnalysisEvent] {
         findings.map { finding in
             var finding = finding
-            if finding.causedByFault == nil {
-                finding.causedByFault = views[finding.conn]?.lastFault ?? causeFault[finding.conn]
+            if finding.causedByFault == nil, finding.afterFault == nil {
+                finding.afterFault = views[finding.conn]?.lastFault ?? causeFault[finding.conn]
             }
             return .finding(finding)
         }

@@ -46,10 +46,13 @@ extension LifecycleRule {
     public mutating func finish(at now: Micros, _ context: RuleContext) -> [Finding] { advance(to: now, context) }
 
     /// A finding of this rule for the context's client.
+    /// `fault`: the injected fault that explains the finding (the judged party did nothing
+    /// wrong); `after`: one the finding came after without being explained by it.
     public func finding(_ context: RuleContext, conn: ConnectionID, t: Micros, _ message: String,
-                        evidence: [Evidence], fault: String? = nil) -> Finding {
+                        evidence: [Evidence], fault: String? = nil, after: String? = nil) -> Finding {
         Finding(rule: Self.id, severity: Self.severity, party: Self.party, client: context.client,
-                conn: conn, t: t, message: message, evidence: evidence, causedByFault: fault)
+                conn: conn, t: t, message: message, evidence: evidence, causedByFault: fault,
+                afterFault: fault == nil ? after : nil)
     }
 }
 
@@ -97,6 +100,9 @@ public struct ConnectionView: Sendable, Hashable {
     public var droppedAt: Micros?
     /// A fault touched a frame of this connection (its rule text), most recent.
     public var lastFault: String?
+    /// The fault that swallowed a pong meant for the client since `lastPing`, if one did:
+    /// what explains a missing pong.
+    public var swallowedPongFault: String?
 
     public init(conn: ConnectionID, openedAt: Micros, activityTimeout: Micros) {
         self.conn = conn
