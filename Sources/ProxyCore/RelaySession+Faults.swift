@@ -60,10 +60,9 @@ extension RelaySession {
     /// it that way, because the sockets are closed at once and no end will ever be read from
     /// them. Without these records a reader could not tell when the client learned of the drop.
     mutating func recordInjectedEnds(_ kind: EndKind, rule: String, now: Micros, into out: inout [RelayCommand]) {
-        for side in [Side.server, .client] where !recordedEnds.contains(side) {
-            recordedEnds.insert(side)
-            let detail = "sent by the proxy to the \(side.other.rawValue) (fault \(rule))"
-            out.append(.record(.end(EndRecord(conn: conn, t: now, side: side, kind: kind, detail: detail))))
+        for target in [Side.client, .server] {
+            recordProxyEnd(towards: target, kind: kind, detail: "sent by the proxy to the \(target.rawValue) (fault \(rule))",
+                           into: &out)
         }
     }
 
@@ -121,7 +120,7 @@ extension RelaySession {
         }
         if self[direction: side].delayed.isEmpty, self[direction: side].shutdownAfterQueue, phase != .finished {
             self[direction: side].shutdownAfterQueue = false
-            out.append(.shutdown(side.other))
+            shutdownSocket(side.other, into: &out)
         }
     }
 
@@ -142,10 +141,8 @@ extension RelaySession {
     // MARK: TCP ends
 
     mutating func ended(_ side: Side, kind: EndKind, detail: String?, now: Micros, into out: inout [RelayCommand]) {
-        if !recordedEnds.contains(side) {
-            recordedEnds.insert(side)
-            out.append(.record(.end(EndRecord(conn: conn, t: now, side: side, kind: kind, detail: detail))))
-        }
+        recordEnd(EndRecord(conn: conn, t: now, side: side, kind: kind, detail: detail, leg: Leg(peer: side)), into: &out)
+        if kind != .fin { hardEnded.insert(side) }
         self[direction: side].readEnded = true
         switch phase {
         case .finished:
@@ -181,7 +178,7 @@ extension RelaySession {
             if client.readEnded && server.readEnded {
                 finish(into: &out)
             } else if self[direction: side].delayed.isEmpty {
-                out.append(.shutdown(side.other))
+                shutdownSocket(side.other, into: &out)
             } else {
                 self[direction: side].shutdownAfterQueue = true
             }

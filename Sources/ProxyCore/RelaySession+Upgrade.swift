@@ -93,14 +93,14 @@ extension RelaySession {
     }
 
     mutating func upstreamConnected(now: Micros, into out: inout [RelayCommand]) {
+        upstreamOpen = true
         guard phase == .connecting, let request else { return }
         phase = .awaitingResponse
         out.append(.send(to: .server, bytes: upstreamRequest(request).serialized))
     }
 
     mutating func upstreamFailed(_ reason: String, now: Micros, into out: inout [RelayCommand]) {
-        out.append(.record(.end(EndRecord(conn: conn, t: now, side: .server, kind: .error, detail: reason))))
-        recordedEnds.insert(.server)
+        recordEnd(EndRecord(conn: conn, t: now, side: .server, kind: .error, detail: reason, leg: .upstream), into: &out)
         closedSockets.insert(.server)
         guard phase == .connecting || phase == .awaitingResponse else {
             finish(into: &out)

@@ -212,7 +212,9 @@ struct ClientTimeline {
         var events = advance(to: record.t)
         timersQuietUntil = Micros.min
         lastActivity = record.t
-        guard let view = views[record.conn] else { return events }
+        // An end on the upstream leg is the proxy's business: the client learns of it only
+        // when the proxy passes it on, which is recorded on the client's leg.
+        guard record.seenByClient, let view = views[record.conn] else { return events }
         let name = record.kind == .captureEnd ? "capture end" : "\(record.kind.rawValue.uppercased()) from \(record.side.rawValue)"
         let evidence = Evidence(conn: record.conn, t: record.t, from: record.kind == .captureEnd ? nil : record.side, summary: name)
         if view.droppedAt == nil, record.kind != .captureEnd {

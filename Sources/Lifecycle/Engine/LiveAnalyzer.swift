@@ -91,6 +91,9 @@ public struct LiveAnalyzer: Sendable {
             var event: RealtimeEvent?
             if options.spec.events == .realtime, frame.opcode == .text { event = decoder.decode(frame.payload) }
             if let index = clientOfConnection[frame.conn] { events += clients[index].frame(frame, event: event) }
+        case .end(let end) where !end.seenByClient:
+            // The upstream leg's ends (proxy captures record both legs): only time moves.
+            if let index = clientOfConnection[end.conn] { events += clients[index].end(end) }
         case .end(let end):
             if let index = clientOfConnection[end.conn] {
                 events += clients[index].end(end)

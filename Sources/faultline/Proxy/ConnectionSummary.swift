@@ -46,7 +46,7 @@ struct ConnectionSummary {
         case .fault:
             faultsFired += 1
         case .end(let end):
-            ended.insert(end.side)
+            if !end.byProxy { ended.insert(end.side) }
             state = "ended"
         default:
             break
