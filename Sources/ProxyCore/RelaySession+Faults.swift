@@ -148,6 +148,7 @@ extension RelaySession {
         case .finished:
             closeSocket(side, into: &out)
         case .awaitingRequest:
+            out.append(probeNote("ended (\(kind.rawValue)) before sending a request", now: now))
             finishBeforeUpstream(into: &out)
         case .connecting, .awaitingResponse:
             if side == .server {

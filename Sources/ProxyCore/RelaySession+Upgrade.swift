@@ -50,6 +50,7 @@ extension RelaySession {
         guard request.isWebSocketUpgrade else {
             let rejection = HTTPReplies.rejection(of: request)
             out.append(note(.warning, "not a WebSocket upgrade: \(request.method) \(request.target); answered \(rejection.status)", now: now))
+            out.append(probeNote("sent no WebSocket upgrade request", now: now))
             out.append(.send(to: .client, bytes: HTTPReplies.response(status: rejection.status, body: rejection.message,
                                                                        extraHeaders: rejection.headers)))
             finishBeforeUpstream(into: &out)
@@ -70,6 +71,14 @@ extension RelaySession {
         phase = .connecting
         out.append(.pauseReading(.client))
         out.append(.connectUpstream)
+    }
+
+    /// Marks a connection that never sent a WebSocket upgrade request (a load balancer's
+    /// health check, a port probe): it is recorded like any other, but fault triggers do
+    /// not count it (`conn=`, `every=` number only connections that sent an upgrade request),
+    /// so `conn=1` still means the first real client. The note's text starts with "probe:".
+    func probeNote(_ what: String, now: Micros) -> RelayCommand {
+        note(.info, "probe: the connection \(what); not counted by the fault triggers conn= and every=", now: now)
     }
 
     /// Ends a pair that never reached the upstream: only the client's socket exists.
