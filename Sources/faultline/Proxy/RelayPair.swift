@@ -1,4 +1,5 @@
 import Capture
+import Pcap
 import ProxyCore
 import Transport
 
@@ -121,6 +122,11 @@ final class RelayPair {
         }
         attach(connection, as: .server)
         updateReading(.server)
+        // Where the upstream leg runs, for `export --pcap` (the open record has the client's leg).
+        let note = CaptureRecord.note(NoteRecord(conn: id, t: server.now, level: .info,
+                                                 message: PcapExporter.upstreamLegNote + "\(connection.localAddress) -> \(connection.remoteAddress)"))
+        summary.observe(note)
+        server.record(note)
         deliver(.upstreamConnected)
     }
 
