@@ -39,7 +39,7 @@ enum ProxyCommand: Command {
             OptionSpec("max-connections", value: "n", help: "Open connections at most; more get HTTP 503.", default: "10000"),
             OptionSpec("live", help: "Print connection lifecycle events on standard error."),
             OptionSpec("spec", value: "name|file",
-                       help: "Check lifecycles live against a spec: bird, agora-rtm, agora-rtm-stream or a file; findings on stderr (with --live also state changes; default: bird with --live)."),
+                       help: "Check lifecycles live against a spec: bird, pusher, websocket, agora-rtm, agora-rtm-stream or a file; findings on stderr (with --live also state changes; default: bird with --live)."),
             OptionSpec("verbose", short: "v", help: "Also print a debug line for every frame and note."),
         ] + ProxyControl.options)
 

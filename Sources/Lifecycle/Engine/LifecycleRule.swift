@@ -81,6 +81,8 @@ public struct ConnectionView: Sendable, Hashable {
     /// A handshake arrived without `socket_id`.
     public var handshakeMissingID = false
     public var connectedAt: Micros?
+    /// When the server's 101 was relayed (the WebSocket opened).
+    public var upgradedAt: Micros?
     /// The activity timeout in force (spec default or the handshake's value).
     public var activityTimeout: Micros
     /// Last frame the client received (delivered, not dropped by a fault).
