@@ -238,22 +238,46 @@ public enum EndKind: String, Sendable, Hashable {
     case captureEnd = "capture-end"
 }
 
+/// One of the two TCP connections of a proxied pair.
+public enum Leg: String, Sendable, Hashable {
+    /// Between the client and the proxy.
+    case client
+    /// Between the proxy and the upstream server.
+    case upstream
+
+    /// The leg whose peer is `side` (the client's leg for the client, the upstream's for the server).
+    public init(peer side: Side) { self = side == .client ? .client : .upstream }
+    /// The real peer at the far end of this leg.
+    public var peer: Side { self == .client ? .client : .server }
+}
+
 /// One side's TCP stream ended.
 public struct EndRecord: Sendable, Hashable {
     public var conn: ConnectionID
     public var t: Micros
-    /// The side whose stream ended (who sent the FIN or RST).
+    /// The side whose stream ended (who sent the FIN or RST), as the leg's peer saw it: on the
+    /// client's leg, `server` is the proxy ending the stream to the client on the server's
+    /// behalf; on the upstream leg, `client` is the proxy ending it to the server.
     public var side: Side
     public var kind: EndKind
     public var detail: String?
+    /// The TCP connection it happened on (the proxy records both legs); nil where there is
+    /// one connection only (a pcap, a capture from before legs were recorded).
+    public var leg: Leg?
 
-    public init(conn: ConnectionID, t: Micros, side: Side, kind: EndKind, detail: String? = nil) {
+    public init(conn: ConnectionID, t: Micros, side: Side, kind: EndKind, detail: String? = nil, leg: Leg? = nil) {
         self.conn = conn
         self.t = t
         self.side = side
         self.kind = kind
         self.detail = detail
+        self.leg = leg
     }
+
+    /// Whether the proxy, not the real peer, sent this FIN or RST.
+    public var byProxy: Bool { leg.map { $0.peer != side } ?? false }
+    /// Whether the client saw it: an end on the client's leg (or on the only connection there is).
+    public var seenByClient: Bool { leg != .upstream }
 }
 
 /// The proxy injected a fault.

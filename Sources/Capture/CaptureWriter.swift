@@ -64,14 +64,22 @@ public final class CaptureWriter: Sendable {
     /// Set while an asked-for flush is queued, so a burst of full buffers queues one.
     private let flushQueued = Atomic<Bool>(false)
 
-    /// Creates (or truncates) `path` and writes `header` as its first line, immediately.
+    /// Creates `path` and writes `header` as its first line, immediately. An existing file
+    /// is truncated only with `replacing` (the default, for callers that own the path);
+    /// without it the file is created exclusively (`O_EXCL`, no window between a check and
+    /// the open), so a capture is never overwritten by accident.
     /// Throws `CaptureError` naming the file when it cannot be created or written.
-    public init(path: String, header: CaptureHeader) throws(CaptureError) {
+    public init(path: String, header: CaptureHeader, replacing: Bool = true) throws(CaptureError) {
         self.path = path
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        var fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (replacing ? O_TRUNC : O_EXCL), 0o644)
+        if fd < 0, errno == EEXIST, !Self.isRegularFile(path) {
+            // A device or a pipe (`/dev/null`, a FIFO read by another program) holds no capture.
+            fd = open(path, O_WRONLY | O_CLOEXEC)
+        }
         guard fd >= 0 else {
-            throw CaptureError(file: path, line: 0, offset: 0,
-                               message: "cannot create capture file: \(String(cString: strerror(errno)))")
+            let reason = errno == EEXIST ? "the file exists; not overwriting a capture (pass --overwrite to replace it)"
+                : String(cString: strerror(errno))
+            throw CaptureError(file: path, line: 0, offset: 0, message: "cannot create capture file: \(reason)")
         }
         let headerLine = RecordCoding.encode(.header(header))
         if let failure = Self.writeAll(fd, headerLine) {
@@ -86,6 +94,12 @@ public final class CaptureWriter: Sendable {
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
         timer.setEventHandler { [weak self] in try? self?.flush() }
         timer.resume()
+    }
+
+    /// Whether `path` names a regular file (following links), the only kind `replacing` protects.
+    public static func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
 
     deinit {

@@ -54,9 +54,16 @@ extension RecordCoding {
             guard let kind = EndKind(rawValue: kindName) else {
                 throw RecordDecodingError("key \"kind\": unknown end kind \"\(kindName)\" (expected one of: fin, rst, error, capture-end)")
             }
+            var leg: Leg?
+            if let legName = try f.optionalString("leg") {
+                guard let value = Leg(rawValue: legName) else {
+                    throw RecordDecodingError("key \"leg\": unknown leg \"\(legName)\" (expected one of: client, upstream)")
+                }
+                leg = value
+            }
             return .end(EndRecord(
                 conn: try f.int("conn"), t: try f.time("t"), side: try f.side("side"), kind: kind,
-                detail: try f.optionalString("detail")))
+                detail: try f.optionalString("detail"), leg: leg))
         case "fault":
             return .fault(FaultRecord(
                 conn: try f.optionalInt("conn"), t: try f.time("t"), rule: try f.string("rule"),

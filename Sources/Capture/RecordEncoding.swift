@@ -66,6 +66,7 @@ public enum RecordCoding {
             line.field("t", r.t)
             line.field("side", r.side.rawValue)
             line.field("kind", r.kind.rawValue)
+            if let leg = r.leg { line.field("leg", leg.rawValue) }
             if let detail = r.detail { line.field("detail", detail) }
         case .fault(let r):
             line.field("type", "fault")

@@ -50,8 +50,10 @@ public struct ConnectionFaults: Sendable {
 
     public let engine: FaultEngine
     public let conn: ConnectionID
-    /// The connection's ordinal within the proxy (1, 2, ...), for `conn=` and `every=`.
-    public let ordinal: Int
+    /// The connection's ordinal within the proxy (1, 2, ...), for `conn=` and `every=`:
+    /// given when the client's request has been read, so a TCP connection that never sends
+    /// one (a load balancer's health check, a port probe) takes no number. Nil until then.
+    public private(set) var ordinal: Int?
     public let openedAt: Micros
     public private(set) var clientKey: String?
     var instances: [Instance] = []
@@ -64,7 +66,6 @@ public struct ConnectionFaults: Sendable {
         self.engine = engine
         self.conn = conn
         self.openedAt = openedAt
-        ordinal = engine.openConnection()
         _ = refresh(now: openedAt)
     }
 
@@ -97,16 +98,11 @@ public struct ConnectionFaults: Sendable {
         let known = Set(instances.compactMap(\.id))
         for entry in snapshot.entries where !known.contains(entry.id) {
             guard let fault = try? entry.rule.makeFault() else { continue }
-            let trigger = entry.rule.trigger
-            var random = SeededGenerator(seed: engine.seed, UInt64(entry.id), UInt64(ordinal))
-            var phase: Phase = trigger.selects(connection: ordinal) ? .waiting : .outOfScope
-            if phase == .waiting, let p = trigger.probability, random.unit() >= p { phase = .outOfScope }
-            if phase == .waiting, trigger.needsClientKey {
-                phase = clientKey.map { trigger.client.map($0.contains) ?? true ? .waiting : .outOfScope } ?? .undecided
-            }
-            let startAt = trigger.earliestStart(openedAt: openedAt, proxyStart: engine.proxyStart)
-            instances.append(Instance(id: entry.id, rule: entry.rule, fault: fault, random: random, phase: phase,
-                                      immediate: false, startAt: startAt, eventSeen: false))
+            let startAt = entry.rule.trigger.earliestStart(openedAt: openedAt, proxyStart: engine.proxyStart)
+            var instance = Instance(id: entry.id, rule: entry.rule, fault: fault, random: SeededGenerator(seed: engine.seed),
+                                    phase: .undecided, immediate: false, startAt: startAt, eventSeen: false)
+            decideScope(&instance)
+            instances.append(instance)
         }
         for rule in engine.takePending(conn) {
             guard let fault = try? rule.makeFault() else { continue }
@@ -118,13 +114,27 @@ public struct ConnectionFaults: Sendable {
         return armReady(now: now)
     }
 
-    /// The client's upgrade request was read: decides `client=` scopes and lets refusals act.
+    /// Whether an engine rule's instance applies to this connection (`conn=`, `every=`,
+    /// `prob=`, `client=`): decided once the request was read and the connection has its
+    /// ordinal and client key; left `.undecided` before.
+    private func decideScope(_ instance: inout Instance) {
+        guard instance.phase == .undecided, let ordinal, let clientKey, let id = instance.id else { return }
+        let trigger = instance.rule.trigger
+        instance.random = SeededGenerator(seed: engine.seed, UInt64(id), UInt64(ordinal))
+        var phase: Phase = trigger.selects(connection: ordinal) ? .waiting : .outOfScope
+        if phase == .waiting, let p = trigger.probability, instance.random.unit() >= p { phase = .outOfScope }
+        if phase == .waiting, let wanted = trigger.client, !clientKey.contains(wanted) { phase = .outOfScope }
+        instance.phase = phase
+    }
+
+    /// The client's upgrade request was read: the connection is numbered (probes that never
+    /// send a request are not), scopes are decided, and refusals may act.
     public mutating func upgradeRequested(clientKey: String, now: Micros) -> [FaultOutcome] {
         self.clientKey = clientKey
+        if ordinal == nil { ordinal = engine.countRequest() }
         var outcomes = refresh(now: now)
         for index in instances.indices where instances[index].phase == .undecided {
-            let wanted = instances[index].rule.trigger.client ?? ""
-            instances[index].phase = clientKey.contains(wanted) ? .waiting : .outOfScope
+            decideScope(&instances[index])
         }
         for index in instances.indices where type(of: instances[index].fault).actsAtUpgrade {
             guard instances[index].phase == .waiting, instances[index].immediate || now >= instances[index].startAt else { continue }

@@ -103,8 +103,9 @@ public final class FaultEngine: Sendable {
 
     // MARK: For ConnectionFaults
 
-    /// Counts a new connection; returns its ordinal (1, 2, ...) for `conn=` and `every=`.
-    func openConnection() -> Int {
+    /// Counts a connection whose client sent a request (probes without one are not
+    /// counted); returns its ordinal (1, 2, ...) for `conn=` and `every=`.
+    func countRequest() -> Int {
         state.withLock { s in
             s.connections += 1
             return s.connections

@@ -3,7 +3,8 @@ import Capture
 /// When and to which connections a rule applies. All given conditions must hold.
 ///
 /// Scope (decided once per connection):
-/// - `conn=N` or `conn=N-M`: the Nth (to Mth) connection the proxy accepted, from 1.
+/// - `conn=N` or `conn=N-M`: the Nth (to Mth) connection that sent a WebSocket upgrade
+///   request, from 1 (a probe that never sends one takes no number).
 /// - `every=N`: every Nth connection: N, 2N, 3N...; with `conn=A-B`: A, A+N, A+2N... up to B.
 /// - `client=KEY`: the connection's client key contains KEY. The relay derives the key from
 ///   the upgrade request as `User-Agent` + " " + request target, so `client=pysher` or
@@ -120,7 +121,7 @@ extension FaultTrigger {
         "  at=DUR         start DUR after the proxy started",
         "  on=EVENT       start after a frame carrying that event (on=bird_internal:subscription_succeeded)",
         "  frames=N       start after N frames were relayed (both ways)",
-        "  conn=N|N-M     only the Nth (to Mth) connection the proxy accepts",
+        "  conn=N|N-M     only the Nth (to Mth) connection that sends an upgrade request (probes don't count)",
         "  every=N        only every Nth connection (N, 2N, ...; from conn's first with conn=)",
         "  client=KEY     only connections whose 'User-Agent target' contains KEY",
         "  prob=P         each connection with probability P, repeatable with --seed",

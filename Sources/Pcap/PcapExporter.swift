@@ -1,11 +1,23 @@
 import Capture
 import WebSocket
 
-/// Writes capture records as a pcap of synthetic TCP (raw IP link type) that Wireshark and
-/// tshark open: a three-way handshake per open record, the HTTP upgrade, every frame
-/// re-encoded with the proxy's `FrameEncoder` (client frames masked with a key derived from
-/// the connection and frame number, so exports repeat byte for byte), and FIN or RST per
-/// end record. Sequence and acknowledgement numbers are consistent.
+/// Writes capture records as a pcapng of synthetic TCP (raw IP link type) that Wireshark and
+/// tshark open, faithful to what crossed the wire: a proxy capture's connection becomes two
+/// TCP conversations, the client's leg (client <-> proxy) and the upstream leg (proxy <->
+/// server), each carrying only what went over it. A frame a fault dropped appears on the
+/// leg it arrived on and not on the other; a frame the proxy injected appears only on the
+/// leg it was sent on; a delayed frame appears on its arrival leg when it arrived and on the
+/// other when it was released. Every packet a fault touched carries a pcapng comment naming
+/// the fault and what it did (Wireshark's `frame.comment`). Input with one connection only
+/// (a pcap, frames that were only observed) gives one conversation, as recorded.
+///
+/// Per conversation: a three-way handshake, the HTTP upgrade, every frame re-encoded with
+/// the proxy's `FrameEncoder` (client frames masked with a key derived from the connection
+/// and frame number, so exports repeat byte for byte), and FIN or RST per end record.
+/// Sequence and acknowledgement numbers are consistent. Addresses: the client's leg runs
+/// between the recorded client and listening addresses; the upstream leg between the
+/// proxy's address on it and the upstream (the `upstream leg` note a proxy writes when it
+/// connects; made up, with a warning, for captures without one).
 ///
 /// Compressed frames (stored inflated) are deflated again with the negotiated parameters;
 /// the bytes differ from the original wire bytes, so their length may too, but the inflated
@@ -24,30 +36,48 @@ public struct PcapExporter {
         var ended = false
     }
 
-    struct Connection {
+    /// One TCP connection: a leg of a proxied pair, or the only connection there is.
+    struct Conversation {
         var client: Direction
         var server: Direction
-        var frameNumber: UInt64 = 0
         subscript(side: Side) -> Direction {
             get { side == .client ? client : server }
             set { if side == .client { client = newValue } else { server = newValue } }
         }
     }
 
-    private let writer: PcapWriter
+    struct Connection {
+        var open: OpenRecord?
+        var legs: [Leg: Conversation] = [:]
+        var frameNumber: UInt64 = 0
+        /// The client's upgrade request, to send upstream once the upstream leg opens.
+        var request: UpgradeRecord?
+        /// The upstream leg's ends, from the proxy's note: (proxy's address, upstream's).
+        var upstreamAddresses: (String, String)?
+        /// The proxy answered the upgrade itself (a refusal fault, an unreachable upstream):
+        /// no upstream leg.
+        var noUpstream = false
+        var deflate: DeflateParameters?
+    }
+
+    private let writer: PcapngWriter
     private var startedAt: Int64 = 0
+    /// The input is a proxy's capture, whose connections have two legs; any other input
+    /// (a pcap, a synthetic capture) saw one connection, written as one conversation.
+    private var twoLegs = false
     private var connections: [ConnectionID: Connection] = [:]
     public private(set) var packetCount = 0
     public private(set) var frameCount = 0
     public private(set) var warnings: [String] = []
 
     public init(path: String) throws(PcapError) {
-        writer = try PcapWriter(path: path, link: .raw)
+        writer = try PcapngWriter(path: path)
     }
 
     /// Writes every record of `source`, then closes the file.
     public mutating func export<S: RecordSource>(_ source: inout S) throws {
         startedAt = source.header.startedAt
+        twoLegs = source.header.source == "proxy"
         while let record = try source.next() {
             add(record)
         }
@@ -55,92 +85,227 @@ public struct PcapExporter {
         warnings = source.warnings + warnings
     }
 
+    /// The note a proxy writes when its upstream leg connects (see `RelayPair`).
+    public static let upstreamLegNote = "upstream leg: "
+
     public mutating func add(_ record: CaptureRecord) {
         switch record {
         case .header(let header):
             startedAt = header.startedAt
+            twoLegs = header.source == "proxy"
         case .open(let open):
-            openConnection(open.conn, client: open.client, server: open.server, t: open.t)
+            var connection = Connection(open: open)
+            connection.legs[.client] = Self.conversation(open.conn, leg: .client, client: open.client, server: open.server,
+                                                          warnings: &warnings)
+            connections[open.conn] = connection
+            handshake(open.conn, leg: .client, in: &connection, t: open.t)
+            connections[open.conn] = connection
         case .upgrade(let upgrade):
             var connection = connectionFor(upgrade.conn, t: upgrade.t)
             let head = Self.serialize(upgrade)
-            if upgrade.from == .server, upgrade.status == 101, let deflate = DeflateParameters.negotiated(in: upgrade.headers) {
-                connection.client.deflater = MessageDeflater(windowBits: deflate.clientMaxWindowBits,
-                                                             noContextTakeover: deflate.clientNoContextTakeover)
-                connection.server.deflater = MessageDeflater(windowBits: deflate.serverMaxWindowBits,
-                                                             noContextTakeover: deflate.serverNoContextTakeover)
+            if upgrade.from == .client {
+                connection.request = upgrade
+                send(head, from: .client, leg: .client, in: &connection, t: upgrade.t)
+            } else {
+                if upgrade.status == 101 { connection.deflate = DeflateParameters.negotiated(in: upgrade.headers) }
+                if openUpstream(upgrade.conn, in: &connection, t: upgrade.t) {
+                    send(head, from: .server, leg: .upstream, in: &connection, t: upgrade.t)
+                }
+                send(head, from: .server, leg: .client, in: &connection, t: upgrade.t)
+                if upgrade.status == 101, let deflate = connection.deflate {
+                    for leg in [Leg.client, .upstream] where connection.legs[leg] != nil {
+                        connection.legs[leg]?.client.deflater = MessageDeflater(windowBits: deflate.clientMaxWindowBits,
+                                                                                noContextTakeover: deflate.clientNoContextTakeover)
+                        connection.legs[leg]?.server.deflater = MessageDeflater(windowBits: deflate.serverMaxWindowBits,
+                                                                                noContextTakeover: deflate.serverNoContextTakeover)
+                    }
+                }
             }
-            send(head, from: upgrade.from, in: &connection, t: upgrade.t)
             connections[upgrade.conn] = connection
         case .frame(let frame):
             var connection = connectionFor(frame.conn, t: frame.t)
             frameCount += 1
-            writeFrame(frame, in: &connection)
+            connection.frameNumber += 1
+            let comment = Self.comment(for: frame)
+            let arrival = Leg(peer: frame.from), departure = Leg(peer: frame.from.other)
+            switch frame.action {
+            case _ where !twoLegs:
+                writeFrame(frame, leg: .client, in: &connection, t: frame.t, comment: comment)
+            case .observed:
+                writeFrame(frame, leg: .client, in: &connection, t: frame.t, comment: nil)
+            case .forwarded:
+                writeFrame(frame, leg: arrival, in: &connection, t: frame.t, comment: nil)
+                writeFrame(frame, leg: departure, in: &connection, t: frame.t, comment: nil)
+            case .delayed(let delay):
+                writeFrame(frame, leg: arrival, in: &connection, t: frame.t - max(0, delay), comment: comment)
+                writeFrame(frame, leg: departure, in: &connection, t: frame.t, comment: comment)
+            case .dropped:
+                writeFrame(frame, leg: arrival, in: &connection, t: frame.t, comment: comment)
+            case .injected:
+                writeFrame(frame, leg: departure, in: &connection, t: frame.t, comment: comment)
+            }
             connections[frame.conn] = connection
         case .end(let end):
-            guard var connection = connections[end.conn], !connection[end.side].ended else { return }
+            guard var connection = connections[end.conn] else { return }
+            let leg = twoLegs ? end.leg ?? Self.legacyLeg(of: end) : .client
+            if leg == .upstream, end.kind == .error, connection.legs[.upstream] == nil {
+                connection.noUpstream = true   // the upstream was never reached
+                connections[end.conn] = connection
+                return
+            }
+            guard var conversation = connection.legs[leg], !conversation[end.side].ended else { return }
+            let comment = end.byProxy || (end.leg == nil && (end.detail ?? "").contains("(fault "))
+                ? "faultline: \(end.kind == .fin ? "FIN" : "RST") \(end.detail ?? "sent by the proxy")" : nil
             switch end.kind {
             case .fin:
-                segment(from: end.side, in: &connection, flags: [.fin, .ack], payload: [], t: end.t)
-                connection[end.side].seq &+= 1
-                connection[end.side].ended = true
+                segment(from: end.side, in: &conversation, flags: [.fin, .ack], payload: [], t: end.t, comment: comment)
+                conversation[end.side].seq &+= 1
+                conversation[end.side].ended = true
             case .rst, .error:
-                segment(from: end.side, in: &connection, flags: [.rst, .ack], payload: [], t: end.t)
-                connection[end.side].ended = true
+                segment(from: end.side, in: &conversation, flags: [.rst, .ack], payload: [], t: end.t, comment: comment)
+                conversation[end.side].ended = true
             case .captureEnd:
                 break
             }
+            connection.legs[leg] = conversation
             connections[end.conn] = connection
-        case .fault, .note:
-            break
+        case .fault(let fault):
+            // A refusal answered by the proxy itself: nothing goes upstream.
+            if let conn = fault.conn, fault.kind == "refuse" || fault.kind == "refuse-http",
+               var connection = connections[conn], connection.legs[.upstream] == nil {
+                connection.noUpstream = true
+                connections[conn] = connection
+            }
+        case .note(let note):
+            guard let conn = note.conn, note.message.hasPrefix(Self.upstreamLegNote),
+                  var connection = connections[conn] else { return }
+            let parts = note.message.dropFirst(Self.upstreamLegNote.count).split(separator: " ")
+            if parts.count == 3, parts[1] == "->" {
+                connection.upstreamAddresses = (String(parts[0]), String(parts[2]))
+                _ = openUpstream(conn, in: &connection, t: note.t)
+                connections[conn] = connection
+            }
+        }
+    }
+
+    /// Which leg an end record without one is on: an old capture's ends the proxy sent name
+    /// the peer in their detail; the others are the peer's own.
+    static func legacyLeg(of end: EndRecord) -> Leg {
+        let detail = end.detail ?? ""
+        if detail.hasPrefix("sent by the proxy to the client") { return .client }
+        if detail.hasPrefix("sent by the proxy to the server") { return .upstream }
+        return Leg(peer: end.side)
+    }
+
+    /// The pcapng comment for a frame a fault (or the proxy) touched; nil for one relayed as is.
+    static func comment(for frame: FrameRecord) -> String? {
+        let by = frame.fault.map { "fault \($0)" } ?? "the proxy"
+        let kind = frame.fault.map { String($0.prefix { $0 != ":" && $0 != "," }) } ?? ""
+        let rewrites = kind == "strip-socket-id" || kind == "activity-timeout"
+        let other = frame.from.other.rawValue
+        switch frame.action {
+        case .forwarded, .observed:
+            return nil
+        case .dropped:
+            return rewrites ? "faultline: rewritten by \(by): this original was not passed on to the \(other)"
+                : "faultline: dropped by \(by): not passed on to the \(other)"
+        case .injected:
+            return rewrites ? "faultline: rewritten by \(by): sent to the \(other) in place of the original"
+                : "faultline: injected by \(by): made up, not sent by the \(frame.from.rawValue)"
+        case .delayed(let delay):
+            return "faultline: delayed \(Double(delay) / 1000) ms by \(by)"
         }
     }
 
     // MARK: - Connections
 
-    private mutating func openConnection(_ id: ConnectionID, client: String, server: String, t: Micros) {
+    static func conversation(_ id: ConnectionID, leg: Leg, client: String, server: String,
+                             warnings: inout [String]) -> Conversation {
         var clientEnd = Endpoint(parsing: client), serverEnd = Endpoint(parsing: server)
         if clientEnd == nil || serverEnd == nil || clientEnd?.address.isIPv6 != serverEnd?.address.isIPv6 {
-            warnings.append("connection \(id): addresses '\(client)' and '\(server)' are not IP:port pairs of one family; using 10.0.0.1 and 10.0.0.2")
-            clientEnd = Endpoint(IPAddress(ipv4: 0x0A00_0001), UInt16(truncatingIfNeeded: 40000 + id))
-            serverEnd = Endpoint(IPAddress(ipv4: 0x0A00_0002), 80)
+            let made = leg == .client ? "10.0.0.1 and 10.0.0.2" : "10.0.0.2 and 10.0.0.3"
+            if !client.isEmpty || !server.isEmpty {
+                warnings.append("connection \(id): \(leg == .client ? "" : "upstream leg: ")addresses '\(client)' and '\(server)' are not IP:port pairs of one family; using \(made)")
+            }
+            clientEnd = leg == .client ? Endpoint(IPAddress(ipv4: 0x0A00_0001), UInt16(truncatingIfNeeded: 40000 + id))
+                : Endpoint(IPAddress(ipv4: 0x0A00_0002), UInt16(truncatingIfNeeded: 50000 + id % 10000))
+            serverEnd = leg == .client ? Endpoint(IPAddress(ipv4: 0x0A00_0002), 80) : Endpoint(IPAddress(ipv4: 0x0A00_0003), 80)
         }
-        guard let clientEnd, let serverEnd else { return }
         // Fixed initial sequence numbers, so an export is reproducible.
-        var connection = Connection(
-            client: Direction(endpoint: clientEnd, seq: 0x1000_0000 &+ UInt32(truncatingIfNeeded: id) &* 0x10000),
-            server: Direction(endpoint: serverEnd, seq: 0x8000_0000 &+ UInt32(truncatingIfNeeded: id) &* 0x10000))
-        segment(from: .client, in: &connection, flags: [.syn], payload: [], t: t)
-        connection.client.seq &+= 1
-        segment(from: .server, in: &connection, flags: [.syn, .ack], payload: [], t: t)
-        connection.server.seq &+= 1
-        segment(from: .client, in: &connection, flags: [.ack], payload: [], t: t)
-        connections[id] = connection
+        let base = UInt32(truncatingIfNeeded: id) &* 0x10000 &+ (leg == .client ? 0 : 0x0800_0000)
+        return Conversation(client: Direction(endpoint: clientEnd!, seq: 0x1000_0000 &+ base),
+                            server: Direction(endpoint: serverEnd!, seq: 0x8000_0000 &+ base))
+    }
+
+    /// The three-way handshake of a leg.
+    private mutating func handshake(_ id: ConnectionID, leg: Leg, in connection: inout Connection, t: Micros) {
+        guard var conversation = connection.legs[leg] else { return }
+        segment(from: .client, in: &conversation, flags: [.syn], payload: [], t: t, comment: nil)
+        conversation.client.seq &+= 1
+        segment(from: .server, in: &conversation, flags: [.syn, .ack], payload: [], t: t, comment: nil)
+        conversation.server.seq &+= 1
+        segment(from: .client, in: &conversation, flags: [.ack], payload: [], t: t, comment: nil)
+        connection.legs[leg] = conversation
+    }
+
+    /// Opens the upstream leg (handshake, then the client's request as it went upstream)
+    /// unless it is open or the proxy answered itself; whether the leg exists.
+    private mutating func openUpstream(_ id: ConnectionID, in connection: inout Connection, t: Micros) -> Bool {
+        if connection.legs[.upstream] != nil { return true }
+        guard twoLegs, !connection.noUpstream, let open = connection.open else { return false }
+        let (local, remote) = connection.upstreamAddresses ?? ("", open.upstream ?? "")
+        if connection.upstreamAddresses == nil, local.isEmpty {
+            // An older capture: the proxy's port on the upstream leg was not recorded.
+            let listen = Endpoint(parsing: open.server)
+            let upstream = Endpoint(parsing: remote)
+            if let listen, let upstream, listen.address.isIPv6 == upstream.address.isIPv6 {
+                connection.legs[.upstream] = Conversation(
+                    client: Direction(endpoint: Endpoint(listen.address, UInt16(truncatingIfNeeded: 50000 + id % 10000)),
+                                      seq: 0x1800_0000 &+ UInt32(truncatingIfNeeded: id) &* 0x10000),
+                    server: Direction(endpoint: upstream, seq: 0x8800_0000 &+ UInt32(truncatingIfNeeded: id) &* 0x10000))
+            }
+        }
+        if connection.legs[.upstream] == nil {
+            connection.legs[.upstream] = Self.conversation(id, leg: .upstream, client: local, server: remote, warnings: &warnings)
+        }
+        handshake(id, leg: .upstream, in: &connection, t: t)
+        if var request = connection.request {
+            if let index = request.headers.firstIndex(where: { $0.name.lowercased() == "host" }), let upstream = open.upstream {
+                request.headers[index].value = upstream
+            }
+            send(Self.serialize(request), from: .client, leg: .upstream, in: &connection, t: t)
+        }
+        return true
     }
 
     /// A connection whose open record is missing (a torn capture start) gets made up addresses.
     private mutating func connectionFor(_ id: ConnectionID, t: Micros) -> Connection {
         if let connection = connections[id] { return connection }
-        openConnection(id, client: "", server: "", t: t)
+        add(.open(OpenRecord(conn: id, t: t, client: "", server: "")))
+        connections[id]?.open = nil
         return connections[id]!
     }
 
     // MARK: - Frames
 
-    private mutating func writeFrame(_ record: FrameRecord, in connection: inout Connection) {
+    private mutating func writeFrame(_ record: FrameRecord, leg: Leg, in connection: inout Connection, t: Micros,
+                                     comment: String?) {
+        if leg == .upstream { _ = openUpstream(record.conn, in: &connection, t: t) }
+        guard var conversation = connection.legs[leg] else { return }
+        defer { connection.legs[leg] = conversation }
         let side = record.from
-        connection.frameNumber += 1
-        guard record.compressed, let deflater = connection[side].deflater else {
+        let frameNumber = connection.frameNumber
+        guard record.compressed, let deflater = conversation[side].deflater else {
             let frame = Frame(fin: record.fin, rsv1: record.rsv1, rsv2: record.rsv2, rsv3: record.rsv3, opcode: record.opcode,
-                              maskingKey: record.masked ? key(connection.frameNumber, record.conn) : nil, payload: record.payload)
-            send(FrameEncoder.encode(frame), from: side, in: &connection, t: record.t)
+                              maskingKey: record.masked ? key(frameNumber, record.conn) : nil, payload: record.payload)
+            send(FrameEncoder.encode(frame), from: side, in: &conversation, t: t, comment: comment)
             return
         }
-        connection[side].heldFrames.append(record)
+        conversation[side].heldFrames.append(record)
         guard record.fin else { return }
         // The whole message: deflate it once, then hand the bytes out over its frames.
-        let held = connection[side].heldFrames
-        connection[side].heldFrames = []
+        let held = conversation[side].heldFrames
+        conversation[side].heldFrames = []
         let message = held.flatMap(\.payload)
         let deflated = deflater.deflate(message)
         var offset = 0
@@ -148,10 +313,10 @@ public struct PcapExporter {
             let isLast = i == held.count - 1
             let count = isLast ? deflated.count - offset : min(part.length, deflated.count - offset)
             let frame = Frame(fin: part.fin, rsv1: i == 0, rsv2: part.rsv2, rsv3: part.rsv3, opcode: part.opcode,
-                              maskingKey: part.masked ? key(connection.frameNumber + UInt64(i), part.conn) : nil,
+                              maskingKey: part.masked ? key(frameNumber + UInt64(i), part.conn) : nil,
                               payload: Array(deflated[offset ..< offset + count]))
             offset += count
-            send(FrameEncoder.encode(frame), from: side, in: &connection, t: record.t)
+            send(FrameEncoder.encode(frame), from: side, in: &conversation, t: t, comment: comment)
         }
     }
 
@@ -167,23 +332,31 @@ public struct PcapExporter {
 
     // MARK: - Packets
 
+    private mutating func send(_ bytes: [UInt8], from side: Side, leg: Leg, in connection: inout Connection, t: Micros) {
+        guard var conversation = connection.legs[leg] else { return }
+        send(bytes, from: side, in: &conversation, t: t, comment: nil)
+        connection.legs[leg] = conversation
+    }
+
     /// Sends stream bytes from `side`, cut into segments.
-    private mutating func send(_ bytes: [UInt8], from side: Side, in connection: inout Connection, t: Micros) {
+    private mutating func send(_ bytes: [UInt8], from side: Side, in conversation: inout Conversation, t: Micros,
+                               comment: String?) {
         var offset = 0
         while offset < bytes.count {
             let end = min(bytes.count, offset + Self.segmentSize)
-            segment(from: side, in: &connection, flags: [.ack, .psh], payload: Array(bytes[offset..<end]), t: t)
-            connection[side].seq &+= UInt32(end - offset)
+            segment(from: side, in: &conversation, flags: [.ack, .psh], payload: Array(bytes[offset..<end]), t: t,
+                    comment: comment)
+            conversation[side].seq &+= UInt32(end - offset)
             offset = end
         }
     }
 
-    private mutating func segment(from side: Side, in connection: inout Connection, flags: TCPSegment.Flags,
-                                  payload: [UInt8], t: Micros) {
-        let me = connection[side], peer = connection[side.other]
+    private mutating func segment(from side: Side, in conversation: inout Conversation, flags: TCPSegment.Flags,
+                                  payload: [UInt8], t: Micros, comment: String?) {
+        let me = conversation[side], peer = conversation[side.other]
         let packet = PacketBuilder.tcp(from: me.endpoint, to: peer.endpoint, seq: me.seq,
                                        ack: flags == [.syn] ? 0 : peer.seq, flags: flags, payload: payload)
-        writer.write(packet, time: startedAt + t)
+        writer.write(packet, time: startedAt + t, comment: comment)
         packetCount += 1
     }
 

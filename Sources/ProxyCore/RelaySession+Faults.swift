@@ -60,10 +60,9 @@ extension RelaySession {
     /// it that way, because the sockets are closed at once and no end will ever be read from
     /// them. Without these records a reader could not tell when the client learned of the drop.
     mutating func recordInjectedEnds(_ kind: EndKind, rule: String, now: Micros, into out: inout [RelayCommand]) {
-        for side in [Side.server, .client] where !recordedEnds.contains(side) {
-            recordedEnds.insert(side)
-            let detail = "sent by the proxy to the \(side.other.rawValue) (fault \(rule))"
-            out.append(.record(.end(EndRecord(conn: conn, t: now, side: side, kind: kind, detail: detail))))
+        for target in [Side.client, .server] {
+            recordProxyEnd(towards: target, kind: kind, detail: "sent by the proxy to the \(target.rawValue) (fault \(rule))",
+                           into: &out)
         }
     }
 
@@ -144,7 +143,7 @@ extension RelaySession {
         updateDelayBackpressure(side, now: now, into: &out)
         if self[direction: side].delayed.isEmpty, self[direction: side].shutdownAfterQueue, phase != .finished {
             self[direction: side].shutdownAfterQueue = false
-            out.append(.shutdown(side.other))
+            shutdownSocket(side.other, into: &out)
         }
     }
 
@@ -166,15 +165,14 @@ extension RelaySession {
     // MARK: TCP ends
 
     mutating func ended(_ side: Side, kind: EndKind, detail: String?, now: Micros, into out: inout [RelayCommand]) {
-        if !recordedEnds.contains(side) {
-            recordedEnds.insert(side)
-            out.append(.record(.end(EndRecord(conn: conn, t: now, side: side, kind: kind, detail: detail))))
-        }
+        recordEnd(EndRecord(conn: conn, t: now, side: side, kind: kind, detail: detail, leg: Leg(peer: side)), into: &out)
+        if kind != .fin { hardEnded.insert(side) }
         self[direction: side].readEnded = true
         switch phase {
         case .finished:
             closeSocket(side, into: &out)
         case .awaitingRequest:
+            out.append(probeNote("ended (\(kind.rawValue)) before sending a request", now: now))
             finishBeforeUpstream(into: &out)
         case .connecting, .awaitingResponse:
             if side == .server {
@@ -205,7 +203,7 @@ extension RelaySession {
             if client.readEnded && server.readEnded {
                 finish(into: &out)
             } else if self[direction: side].delayed.isEmpty {
-                out.append(.shutdown(side.other))
+                shutdownSocket(side.other, into: &out)
             } else {
                 self[direction: side].shutdownAfterQueue = true
             }

@@ -107,6 +107,8 @@ extension RelaySession {
                 record.action = .injected
                 record.fault = decision.rule
             }
+            // A delayed frame names the latency rule that held it, as dropped ones do.
+            if decision.delay > 0, record.fault == nil { record.fault = decision.rule }
             send(outgoing, from: side, record: record, delay: decision.delay, now: now, into: &out)
         }
         apply(decision.outcomes, now: now, into: &out)

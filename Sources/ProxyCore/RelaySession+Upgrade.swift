@@ -57,6 +57,7 @@ extension RelaySession {
         guard request.isWebSocketUpgrade else {
             let rejection = HTTPReplies.rejection(of: request)
             out.append(note(.warning, "not a WebSocket upgrade: \(request.method) \(request.target); answered \(rejection.status)", now: now))
+            out.append(probeNote("sent no WebSocket upgrade request", now: now))
             out.append(.send(to: .client, bytes: HTTPReplies.response(status: rejection.status, body: rejection.message,
                                                                        extraHeaders: rejection.headers)))
             finishBeforeUpstream(into: &out)
@@ -77,6 +78,14 @@ extension RelaySession {
         phase = .connecting
         out.append(.pauseReading(.client))
         out.append(.connectUpstream)
+    }
+
+    /// Marks a connection that never sent a WebSocket upgrade request (a load balancer's
+    /// health check, a port probe): it is recorded like any other, but fault triggers do
+    /// not count it (`conn=`, `every=` number only connections that sent an upgrade request),
+    /// so `conn=1` still means the first real client. The note's text starts with "probe:".
+    func probeNote(_ what: String, now: Micros) -> RelayCommand {
+        note(.info, "probe: the connection \(what); not counted by the fault triggers conn= and every=", now: now)
     }
 
     /// Ends a pair that never reached the upstream: only the client's socket exists.
@@ -100,14 +109,14 @@ extension RelaySession {
     }
 
     mutating func upstreamConnected(now: Micros, into out: inout [RelayCommand]) {
+        upstreamOpen = true
         guard phase == .connecting, let request else { return }
         phase = .awaitingResponse
         out.append(.send(to: .server, bytes: upstreamRequest(request).serialized))
     }
 
     mutating func upstreamFailed(_ reason: String, now: Micros, into out: inout [RelayCommand]) {
-        out.append(.record(.end(EndRecord(conn: conn, t: now, side: .server, kind: .error, detail: reason))))
-        recordedEnds.insert(.server)
+        recordEnd(EndRecord(conn: conn, t: now, side: .server, kind: .error, detail: reason, leg: .upstream), into: &out)
         closedSockets.insert(.server)
         guard phase == .connecting || phase == .awaitingResponse else {
             finish(into: &out)

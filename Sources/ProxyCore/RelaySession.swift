@@ -53,7 +53,14 @@ public struct RelaySession {
     var server: Direction
     /// Sockets the session closed or reset (or saw end), to know when the pair is over.
     var closedSockets: Set<Side> = []
-    var recordedEnds: Set<Side> = []
+    /// Ends recorded so far, per leg and sender (`RelaySession+Ends`).
+    var recordedEnds: Set<EndSlot> = []
+    /// Sides whose connection broke (RST or error): the proxy sends them nothing more.
+    var hardEnded: Set<Side> = []
+    /// The upstream socket exists (connected and not yet given up).
+    var upstreamOpen = false
+    /// The time of the event being handled, for records made by helpers that are not given it.
+    var clock: Micros = 0
     var timerID = 0
     /// When the handshake must be over (set at `start`); see `RelayConfig.handshakeTimeout`.
     var handshakeDeadline: Micros = .max
@@ -84,6 +91,7 @@ public struct RelaySession {
 
     /// The connection was accepted: records it.
     public mutating func start(now: Micros) -> [RelayCommand] {
+        clock = now
         if let engine { faults = ConnectionFaults(engine: engine, conn: conn, openedAt: now) }
         let (deadline, overflow) = now.addingReportingOverflow(max(0, config.handshakeTimeout))
         handshakeDeadline = overflow ? .max : deadline
@@ -95,6 +103,7 @@ public struct RelaySession {
 
     public mutating func handle(_ event: RelayEvent, now: Micros) -> [RelayCommand] {
         var out: [RelayCommand] = []
+        clock = now
         if let outcomes = faults?.refresh(now: now), !outcomes.isEmpty { apply(outcomes, now: now, into: &out) }
         switch event {
         case .received(from: .client, let bytes): clientBytes(bytes, now: now, into: &out)
@@ -126,15 +135,19 @@ public struct RelaySession {
         .record(.note(NoteRecord(conn: conn, t: now, level: level, message: message)))
     }
 
+    /// Closes a side's socket: the shell sends FIN after the pending writes (recorded as the
+    /// proxy's end on that leg), drains what the peer still sends, then closes.
     mutating func closeSocket(_ side: Side, into out: inout [RelayCommand]) {
         guard !closedSockets.contains(side) else { return }
         closedSockets.insert(side)
+        recordProxyEnd(towards: side, kind: .fin, into: &out)
         out.append(.close(side))
     }
 
     mutating func resetSocket(_ side: Side, into out: inout [RelayCommand]) {
         guard !closedSockets.contains(side) else { return }
         closedSockets.insert(side)
+        recordProxyEnd(towards: side, kind: .rst, into: &out)
         out.append(.reset(side))
     }
 

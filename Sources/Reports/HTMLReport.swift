@@ -213,6 +213,7 @@ public enum HTMLReport {
                 out += " \(escapeXML(first.message))"
                 if first.party == .server { out += " <em>(server)</em>" }
                 if let fault = first.causedByFault { out += " <span class=\"fault\">caused by injected fault <code>\(escapeXML(fault))</code></span>" }
+                else if let fault = first.afterFault { out += " <span class=\"fault\">after injected fault <code>\(escapeXML(fault))</code></span>" }
                 out += "<div class=\"when\">" + group.indices.map { i in
                     let f = client.findings[i]
                     return "conn \(f.conn) at \(when(f.t, report))"
@@ -296,7 +297,7 @@ struct FindingGroup {
         var groups: [FindingGroup] = []
         var index: [String: Int] = [:]
         for (i, f) in findings.enumerated() {
-            let key = "\(f.rule)\u{1}\(f.severity.rawValue)\u{1}\(f.message)\u{1}\(f.causedByFault ?? "")"
+            let key = "\(f.rule)\u{1}\(f.severity.rawValue)\u{1}\(f.message)\u{1}\(f.causedByFault ?? "")\u{1}\(f.afterFault ?? "")"
             if let g = index[key] { groups[g].indices.append(i) } else {
                 index[key] = groups.count
                 groups.append(FindingGroup(indices: [i]))

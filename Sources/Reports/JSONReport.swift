@@ -172,6 +172,7 @@ public enum JSONReport {
             "at": iso(f.t, start),
             "message": .string(f.message),
             "caused_by_fault": f.causedByFault.map { .string($0) } ?? .null,
+            "after_fault": f.afterFault.map { .string($0) } ?? .null,
             "evidence": .array(f.evidence.map { e in
                 .object(["conn": .int(Int64(e.conn)), "t": time(e.t),
                          "from": e.from.map { .string($0.rawValue) } ?? .null, "summary": .string(e.summary)])

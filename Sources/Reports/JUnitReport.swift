@@ -99,7 +99,7 @@ public enum JUnitReport {
 
     static func describe(_ f: Finding) -> String {
         var text = "conn \(f.conn) at \(seconds(f.t)) s: \(f.message)"
-        if let fault = f.causedByFault { text += " (caused by injected fault \(fault))" }
+        if let note = f.faultNote { text += " (\(note))" }
         for e in f.evidence { text += "\n  conn \(e.conn) \(seconds(e.t)) s \(e.from?.rawValue ?? "-"): \(e.summary)" }
         return text
     }

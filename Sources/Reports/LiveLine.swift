@@ -19,7 +19,7 @@ public enum LiveLine {
             return "\(seconds(t.t)) s  \(t.client)\(conn)  \(t.from.map { "\($0) -> " } ?? "")\(t.to)  (\(t.cause))"
         case .finding(let f):
             var line = "\(seconds(f.t)) s  \(f.client) conn \(f.conn)  \(f.severity.rawValue.uppercased()) \(f.rule): \(f.message)"
-            if let fault = f.causedByFault { line += " (caused by injected fault \(fault))" }
+            if let note = f.faultNote { line += " (\(note))" }
             return line
         case .fault(let mark):
             return "\(seconds(mark.t)) s  \(mark.client)  fault injected: \(mark.rule) (\(mark.detail))"

@@ -120,7 +120,7 @@ public enum TextReport {
             if let start = report.startedAt, let clock = WallClock.timeOfDay(start, plus: f.t) { line += " (\(clock))" }
             line += ": \(f.message)"
             if f.party == .server { line += " [server]" }
-            if let fault = f.causedByFault { line += " (caused by injected fault \(fault))" }
+            if let note = f.faultNote { line += " (\(note))" }
             out += TerminalText.escape(line) + "\n"
             if count > 1 {
                 let places = group.indices.dropFirst().prefix(8).map { "conn \(client.findings[$0].conn) at \(seconds(client.findings[$0].t)) s" }

@@ -23,7 +23,7 @@ enum AnalyzeCommand: Command {
         arguments: [ArgumentSpec("input", help: "Captures to analyse, or '-' for standard input.", variadic: true)],
         options: [
             OptionSpec("spec", value: "name|file",
-                       help: "Lifecycle spec: bird, agora-rtm, agora-rtm-stream, or a JSON spec file.", default: "bird"),
+                       help: "Lifecycle spec: bird, pusher, websocket (connection level, any client), agora-rtm, agora-rtm-stream, or a JSON spec file.", default: "bird"),
             OptionSpec("format", value: "format", help: "Report format.", default: "text",
                        choices: ReportFormat.allCases.map(\.rawValue)),
             OptionSpec("fail-on", value: "severity",
@@ -84,6 +84,7 @@ enum AnalyzeCommand: Command {
             // The first input's wall-clock start: with several, times stay relative to their own.
             if i == 0, source.header.startedAt > 0 { startedAt = source.header.startedAt }
             warnings += source.warnings.map { inputs.count > 1 ? "\(path): \($0)" : $0 }
+            warnings += analyzer.notes   // clients analyzed at connection level, said so
         }
         let report = builder.build(spec: spec, inputs: inputs, grouping: clientKey.description, prefix: prefix,
                                    warnings: warnings, endTime: end,

@@ -6,19 +6,25 @@ import Pcap
 enum ExportCommand: Command {
     static let spec = CommandSpec(
         name: "export",
-        abstract: "Write a capture as a pcap of synthetic TCP that Wireshark opens.",
+        abstract: "Write a capture as a pcapng of synthetic TCP that Wireshark opens.",
         discussion: """
-            Each connection becomes a TCP conversation between its recorded addresses (raw IP
-            link type): a three-way handshake at its open record, the HTTP upgrade, every frame
-            re-encoded (client frames masked with a key derived from the connection and frame
-            number, so exports repeat byte for byte), and FIN or RST at its end records.
-            Compressed messages are deflated again with the negotiated parameters: the text
-            Wireshark shows is the recorded one, the compressed length may differ.
-            INPUT may be any input 'frames' reads, a pcap included.
+            Faithful to the wire: a proxy capture's connection becomes two TCP conversations,
+            the client's leg (client <-> proxy) and the upstream leg (proxy <-> server), with
+            their recorded addresses, each carrying only what went over it. A frame a fault
+            dropped appears only on the leg it arrived on, an injected one only on the leg it
+            was sent on, a delayed one on each leg at its own time; every packet a fault
+            touched carries a comment naming the fault and what it did (dropped, delayed,
+            injected, rewritten), shown by Wireshark as frame.comment. Each conversation has
+            a three-way handshake, the HTTP upgrade, every frame re-encoded (client frames
+            masked with a key derived from the connection and frame number, so exports
+            repeat byte for byte), and FIN or RST at its end records. Compressed messages are
+            deflated again with the negotiated parameters: the text Wireshark shows is the
+            recorded one, the compressed length may differ. INPUT may be any input 'frames'
+            reads; a pcap gives one conversation per connection, as captured.
             """,
         arguments: [ArgumentSpec("input", help: "The capture to export, or '-' for standard input.")],
         options: [
-            OptionSpec("pcap", value: "file", help: "The pcap file to write (required; replaced if it exists)."),
+            OptionSpec("pcap", value: "file", help: "The pcapng file to write (required; replaced if it exists)."),
         ])
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {

@@ -1,4 +1,5 @@
 import CLI
+import Capture
 import ControlAPI
 import Faults
 import Glibc
@@ -30,7 +31,8 @@ enum ProxyCommand: Command {
             OptionSpec("upstream", value: "url", help: "The real server: ws://HOST[:PORT][/PATH], or wss://... for TLS (verified against the system trust store)."),
         ] + TLSOptions.upstream + TLSOptions.listener + [
             OptionSpec("keylog", value: "file", help: "Append TLS secrets of both legs in NSS key log format (for Wireshark)."),
-            OptionSpec("record", value: "file", help: "Write a capture (JSON Lines, format v1) of everything relayed."),
+            OptionSpec("record", value: "file", help: "Write a capture (JSON Lines, format v1) of everything relayed; an existing file is refused."),
+            OptionSpec("overwrite", help: "Let --record replace an existing file."),
             OptionSpec("fault", value: "rule", help: "A fault rule; repeatable.", repeatable: true),
             OptionSpec("faults", value: "file", help: "A fault plan: one rule a line, '#' comments."),
             OptionSpec("seed", value: "n", help: "Seed for prob= and jitter=, so runs repeat exactly.", default: "0"),
@@ -43,7 +45,7 @@ enum ProxyCommand: Command {
                        help: "Longest time from accept to an open WebSocket (request, upstream connect and response); slower connections are closed (408 or 504).", default: "10s"),
             OptionSpec("live", help: "Print connection lifecycle events on standard error."),
             OptionSpec("spec", value: "name|file",
-                       help: "Check lifecycles live against a spec: bird, agora-rtm, agora-rtm-stream or a file; findings on stderr (with --live also state changes; default: bird with --live)."),
+                       help: "Check lifecycles live against a spec: bird, pusher, websocket, agora-rtm, agora-rtm-stream or a file; findings on stderr (with --live also state changes; default: bird with --live)."),
             OptionSpec("fail-on", value: "severity",
                        help: "With --spec or --live: exit 1 at shutdown if a finding this severe or worse was seen (error, warning); never keeps exit 0.",
                        default: "never", choices: FailOn.allCases.map(\.rawValue)),
@@ -117,6 +119,10 @@ enum ProxyCommand: Command {
         var settings = ProxySettings(listen: listen, upstream: upstream)
         settings.recordPath = arguments.value("record")
         if settings.recordPath == "" { throw UsageError("\(command): --record needs a file name") }
+        settings.overwriteRecord = arguments.flag("overwrite")
+        if let path = settings.recordPath, !settings.overwriteRecord, CaptureWriter.isRegularFile(path) {
+            throw UsageError("\(command): --record \(path): the file exists; not overwriting a capture (pass --overwrite to replace it, or choose another name)")
+        }
         settings.seed = try arguments.parse("seed", as: "a whole number from 0 to 2^64-1") { UInt64($0) } ?? 0
         settings.strict = arguments.flag("strict")
         settings.maxPayload = try arguments.parse("max-payload", as: "a byte count from 125 to 2G, such as 65536, 512K or 64M") {

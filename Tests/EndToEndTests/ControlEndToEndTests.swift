@@ -61,6 +61,15 @@ import TestSupport
         try #require(connections.count == 1, "connections: \(listed.stdout)")
         let id = try #require(connections[0]["id"]?.intValue)
         #expect(connections[0]["state"]?.stringValue == "open")
+        // Issue 17 item 5: which connection is which, by the client's own request.
+        let agent = try #require(connections[0]["user_agent"]?.stringValue, "\(listed.stdout)")
+        #expect(agent.contains("websockets"), "the Python client's User-Agent: \(agent)")
+        #expect(connections[0]["path"]?.stringValue == "/app/key")
+        #expect(connections[0]["client_key"]?.stringValue == "127.0.0.1 | \(agent) | /app/key")
+        let table = try ctl(address, ["connections"])
+        let header = String(table.stdout.split(separator: "\n").first ?? "")
+        #expect(header.contains("PATH") && header.contains("USER-AGENT") && header.hasSuffix("CLIENT KEY"), "\(table.stdout)")
+        #expect(table.stdout.contains("/app/key  \(agent)  127.0.0.1 | \(agent) | /app/key"), "\(table.stdout)")
 
         let applied = try ctl(address, ["apply", String(id), "close:4009,reason=terminated"])
         #expect(applied.status == 0, "\(applied.stderr)")

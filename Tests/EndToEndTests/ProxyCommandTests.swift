@@ -60,6 +60,25 @@ import TestSupport
         _ = try refused(base + ["--record", "/nonexistent-dir/capture.jsonl"], "/nonexistent-dir/capture.jsonl")
     }
 
+    /// Issue 17 item 3: an existing capture is never replaced silently; `--overwrite` replaces
+    /// it, and a device such as /dev/null is not a capture to protect.
+    @Test func anExistingCaptureIsNotOverwritten() throws {
+        let directory = TestEnvironment.temporaryDirectory("faultline-overwrite")
+        let path = directory.appendingPathComponent("session.jsonl").path
+        try "precious\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let base = ["--listen", "127.0.0.1:0"] + Self.upstream
+        _ = try refused(base + ["--record", path], path, "exists", "--overwrite")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "precious\n", "the file must be left alone")
+
+        for record in [[path, "--overwrite"], ["/dev/null"]] {
+            let proxy = try ChildProcess.faultline(["proxy"] + base + ["--record"] + record)
+            defer { proxy.stop() }
+            #expect(proxy.waitForLine(timeout: 30) { $0.hasPrefix("listening on") } != nil,
+                     "\(record): \(proxy.errorOutput)")
+        }
+        #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix("{\"type\":\"header\""))
+    }
+
     @Test func aPortInUseIsRefused() throws {
         let rig = try ProxyRig(server: ["--mode", "bird"], record: false)
         _ = try refused(["--listen", "127.0.0.1:\(rig.proxyPort)"] + Self.upstream, "address already in use")

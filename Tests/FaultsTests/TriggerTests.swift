@@ -61,6 +61,22 @@ import Testing
         #expect(armedOrdinals("drop,conn=2-9,every=3") == [2, 5, 8])
     }
 
+    /// Issue 17 item 4: a connection that never sends an upgrade request (a health check)
+    /// takes no number, so `conn=1` is still the first real client.
+    @Test func probesWithoutARequestTakeNoConnectionNumber() {
+        let engine = FaultEngine(rules: [Make.rule("drop,conn=1"), Make.rule("close:4009,every=2")])
+        let probe = ConnectionFaults(engine: engine, conn: 1, openedAt: 0)
+        #expect(probe.ordinal == nil)
+        var first = ConnectionFaults(engine: engine, conn: 2, openedAt: 0)
+        _ = first.upgradeRequested(clientKey: "k", now: 0)
+        #expect(first.ordinal == 1)
+        #expect(kinds(first.websocketOpened(now: 0)) == ["drop"])
+        var second = ConnectionFaults(engine: engine, conn: 3, openedAt: 0)
+        _ = second.upgradeRequested(clientKey: "k", now: 0)
+        #expect(second.ordinal == 2)
+        #expect(kinds(second.websocketOpened(now: 0)) == ["close"])
+    }
+
     @Test func clientMatchesAPartOfTheClientKey() {
         let engine = FaultEngine(rules: [Make.rule("drop,client=pysher")])
         var matching = ConnectionFaults(engine: engine, conn: 1, openedAt: 0)

@@ -130,4 +130,36 @@ import WebSocket
         #expect(events.contains { if case .finding(let f) = $0 { f.rule == "stale.ping-missing" } else { false } })
         #expect(analyzer.advance(to: Wire.us(62)).isEmpty)  // reported once
     }
+
+    /// Issue 17 item 9: a client that speaks no Bird events, analyzed with the default spec,
+    /// is connected on its 101 and analyzed at connection level: its app's own 4001 close
+    /// and reconnect are no `failed.retried`, and the analyzer says what it did.
+    @Test func aClientWithoutProtocolEventsIsAnalyzedAtConnectionLevel() throws {
+        var wire = Wire()
+        let a = wire.connect(at: 0, handshake: false)
+        wire.server(a, at: 0.01, "hello")
+        wire.client(a, at: 0.02, "hi")
+        wire.close(a, at: 5, from: .server, code: 4001)
+        wire.connect(at: 5.5, handshake: false)
+        let spec = try SpecLoader.load("bird")
+        var analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: spec))
+        var events: [AnalysisEvent] = []
+        for record in wire.records { events += analyzer.feed(record) }
+        events += analyzer.finish(at: Wire.us(10))
+        let out = Outcome(events: events)
+        #expect(out.findings.isEmpty, "\(out.rules())")
+        let connected = try #require(out.transitions.first { $0.to == "connected" })
+        #expect(connected.t == Wire.us(0) + 2000 && connected.cause.contains("connection level"))
+        #expect(analyzer.notes == ["client-1: no bird events seen; analyzed at connection level"])
+    }
+
+    @Test func aBirdClientStaysOnTheBirdSpec() throws {
+        var wire = Wire()
+        let a = wire.connect(at: 0)
+        wire.server(a, at: 0.5, "plain text after the handshake")
+        var analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: try SpecLoader.load("bird")))
+        for record in wire.records { _ = analyzer.feed(record) }
+        _ = analyzer.finish(at: Wire.us(2))
+        #expect(analyzer.notes.isEmpty)
+    }
 }

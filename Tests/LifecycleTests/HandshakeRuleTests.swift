@@ -13,6 +13,22 @@ import Capture
         #expect(!out.transitions.map(\.to).contains("connected"))
     }
 
+    /// Issue 17 item 8: the handshake a fault stripped is the fault's doing (caused by it);
+    /// the client keeping the socket open after it is the client's own (after it).
+    @Test func aStrippedHandshakeIsCausedByTheFaultAndTheClientsReactionComesAfterIt() throws {
+        var wire = Wire()
+        let a = wire.connect(at: 0, handshake: false)
+        wire.fault(a, at: 0.01, rule: "strip-socket-id", kind: "strip-socket-id")
+        wire.server(a, at: 0.01, #"{"event":"bird:connection_established","data":"{}"}"#,
+                    action: .injected, fault: "strip-socket-id")
+        let out = try analyze(wire, end: 5)
+        let server = try #require(out.findings("server.handshake-missing-id").first)
+        #expect(server.causedByFault == "strip-socket-id" && server.afterFault == nil)
+        let client = try #require(out.findings("handshake.missing-id").first)
+        #expect(client.causedByFault == nil && client.afterFault == "strip-socket-id")
+        #expect(client.faultNote == "after injected fault strip-socket-id")
+    }
+
     @Test func closingAtOnceAfterMissingIDIsClean() throws {
         var wire = Wire()
         let a = wire.connect(at: 0, missingID: true)

@@ -21,6 +21,22 @@ import JSON
         for id in bird.rules + agora.rules { #expect(RuleRegistry.type(for: id) != nil) }
     }
 
+    /// Issue 17 item 9: `pusher` is Bird's rules with the `pusher` prefix; `websocket` is
+    /// connection level (101 means connected) with a generic backoff and no close bands.
+    @Test func pusherAndWebsocketAreBuiltIn() throws {
+        let bird = try SpecLoader.load("bird")
+        let pusher = try SpecLoader.load("pusher")
+        #expect(pusher.prefix == "pusher" && pusher.events == .realtime)
+        #expect(pusher.rules == bird.rules && pusher.stale == bird.stale)
+        let websocket = try SpecLoader.load("websocket")
+        #expect(websocket.events == .connection && websocket.connectedOn == .upgrade && websocket.stale == nil)
+        #expect(websocket.backoff.phases.first?.bound(attempt: 1) == 1_000_000)
+        #expect(websocket.backoff.phases.first?.bound(attempt: 10) == 30_000_000)
+        #expect(websocket.action(forClose: 4009, closedBy: .server) == .backoff)
+        #expect(websocket.action(forClose: 1000, closedBy: .client) == .disconnect)
+        for id in websocket.rules { #expect(RuleRegistry.type(for: id) != nil) }
+    }
+
     func bird(with change: (inout JSONObject) -> Void) throws -> JSONValue {
         let path = try #require(SpecFiles.path(ofBuiltIn: "bird"))
         let data = try #require(FileManager.default.contents(atPath: path))

@@ -69,6 +69,48 @@ import Capture
         #expect(out.findings("stale.close-code").first?.message == "stale close used code 1000, expected 4200-4299")
     }
 
+    /// Issue 17 item 7: a client whose heartbeat ends the transport (FIN or RST, no close
+    /// frame) after an unanswered ping made a stale close without a code, on both sides of
+    /// the old boundary (pong timeout + tolerance = 90.35 s here). Before, the earlier end
+    /// got no finding at all and the later one only `stale.close-missing`.
+    @Test(arguments: [(90.34, EndKind.fin), (90.36, EndKind.fin), (90.34, EndKind.rst), (90.36, EndKind.rst)])
+    func anEndWithoutCloseFrameAfterAnUnansweredPingIsAStaleCloseWithoutCode(at t: Double, kind: EndKind) throws {
+        var wire = Wire()
+        let a = wire.connect(at: 0, activityTimeout: 60)
+        wire.ping(a, at: 60.1)
+        wire.end(a, at: t, side: .client, kind: kind)
+        wire.end(a, at: t + 0.001, side: .server, kind: .fin)
+        wire.connect(at: t + 1)
+        let out = try analyze(wire, end: t + 2)
+        let f = try #require(out.findings("stale.close-code").first, "\(out.rules())")
+        #expect(out.findings("stale.close-code").count == 1)
+        #expect(f.message.hasPrefix("stale close: ended the connection (\(kind.rawValue.uppercased()) from client) without a close frame"))
+        #expect(f.message.hasSuffix("after an unanswered ping, expected a close frame with 4200-4299"))
+        #expect(f.evidence.map(\.summary) == ["text bird:ping", "\(kind.rawValue.uppercased()) from client"])
+        #expect(f.t == Wire.us(t))
+        // Late by 10 ms: the lateness is reported too; in time: nothing else about the client.
+        #expect(out.findings("stale.close-missing").count == (t > 90.35 ? 1 : 0))
+    }
+
+    @Test func anEndWithoutCloseFrameLongBeforeThePongTimeoutIsNotAStaleClose() throws {
+        var wire = Wire()
+        let a = wire.connect(at: 0, activityTimeout: 60)
+        wire.ping(a, at: 60.1)
+        wire.end(a, at: 61, side: .client, kind: .fin)
+        let out = try analyze(wire, end: 62)
+        #expect(out.findings("stale.close-code").isEmpty)
+    }
+
+    @Test func anEndWithoutCloseFrameAfterAnAnsweredPingIsNotAStaleClose() throws {
+        var wire = Wire()
+        let a = wire.connect(at: 0, activityTimeout: 60)
+        wire.ping(a, at: 60.1)
+        wire.pong(a, at: 60.2)
+        wire.end(a, at: 90.3, side: .client, kind: .fin)
+        let out = try analyze(wire, end: 91)
+        #expect(out.findings("stale.close-code").isEmpty)
+    }
+
     @Test func retryCloseDespiteAnAnswerIsPremature() throws {
         var wire = Wire()
         let a = wire.connect(at: 0, activityTimeout: 60)

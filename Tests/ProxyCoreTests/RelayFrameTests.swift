@@ -35,10 +35,15 @@ import WebSocket
         let closeDown = harness.handle(.received(from: .server, bytes: Wire.fromServer(reply)), at: 400)
         #expect(closeDown.sent(to: .client) == Wire.fromServer(reply))
         #expect(closeDown.socketCommands == [.close(.client), .close(.server)])
+        // The proxy's FIN to each peer after the handshake, as each peer sees it (issue 17 item 1).
+        #expect(closeDown.ends == [
+            EndRecord(conn: 1, t: 400, side: .server, kind: .fin, detail: "sent by the proxy to the client", leg: .client),
+            EndRecord(conn: 1, t: 400, side: .client, kind: .fin, detail: "sent by the proxy to the server", leg: .upstream),
+        ])
         #expect(harness.session.isFinished)
         // The peers' FINs after our close are still recorded.
         let late = harness.handle(.ended(side: .server, kind: .fin, detail: nil), at: 500)
-        #expect(late.ends == [EndRecord(conn: 1, t: 500, side: .server, kind: .fin)])
+        #expect(late.ends == [EndRecord(conn: 1, t: 500, side: .server, kind: .fin, leg: .upstream)])
     }
 
     @Test func framesSplitAcrossReadsKeepTheirBoundaries() throws {
@@ -133,7 +138,9 @@ import WebSocket
         var harness = Harness()
         harness.open()
         let first = harness.handle(.ended(side: .client, kind: .fin, detail: nil), at: 50)
-        #expect(first.ends == [EndRecord(conn: 1, t: 50, side: .client, kind: .fin)])
+        #expect(first.ends == [EndRecord(conn: 1, t: 50, side: .client, kind: .fin, leg: .client),
+                               EndRecord(conn: 1, t: 50, side: .client, kind: .fin,
+                                         detail: "passed on by the proxy to the server", leg: .upstream)])
         #expect(first.socketCommands == [.shutdown(.server)])
         // The server may still talk until it ends too.
         #expect(harness.server(Wire.fromServer(.text("last"))).sent(to: .client) == Wire.fromServer(.text("last")))
@@ -146,7 +153,9 @@ import WebSocket
         var harness = Harness()
         harness.open()
         let commands = harness.handle(.ended(side: .server, kind: .rst, detail: "ECONNRESET"), at: 70)
-        #expect(commands.ends == [EndRecord(conn: 1, t: 70, side: .server, kind: .rst, detail: "ECONNRESET")])
+        #expect(commands.ends == [EndRecord(conn: 1, t: 70, side: .server, kind: .rst, detail: "ECONNRESET", leg: .upstream),
+                                  EndRecord(conn: 1, t: 70, side: .server, kind: .rst,
+                                            detail: "sent by the proxy to the client", leg: .client)])
         #expect(commands.socketCommands == [.reset(.client), .close(.server)])
         #expect(harness.session.isFinished)
     }

@@ -78,7 +78,8 @@ import WebSocket
         #expect(harness.server(response).sent(to: .client) == response)
         let end = harness.handle(.ended(side: .server, kind: .fin, detail: nil))
         #expect(end.socketCommands == [.close(.client), .close(.server)])
-        #expect(end.ends.map(\.side) == [.server])
+        // The server's FIN, the proxy's FIN to the client and to the server, each on its leg.
+        #expect(end.ends.map { "\($0.leg?.rawValue ?? "-") \($0.side)" } == ["upstream server", "client server", "upstream client"])
     }
 
     @Test(arguments: [
@@ -115,7 +116,9 @@ import WebSocket
         let answer = String(decoding: commands.sent(to: .client), as: UTF8.self)
         #expect(answer.hasPrefix("HTTP/1.1 502 Bad Gateway\r\n"))
         #expect(answer.contains("connection refused"))
-        #expect(commands.ends == [EndRecord(conn: 1, t: 7, side: .server, kind: .error, detail: "connection refused")])
+        #expect(commands.ends == [EndRecord(conn: 1, t: 7, side: .server, kind: .error, detail: "connection refused", leg: .upstream),
+                                  EndRecord(conn: 1, t: 7, side: .server, kind: .fin,
+                                            detail: "sent by the proxy to the client", leg: .client)])
         #expect(commands.notes.first?.level == .error)
         #expect(commands.socketCommands == [.close(.client)])
         #expect(harness.session.isFinished)

@@ -52,7 +52,7 @@ func sampleReport() throws -> AnalysisReport {
         let report = try sampleReport()
         #expect(report.clients.map(\.info.id) == ["client-1", "client-2"])
         #expect(report.findings.map(\.rule) == ["backoff.bound", "failed.retried"])
-        #expect(report.findings.last?.causedByFault == "close:4009")
+        #expect(report.findings.last?.afterFault == "close:4009")
         #expect(report.exitStatus == 1)
     }
 
@@ -66,7 +66,7 @@ func sampleReport() throws -> AnalysisReport {
         #expect(grouping.lowerBound < summary.lowerBound && summary.lowerBound < client1.lowerBound)
         #expect(client1.lowerBound < finding.lowerBound && finding.lowerBound < client2.lowerBound)
         #expect(text.contains("connecting -> connected  (handshake socket_id 1.1)"))
-        #expect(text.contains("(caused by injected fault close:4009)"))
+        #expect(text.contains("(after injected fault close:4009)"))
         #expect(text.contains("client-2  key 10.0.0.2 | ua <&> | /app/k?protocol=7  connections: 2\n"))
         let lines = text.split(separator: "\n")
         #expect(lines.last == "summary: 2 clients, 4 connections: 2 errors, 0 warnings")
@@ -140,7 +140,8 @@ func sampleReport() throws -> AnalysisReport {
         #expect(first["conn"]?.intValue == 3)
         #expect(first["t"]?.doubleValue == 14.2)
         #expect(first["evidence"]?.arrayValue?.count == 2)
-        #expect(findings.last?["caused_by_fault"]?.stringValue == "close:4009")
+        #expect(findings.last?["caused_by_fault"] == .null)
+        #expect(findings.last?["after_fault"]?.stringValue == "close:4009")
         let summary = try #require(json["summary"])
         #expect(summary["errors"]?.intValue == 2)
         #expect(summary["exit_status"]?.intValue == 1)
@@ -205,7 +206,7 @@ final class XMLCollector: NSObject, XMLParserDelegate {
         for r in sampleRecords() { lines += analyzer.feed(r).compactMap(LiveLine.format) }
         #expect(lines.contains("14.200 s  client-1 conn 3  ERROR backoff.bound: delay 4.20 s > bound 1.00 s for attempt 1 (tolerance 0.25 s)"))
         #expect(lines.contains("0.003 s  client-1 conn 1  connecting -> connected  (handshake socket_id 1.1)"))
-        #expect(lines.contains { $0.contains("(caused by injected fault close:4009)") })
+        #expect(lines.contains { $0.contains("(after injected fault close:4009)") })
     }
 }
 

@@ -6,15 +6,23 @@ import WebSocket
 /// transitions and rule findings. Keeps only this client's state.
 struct ClientTimeline {
     let info: ClientInfo
-    let spec: LifecycleSpec
+    private(set) var spec: LifecycleSpec
     let appSecret: String?
     private(set) var state: String
     private var rules: [any LifecycleRule]
     /// Indices of the rules with timer checks, the only ones `advance` asks.
-    private let timerRules: [Int]
+    private var timerRules: [Int]
     /// Per step kind (by bit position), the indices of the rules that observe it, in rule
     /// order: a step visits only these (`LifecycleRule.observes`).
-    private let observers: [[Int]]
+    private var observers: [[Int]]
+    /// The connection-level spec this client switches to when it turns out to speak no
+    /// event protocol (`switchToConnectionLevel`); nil when the spec is connection-level.
+    private let fallback: LifecycleSpec?
+    /// Whether the client's protocol is settled: an event of the spec's protocol was seen,
+    /// or a data frame without one.
+    private var protocolDecided = false
+    /// The client showed none of the spec's protocol and is analyzed at connection level.
+    private(set) var connectionLevel = false
     /// Whether `observers` and `timersQuietUntil` may skip work (false only in tests that
     /// check skipping changes nothing).
     private let shortcuts: Bool
@@ -40,19 +48,52 @@ struct ClientTimeline {
 
     /// `shortcuts: false` hands every step to every rule and asks every timer rule on every
     /// record, as before `observes` and `quietUntil` existed: tests compare both ways.
-    init(info: ClientInfo, spec: LifecycleSpec, appSecret: String?, shortcuts: Bool = true) {
+    init(info: ClientInfo, spec: LifecycleSpec, appSecret: String?, shortcuts: Bool = true,
+         fallback: LifecycleSpec? = nil) {
         self.info = info
         self.spec = spec
         self.appSecret = appSecret
         self.state = spec.states.initial
         self.lastActivity = info.firstSeen
+        self.fallback = spec.events == .realtime ? fallback : nil
+        (rules, timerRules, observers) = Self.rules(of: spec, shortcuts: shortcuts)
+        self.shortcuts = shortcuts
+    }
+
+    private static func rules(of spec: LifecycleSpec, shortcuts: Bool) -> ([any LifecycleRule], [Int], [[Int]]) {
         let rules = spec.rules.compactMap { RuleRegistry.type(for: $0)?.init(spec: spec) }
-        self.rules = rules
-        self.timerRules = rules.indices.filter { type(of: rules[$0]).hasTimers }
-        self.observers = StepKinds.singles.map { kind in
+        let timerRules = rules.indices.filter { type(of: rules[$0]).hasTimers }
+        let observers = StepKinds.singles.map { kind in
             rules.indices.filter { !shortcuts || type(of: rules[$0]).observes.contains(kind) }
         }
-        self.shortcuts = shortcuts
+        return (rules, timerRules, observers)
+    }
+
+    /// Settles whether the client speaks the spec's event protocol, from a frame of a
+    /// connection that got its 101: an event of the protocol says yes; a data frame without
+    /// one says no, and the client is analyzed at connection level from then on (the spec's
+    /// protocol rules would only invent errors about a client that never spoke it, such as
+    /// keeping it `connecting` forever for want of a handshake).
+    private mutating func settleProtocol(_ record: FrameRecord, event: RealtimeEvent?) -> [AnalysisEvent] {
+        guard !protocolDecided, let fallback else { return [] }
+        if event != nil {
+            protocolDecided = true
+            return []
+        }
+        guard record.opcode == .text || record.opcode == .binary, record.action != .injected,
+              let view = views[record.conn], let upgradedAt = view.upgradedAt else { return [] }
+        protocolDecided = true
+        connectionLevel = true
+        spec = fallback
+        (rules, timerRules, observers) = Self.rules(of: fallback, shortcuts: shortcuts)
+        timersQuietUntil = Micros.min
+        guard view.connectedAt == nil, view.droppedAt == nil else { return [] }
+        var connectedView = view
+        connectedView.connectedAt = upgradedAt
+        views[record.conn] = connectedView
+        let evidence = Evidence(conn: record.conn, t: upgradedAt, from: .server, summary: "upgrade response 101")
+        return connected(conn: record.conn, t: upgradedAt, cause: "upgrade 101 (no protocol events: connection level)",
+                         evidence: evidence)
     }
 
     var context: RuleContext {
@@ -110,6 +151,8 @@ struct ClientTimeline {
         let status = record.status ?? 0
         let evidence = Evidence(conn: record.conn, t: record.t, from: .server, summary: "upgrade response \(status)")
         if status == 101 {
+            view.upgradedAt = record.t
+            views[record.conn] = view
             if spec.connectedOn == .upgrade {
                 view.connectedAt = record.t
                 views[record.conn] = view
@@ -127,6 +170,7 @@ struct ClientTimeline {
         var events = advance(to: record.t)
         if !isPlainReceipt(record, event: event) { timersQuietUntil = Micros.min }
         lastActivity = record.t
+        if !protocolDecided, fallback != nil { events += settleProtocol(record, event: event) }
         guard var view = views[record.conn] else { return events }
         if let fault = record.fault { view.lastFault = fault }
         // Built only when a view or step keeps it: most frames are plain receipts, for
@@ -136,7 +180,14 @@ struct ClientTimeline {
         }
         if record.from == .server {
             // A frame a fault swallowed never reached the client.
-            guard record.action != .dropped else { views[record.conn] = view; return events }
+            if record.action == .dropped {
+                if view.lastPing != nil, view.pongSincePing == nil, view.swallowedPongFault == nil,
+                   record.opcode == .pong || event?.kind == .pong {
+                    view.swallowedPongFault = record.fault
+                }
+                views[record.conn] = view
+                return events
+            }
             view.lastReceivedAt = record.t
             if view.lastPing != nil {
                 if view.receivedSincePing == nil { view.receivedSincePing = evidence() }
@@ -153,7 +204,8 @@ struct ClientTimeline {
                 }
                 views[record.conn] = view
                 events += run(.handshake(Handshake(conn: record.conn, t: record.t, socketID: event.socketID,
-                                                   activityTimeout: event.activityTimeout, evidence: evidence())))
+                                                   activityTimeout: event.activityTimeout, evidence: evidence(),
+                                                   rewrittenBy: record.action == .injected ? record.fault : nil)))
                 if event.socketID != nil, spec.connectedOn == .handshake, view.droppedAt == nil {
                     view.connectedAt = record.t
                     views[record.conn] = view
@@ -174,6 +226,7 @@ struct ClientTimeline {
             view.lastPing = evidence()
             view.receivedSincePing = nil
             view.pongSincePing = nil
+            view.swallowedPongFault = nil
         }
         if record.opcode == .close, view.clientClose == nil {
             view.clientClose = evidence()
@@ -203,7 +256,9 @@ struct ClientTimeline {
         var events = advance(to: record.t)
         timersQuietUntil = Micros.min
         lastActivity = record.t
-        guard let view = views[record.conn] else { return events }
+        // An end on the upstream leg is the proxy's business: the client learns of it only
+        // when the proxy passes it on, which is recorded on the client's leg.
+        guard record.seenByClient, let view = views[record.conn] else { return events }
         let name = record.kind == .captureEnd ? "capture end" : "\(record.kind.rawValue.uppercased()) from \(record.side.rawValue)"
         let evidence = Evidence(conn: record.conn, t: record.t, from: record.kind == .captureEnd ? nil : record.side, summary: name)
         if view.droppedAt == nil, record.kind != .captureEnd {
@@ -347,13 +402,15 @@ struct ClientTimeline {
         return attribute(findings)
     }
 
-    /// Says which injected fault explains a finding: one that touched its connection, or
-    /// the one that ended the connection before it.
+    /// Names the injected fault a finding came after: one that touched its connection, or
+    /// the one that ended the connection before it. Only a rule says a fault *caused* its
+    /// finding (`causedByFault`), where the fault explains it; coming after a fault is not
+    /// being caused by it (a client's bug shown by a fault is still the client's bug).
     private func attribute(_ findings: [Finding]) -> [AnalysisEvent] {
         findings.map { finding in
             var finding = finding
-            if finding.causedByFault == nil {
-                finding.causedByFault = views[finding.conn]?.lastFault ?? causeFault[finding.conn]
+            if finding.causedByFault == nil, finding.afterFault == nil {
+                finding.afterFault = views[finding.conn]?.lastFault ?? causeFault[finding.conn]
             }
             return .finding(finding)
         }

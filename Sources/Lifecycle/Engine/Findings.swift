@@ -38,11 +38,27 @@ public struct Finding: Sendable, Hashable {
     /// One line with the measured value against the bound.
     public var message: String
     public var evidence: [Evidence]
-    /// The injected fault that explains it: the proxy's rule text.
+    /// The injected fault that explains it (the proxy's rule text): set only by a rule that
+    /// knows the fault made the judged party look at fault, such as a pong swallowed by
+    /// `stall-pongs` behind `server.pong-missing`, or a handshake rewritten by
+    /// `strip-socket-id` behind `server.handshake-missing-id`.
     public var causedByFault: String?
+    /// An injected fault that came before the finding on its connection (or ended the
+    /// connection before it) without explaining it: the client's reaction to a fault is
+    /// the client's own behaviour, so it is shown as "after injected fault X", never as
+    /// caused by it. Nil when `causedByFault` is set.
+    public var afterFault: String?
+
+    /// How reports mention a fault beside the finding: "caused by injected fault X",
+    /// "after injected fault X", or nil.
+    public var faultNote: String? {
+        if let fault = causedByFault { return "caused by injected fault \(fault)" }
+        if let fault = afterFault { return "after injected fault \(fault)" }
+        return nil
+    }
 
     public init(rule: String, severity: Severity, party: Party, client: String, conn: ConnectionID, t: Micros,
-                message: String, evidence: [Evidence], causedByFault: String? = nil) {
+                message: String, evidence: [Evidence], causedByFault: String? = nil, afterFault: String? = nil) {
         self.rule = rule
         self.severity = severity
         self.party = party
@@ -52,6 +68,7 @@ public struct Finding: Sendable, Hashable {
         self.message = message
         self.evidence = evidence
         self.causedByFault = causedByFault
+        self.afterFault = afterFault
     }
 }
 

@@ -60,10 +60,13 @@ extension LifecycleRule {
     }
 
     /// A finding of this rule for the context's client.
+    /// `fault`: the injected fault that explains the finding (the judged party did nothing
+    /// wrong); `after`: one the finding came after without being explained by it.
     public func finding(_ context: RuleContext, conn: ConnectionID, t: Micros, _ message: String,
-                        evidence: [Evidence], fault: String? = nil) -> Finding {
+                        evidence: [Evidence], fault: String? = nil, after: String? = nil) -> Finding {
         Finding(rule: Self.id, severity: Self.severity, party: Self.party, client: context.client,
-                conn: conn, t: t, message: message, evidence: evidence, causedByFault: fault)
+                conn: conn, t: t, message: message, evidence: evidence, causedByFault: fault,
+                afterFault: fault == nil ? after : nil)
     }
 }
 
@@ -92,6 +95,8 @@ public struct ConnectionView: Sendable, Hashable {
     /// A handshake arrived without `socket_id`.
     public var handshakeMissingID = false
     public var connectedAt: Micros?
+    /// When the server's 101 was relayed (the WebSocket opened).
+    public var upgradedAt: Micros?
     /// The activity timeout in force (spec default or the handshake's value).
     public var activityTimeout: Micros
     /// Last frame the client received (delivered, not dropped by a fault).
@@ -111,6 +116,9 @@ public struct ConnectionView: Sendable, Hashable {
     public var droppedAt: Micros?
     /// A fault touched a frame of this connection (its rule text), most recent.
     public var lastFault: String?
+    /// The fault that swallowed a pong meant for the client since `lastPing`, if one did:
+    /// what explains a missing pong.
+    public var swallowedPongFault: String?
 
     public init(conn: ConnectionID, openedAt: Micros, activityTimeout: Micros) {
         self.conn = conn

@@ -55,6 +55,19 @@ public struct LiveAnalyzer: Sendable {
         self.options = options
         self.shortcuts = shortcuts
         self.decoder = RealtimeDecoder(prefix: options.prefix ?? options.spec.prefix)
+        self.fallback = options.spec.events == .realtime ? try? SpecLoader.load("websocket") : nil
+    }
+
+    /// The connection-level spec (`websocket`) for clients that speak no protocol events.
+    private let fallback: LifecycleSpec?
+
+    /// One line per client that showed none of the spec's protocol and was analyzed at
+    /// connection level: "client-3: no bird events seen; analyzed at connection level".
+    public var notes: [String] {
+        let name = options.prefix ?? options.spec.prefix ?? decoder.prefix ?? options.spec.name
+        return clients.filter(\.connectionLevel).map {
+            "\($0.info.id): no \(name) events seen; analyzed at connection level"
+        }
     }
 
     /// The prefix in use (given or detected); nil until known.
@@ -91,6 +104,9 @@ public struct LiveAnalyzer: Sendable {
             var event: RealtimeEvent?
             if options.spec.events == .realtime, frame.opcode == .text { event = decoder.decode(frame.payload) }
             if let index = clientOfConnection[frame.conn] { events += clients[index].frame(frame, event: event) }
+        case .end(let end) where !end.seenByClient:
+            // The upstream leg's ends (proxy captures record both legs): only time moves.
+            if let index = clientOfConnection[end.conn] { events += clients[index].end(end) }
         case .end(let end):
             if let index = clientOfConnection[end.conn] {
                 events += clients[index].end(end)
@@ -153,7 +169,7 @@ public struct LiveAnalyzer: Sendable {
             index = clients.count
             let info = ClientInfo(id: "\(options.clientIDPrefix)client-\(index + 1)", key: key, firstSeen: open.t)
             clients.append(ClientTimeline(info: info, spec: options.spec, appSecret: options.appSecret,
-                                      shortcuts: shortcuts))
+                                      shortcuts: shortcuts, fallback: fallback))
             clientsByKey[key, default: []].append(index)
             events.append(.client(info))
             events += clients[index].start()

@@ -78,6 +78,9 @@ public struct Handshake: Sendable, Hashable {
     public var socketID: String?
     public var activityTimeout: Double?
     public var evidence: Evidence
+    /// The fault that rewrote the handshake on its way to the client (`strip-socket-id`,
+    /// `activity-timeout`), if one did.
+    public var rewrittenBy: String? = nil
 }
 
 /// How a connection ended, as the client learned it.

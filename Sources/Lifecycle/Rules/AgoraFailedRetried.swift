@@ -13,6 +13,6 @@ public struct AgoraFailedRetried: LifecycleRule {
         guard let (attempt, drop) = FailedRetried.check(step) else { return [] }
         return [finding(context, conn: attempt.conn, t: attempt.t,
                         "attempt \(formatSeconds(attempt.t - drop.t)) after fatal \(drop.cause) (state \(drop.newState))",
-                        evidence: [drop.evidence, attempt.evidence], fault: drop.fault)]
+                        evidence: [drop.evidence, attempt.evidence], after: drop.fault)]
     }
 }

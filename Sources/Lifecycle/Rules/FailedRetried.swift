@@ -19,6 +19,6 @@ public struct FailedRetried: LifecycleRule {
         guard let (attempt, drop) = Self.check(step) else { return [] }
         return [finding(context, conn: attempt.conn, t: attempt.t,
                         "new connection \(formatSeconds(attempt.t - drop.t)) after \(drop.cause) (state \(drop.newState) must not retry)",
-                        evidence: [drop.evidence, attempt.evidence], fault: drop.fault)]
+                        evidence: [drop.evidence, attempt.evidence], after: drop.fault)]
     }
 }

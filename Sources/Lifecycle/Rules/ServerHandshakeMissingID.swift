@@ -11,6 +11,8 @@ public struct ServerHandshakeMissingID: LifecycleRule {
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
         guard case .handshake(let h) = step, h.socketID == nil else { return [] }
-        return [finding(context, conn: h.conn, t: h.t, "handshake without socket_id", evidence: [h.evidence])]
+        // A handshake a fault rewrote (`strip-socket-id`) is the fault's doing, not the server's.
+        return [finding(context, conn: h.conn, t: h.t, "handshake without socket_id", evidence: [h.evidence],
+                        fault: h.rewrittenBy)]
     }
 }

@@ -27,4 +27,7 @@ public struct ServerPongMissing: UnansweredPingRule {
     func report(ping: Evidence, in view: ConnectionView, stale: LifecycleSpec.StaleSpec, now: Micros) -> (String, [Evidence]) {
         ("no pong \(formatSeconds(now - ping.t)) after the ping > pong timeout \(formatSeconds(stale.pongTimeout))", [ping])
     }
+
+    /// The server did answer when a fault swallowed its pong: that fault explains the finding.
+    func cause(in view: ConnectionView) -> String? { view.swallowedPongFault }
 }

@@ -1,7 +1,11 @@
 import Capture
 
 /// `stale.close-code`: the client closed a stale connection (its ping unanswered for the
-/// pong timeout) with a code outside the stale band (4200-4299 for Bird).
+/// pong timeout) with a code outside the stale band (4200-4299 for Bird), or without a
+/// close frame at all: a TCP FIN or RST from the client (a WebSocket library's heartbeat
+/// ending the transport) is a stale close with no code, whether it comes a little before or
+/// a little after the pong timeout's tolerance; when it is late, `stale.close-missing`
+/// reports the lateness as well.
 public struct StaleCloseCode: LifecycleRule {
     public static let id = "stale.close-code"
     public static let severity = Severity.error
@@ -12,10 +16,20 @@ public struct StaleCloseCode: LifecycleRule {
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
         guard let stale = spec.stale, case .drop(let drop) = step, drop.closedBy == .client,
-              let code = drop.closeCode, let view = context.connections[drop.conn], let ping = view.lastPing else { return [] }
+              let view = context.connections[drop.conn], let ping = view.lastPing else { return [] }
         let unansweredUntil = ping.t.addingSaturated(stale.pongTimeout)
-        if let answer = view.receivedSincePing, answer.t <= unansweredUntil { return [] }
-        guard drop.t >= unansweredUntil.subtractingSaturated(spec.tolerances.timing), !stale.closeBand.contains(code) else { return [] }
+        if let answer = view.receivedSincePing, answer.t <= min(unansweredUntil, drop.t) { return [] }
+        guard drop.t >= unansweredUntil.subtractingSaturated(spec.tolerances.timing) else { return [] }
+        let expected = "expected a close frame with \(stale.closeBand.from)-\(stale.closeBand.to)"
+        guard let code = drop.closeCode else {
+            // A close frame without a code, or the transport ended with no close frame.
+            let how = view.clientClose == nil ? "ended the connection (\(drop.cause)) without a close frame"
+                : "closed without a close code"
+            return [finding(context, conn: drop.conn, t: drop.t,
+                            "stale close: \(how) \(formatSeconds(drop.t.subtractingSaturated(ping.t))) after an unanswered ping, \(expected)",
+                            evidence: [ping, drop.evidence])]
+        }
+        guard !stale.closeBand.contains(code) else { return [] }
         return [finding(context, conn: drop.conn, t: drop.t,
                         "stale close used code \(code), expected \(stale.closeBand.from)-\(stale.closeBand.to)",
                         evidence: [ping, drop.evidence])]

@@ -15,9 +15,13 @@ protocol UnansweredPingRule: LifecycleRule {
     func deadline(after ping: Evidence, in view: ConnectionView, stale: LifecycleSpec.StaleSpec) -> Micros?
     /// The finding's text and evidence, `now` being when the deadline was seen passed.
     func report(ping: Evidence, in view: ConnectionView, stale: LifecycleSpec.StaleSpec, now: Micros) -> (String, [Evidence])
+    /// The injected fault that explains the finding, if one does (default: none).
+    func cause(in view: ConnectionView) -> String?
 }
 
 extension UnansweredPingRule {
+    func cause(in view: ConnectionView) -> String? { nil }
+
     /// The ping being watched and its deadline; nil when there is nothing left to report.
     private func watched(_ context: RuleContext) -> (view: ConnectionView, ping: Evidence, deadline: Micros)? {
         guard let stale = spec.stale, let view = context.currentConnection, let ping = view.lastPing,
@@ -40,6 +44,6 @@ extension UnansweredPingRule {
         guard let stale = spec.stale, let (view, ping, deadline) = watched(context), now > deadline else { return [] }
         reportedPing = ping
         let (message, evidence) = report(ping: ping, in: view, stale: stale, now: now)
-        return [finding(context, conn: view.conn, t: deadline, message, evidence: evidence)]
+        return [finding(context, conn: view.conn, t: deadline, message, evidence: evidence, fault: cause(in: view))]
     }
 }

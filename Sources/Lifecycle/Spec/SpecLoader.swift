@@ -2,10 +2,10 @@ import JSON
 import Capture
 import Foundation
 
-/// Loads specs: built-in names (`bird`, `agora-rtm`, `agora-rtm-stream`) are JSON files
+/// Loads specs: built-in names (`bird`, `pusher`, `websocket`, `agora-rtm`, `agora-rtm-stream`) are JSON files
 /// shipped with the package and go through exactly the same parser as a user's file.
 public enum SpecLoader {
-    public static let builtInNames = ["bird", "agora-rtm", "agora-rtm-stream"]
+    public static let builtInNames = ["bird", "pusher", "websocket", "agora-rtm", "agora-rtm-stream"]
 
     /// `NAME` of a built-in spec, or the path of a JSON spec file.
     public static func load(_ nameOrPath: String) throws(SpecError) -> LifecycleSpec {

@@ -9,9 +9,10 @@ enum CtlOutput {
         case "connections":
             let rows = body?["connections"]?.arrayValue ?? []
             if rows.isEmpty { return "no open connections\n" }
-            let columns = ["ID", "STATE", "CLIENT", "UPSTREAM", "OPENED", "FRAMES C>S", "FRAMES S>C", "BYTES C>S", "BYTES S>C", "FAULTS"]
+            let columns = ["ID", "STATE", "CLIENT", "UPSTREAM", "OPENED", "FRAMES C>S", "FRAMES S>C", "BYTES C>S", "BYTES S>C", "FAULTS",
+                           "PATH", "USER-AGENT", "CLIENT KEY"]
             let keys = ["id", "state", "client", "upstream", "opened_at", "frames_client_to_server", "frames_server_to_client",
-                        "bytes_client_to_server", "bytes_server_to_client", "faults_fired"]
+                        "bytes_client_to_server", "bytes_server_to_client", "faults_fired", "path", "user_agent", "client_key"]
             return table(columns, rows.map { row in keys.map { cell(row[$0], seconds: $0 == "opened_at") } })
         case "rules":
             let rows = body?["rules"]?.arrayValue ?? []

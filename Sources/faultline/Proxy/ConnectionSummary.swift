@@ -1,5 +1,6 @@
 import Capture
 import JSON
+import Lifecycle
 
 /// What the control API lists about one open connection, kept up to date from the records
 /// the session emits (so the shell needs no knowledge of the session's insides).
@@ -15,8 +16,15 @@ struct ConnectionSummary {
     var bytesFromClient = 0
     var bytesFromServer = 0
     var faultsFired = 0
-    /// Sides whose TCP end was recorded.
+    /// Peers whose own TCP end was recorded (on their leg; ends the proxy sent them are not theirs).
     var ended: Set<Side> = []
+    /// From the client's upgrade request, to tell connections apart: its User-Agent, its
+    /// request target (path and query), and the key `faultline analyze` groups it by
+    /// (source IP + User-Agent + path without volatile query parameters). Nil until the
+    /// request is read.
+    var userAgent: String?
+    var path: String?
+    var clientKey: String?
 
     init(id: ConnectionID, client: String, upstream: String, openedAt: Micros) {
         self.id = id
@@ -29,6 +37,11 @@ struct ConnectionSummary {
         switch record {
         case .upgrade(let upgrade) where upgrade.from == .server:
             state = upgrade.status == 101 ? "open" : "refused"
+        case .upgrade(let request) where request.from == .client:
+            userAgent = request.header("User-Agent")
+            path = request.target
+            clientKey = ClientKeyMode.standard.key(open: OpenRecord(conn: id, t: openedAt, client: client, server: ""),
+                                                   request: request)
         case .frame(let frame):
             switch frame.action {
             case .forwarded, .delayed:
@@ -46,7 +59,7 @@ struct ConnectionSummary {
         case .fault:
             faultsFired += 1
         case .end(let end):
-            ended.insert(end.side)
+            if !end.byProxy { ended.insert(end.side) }
             state = "ended"
         default:
             break
@@ -57,6 +70,9 @@ struct ConnectionSummary {
         .object([
             "id": .int(Int64(id)),
             "client": .string(client),
+            "user_agent": userAgent.map { .string($0) } ?? .null,
+            "path": path.map { .string($0) } ?? .null,
+            "client_key": clientKey.map { .string($0) } ?? .null,
             "upstream": .string(upstream),
             "state": .string(state),
             "opened_at": .double(openedAtSeconds),

@@ -74,7 +74,7 @@ final class ProxyServer {
             let header = CaptureHeader(tool: FaultlineVersion.tool, startedAt: startedAt, source: "proxy",
                                        settings: settings.headerSettings(boundListen: listenAddress))
             do {
-                capture = try CaptureWriter(path: path, header: header)
+                capture = try CaptureWriter(path: path, header: header, replacing: settings.overwriteRecord)
             } catch {
                 listener.close()
                 throw ProxyStartError("\(error)")

@@ -11,6 +11,8 @@ struct ProxySettings: Sendable {
     var upstream: UpstreamURL
     /// Where to record, or nil for no capture.
     var recordPath: String?
+    /// Replace an existing file at `recordPath` (`--overwrite`); otherwise starting fails.
+    var overwriteRecord = true
     /// The `--fault` and `--faults` rules installed at start (also written to the header).
     var faultRules: [FaultRule] = []
     var seed: UInt64 = 0

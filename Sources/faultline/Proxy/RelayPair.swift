@@ -1,4 +1,5 @@
 import Capture
+import Pcap
 import ProxyCore
 import Transport
 
@@ -24,6 +25,12 @@ final class RelayPair {
     private var pausedByBackpressure: Set<Side> = []
     private var timer: TimerHandle?
     private var flushTimers: [Side: TimerHandle] = [:]
+    /// Sides the session closed: FIN sent (after the queued writes), what the peer still
+    /// sends is read and discarded until its own FIN, then the socket closes. Closing a
+    /// socket with unread bytes would make the kernel send RST instead of the FIN recorded.
+    private var closing: Set<Side> = []
+    /// Sides whose peer sent FIN (nothing more will be read from them).
+    private var finReceived: Set<Side> = []
     /// Re-entrancy guard: commands that lead to new events (a write failing at once) queue them.
     private var handling = false
     private var queued: [RelayEvent] = []
@@ -85,14 +92,18 @@ final class RelayPair {
         connection.highWaterMark = server.settings.highWaterMark
         connection.lowWaterMark = server.settings.lowWaterMark
         connection.onRead = { [unowned self] bytes in
+            guard !closing.contains(side) else { return }   // draining a closed side
             deliver(.received(from: side, bytes: bytes))
         }
         connection.onEnd = { [unowned self] end in
+            if case .fin = end { finReceived.insert(side) }
             switch end {
             case .fin: deliver(.ended(side: side, kind: .fin, detail: nil))
             case .reset: deliver(.ended(side: side, kind: .rst, detail: "connection reset by peer"))
             case .error(let reason): deliver(.ended(side: side, kind: .error, detail: reason))
             }
+            // A side being closed is done once its peer's end is in (and recorded).
+            if closing.contains(side), case .fin = end { sockets[side]?.closeAfterFlush() }
         }
         connection.onDrain = { [unowned self] in
             // This side's queue drained: the other side may be read again.
@@ -130,6 +141,11 @@ final class RelayPair {
         }
         attach(connection, as: .server)
         updateReading(.server)
+        // Where the upstream leg runs, for `export --pcap` (the open record has the client's leg).
+        let note = CaptureRecord.note(NoteRecord(conn: id, t: server.now, level: .info,
+                                                 message: PcapExporter.upstreamLegNote + "\(connection.localAddress) -> \(connection.remoteAddress)"))
+        summary.observe(note)
+        server.record(note)
         deliver(.upstreamConnected)
     }
 
@@ -141,7 +157,9 @@ final class RelayPair {
 
     private func updateReading(_ side: Side) {
         guard let socket = sockets[side] else { return }
-        if pausedBySession.contains(side) || pausedByBackpressure.contains(side) {
+        if closing.contains(side) {
+            socket.resumeReading()   // drained until the peer's FIN
+        } else if pausedBySession.contains(side) || pausedByBackpressure.contains(side) {
             socket.pauseReading()
         } else {
             socket.resumeReading()
@@ -189,16 +207,41 @@ final class RelayPair {
         }
     }
 
-    /// Closes a side once its queued writes are out, bounded: a peer that never reads gets a reset.
+    /// Closes a side cleanly: FIN once its queued writes are out, then reads (discarded) until
+    /// the peer's own FIN, which the session records, then the socket closes. So the peer
+    /// sees the FIN the capture says it saw, not the RST the kernel sends when a socket with
+    /// unread bytes is closed. Bounded: a peer that never reads gets a reset (recorded as
+    /// such); one that reads but never ends its side is closed.
     private func close(_ side: Side) {
         guard let socket = sockets[side] else {
             abandon(side)
             return
         }
-        socket.closeAfterFlush()
-        if !socket.isClosed, flushTimers[side] == nil {
-            flushTimers[side] = server.loop.schedule(after: server.settings.closeFlushTimeout) { [weak socket] in
-                socket?.reset()
+        guard !finReceived.contains(side) else {
+            socket.closeAfterFlush()
+            armFlushTimer(side, socket)
+            return
+        }
+        closing.insert(side)
+        socket.shutdown()
+        updateReading(side)
+        armFlushTimer(side, socket)
+    }
+
+    private func armFlushTimer(_ side: Side, _ socket: any ByteStream) {
+        guard !socket.isClosed, flushTimers[side] == nil else { return }
+        flushTimers[side] = server.loop.schedule(after: server.settings.closeFlushTimeout) { [weak self, weak socket] in
+            guard let self, let socket, !socket.isClosed else { return }
+            flushTimers[side] = nil
+            if socket.writeQueueBytes > 0 {
+                let record = CaptureRecord.end(EndRecord(conn: id, t: server.now, side: side.other, kind: .rst,
+                                                         detail: "the \(side.rawValue) read nothing for \(server.settings.closeFlushTimeout / 1_000_000) s; reset by the proxy",
+                                                         leg: Leg(peer: side)))
+                summary.observe(record)
+                server.record(record)
+                socket.reset()
+            } else {
+                socket.close()
             }
         }
     }
@@ -217,11 +260,12 @@ final class RelayPair {
         deliver(.faultsChanged)
     }
 
-    /// Proxy shutdown: marks the still-open sides as cut off by the end of the capture.
+    /// Proxy shutdown: marks the peers whose streams were still open as cut off by the end
+    /// of the capture.
     func captureEnded(now: Micros) {
         for side in Side.allCases where !summary.ended.contains(side) && (sockets[side] != nil) {
             let record = CaptureRecord.end(EndRecord(conn: id, t: now, side: side, kind: .captureEnd,
-                                                     detail: "the proxy stopped"))
+                                                     detail: "the proxy stopped", leg: Leg(peer: side)))
             summary.observe(record)
             server.record(record)
         }
