@@ -22,12 +22,16 @@ public struct CommandLineTool {
     public var version: String
     public var commands: [any Command.Type]
     public var groups: [CommandGroup]
+    /// Examples and required options by command path ("faultline proxy").
+    public var extras: [String: HelpExtras]
 
-    public init(root: CommandSpec, version: String, commands: [any Command.Type], groups: [CommandGroup] = []) {
+    public init(root: CommandSpec, version: String, commands: [any Command.Type], groups: [CommandGroup] = [],
+                extras: [String: HelpExtras] = [:]) {
         self.root = root
         self.version = version
         self.commands = commands
         self.groups = groups
+        self.extras = extras
         self.root.subcommands = commands.map { $0.spec } + groups.map(\.spec)
     }
 
@@ -35,12 +39,12 @@ public struct CommandLineTool {
     public func main(_ words: [String]) -> Int32 {
         let name = root.name
         guard let first = words.first else {
-            Console.out(HelpFormatter.help(for: root, commandPath: name, root: name))
+            Console.out(HelpFormatter.help(for: root, commandPath: name, root: name, extras: extras[name]))
             return ExitStatus.success
         }
         switch first {
         case "-h", "--help":
-            Console.out(HelpFormatter.help(for: root, commandPath: name, root: name))
+            Console.out(HelpFormatter.help(for: root, commandPath: name, root: name, extras: extras[name]))
             return ExitStatus.success
         case "--version":
             Console.out("\(version)\n")
@@ -54,19 +58,22 @@ public struct CommandLineTool {
             let path = "\(name) \(group.spec.name)"
             guard let sub = words.dropFirst().first, !sub.hasPrefix("-") else {
                 if words.count > 1, ["-h", "--help"].contains(words[1]) || words.count == 1 {
-                    Console.out(HelpFormatter.help(for: group.spec, commandPath: path, root: name))
+                    Console.out(HelpFormatter.help(for: group.spec, commandPath: path, root: name, extras: extras[path]))
                     return words.count == 1 ? ExitStatus.usage : ExitStatus.success
                 }
                 return usageError("\(path): missing subcommand (expected one of: \(group.commands.map { $0.spec.name }.joined(separator: ", ")))")
             }
             guard let command = group.commands.first(where: { $0.spec.name == sub }) else {
-                return usageError("\(path): unknown subcommand '\(sub)' (expected one of: \(group.commands.map { $0.spec.name }.joined(separator: ", ")))")
+                let names = group.commands.map { $0.spec.name }
+                let hint = Suggestion.closest(to: sub, in: names).map { " (did you mean '\($0)'?)" } ?? ""
+                return usageError("\(path): unknown subcommand '\(sub)'\(hint) (expected one of: \(names.joined(separator: ", ")))")
             }
             return run(command, Array(words.dropFirst(2)), path: "\(path) \(sub)")
         }
         guard let command = commands.first(where: { $0.spec.name == first }) else {
-            let known = (commands.map { $0.spec.name } + groups.map(\.spec.name)).joined(separator: ", ")
-            return usageError("\(name): unknown subcommand '\(first)' (expected one of: \(known))")
+            let names = commands.map { $0.spec.name } + groups.map(\.spec.name)
+            let hint = Suggestion.closest(to: first, in: names).map { " (did you mean '\($0)'?)" } ?? ""
+            return usageError("\(name): unknown subcommand '\(first)'\(hint) (expected one of: \(names.joined(separator: ", ")))")
         }
         return run(command, Array(words.dropFirst()), path: "\(name) \(first)")
     }
@@ -74,29 +81,31 @@ public struct CommandLineTool {
     private func help(_ path: [String]) -> Int32 {
         let name = root.name
         guard let first = path.first else {
-            Console.out(HelpFormatter.help(for: root, commandPath: name, root: name))
+            Console.out(HelpFormatter.help(for: root, commandPath: name, root: name, extras: extras[name]))
             return ExitStatus.success
         }
         if let command = commands.first(where: { $0.spec.name == first }) {
-            Console.out(HelpFormatter.help(for: command.spec, commandPath: "\(name) \(first)", root: name))
+            Console.out(HelpFormatter.help(for: command.spec, commandPath: "\(name) \(first)", root: name, extras: extras["\(name) \(first)"]))
             return ExitStatus.success
         }
         if let group = groups.first(where: { $0.spec.name == first }) {
             if let sub = path.dropFirst().first, let command = group.commands.first(where: { $0.spec.name == sub }) {
-                Console.out(HelpFormatter.help(for: command.spec, commandPath: "\(name) \(first) \(sub)", root: name))
+                Console.out(HelpFormatter.help(for: command.spec, commandPath: "\(name) \(first) \(sub)", root: name, extras: extras["\(name) \(first) \(sub)"]))
             } else {
-                Console.out(HelpFormatter.help(for: group.spec, commandPath: "\(name) \(first)", root: name))
+                Console.out(HelpFormatter.help(for: group.spec, commandPath: "\(name) \(first)", root: name, extras: extras["\(name) \(first)"]))
             }
             return ExitStatus.success
         }
-        return usageError("\(name) help: unknown subcommand '\(first)'")
+        let names = commands.map { $0.spec.name } + groups.map(\.spec.name)
+        let hint = Suggestion.closest(to: first, in: names).map { " (did you mean '\($0)'?)" } ?? ""
+        return usageError("\(name) help: unknown subcommand '\(first)'\(hint)")
     }
 
     private func run(_ command: any Command.Type, _ words: [String], path: String) -> Int32 {
         do {
             switch try ArgumentParser.parse(words, spec: command.spec, commandPath: path) {
             case .help:
-                Console.out(HelpFormatter.help(for: command.spec, commandPath: path, root: root.name))
+                Console.out(HelpFormatter.help(for: command.spec, commandPath: path, root: root.name, extras: extras[path]))
                 return ExitStatus.success
             case .run(let arguments):
                 return try command.run(arguments)

@@ -74,3 +74,17 @@ public struct OptionSpec: Sendable {
         return label
     }
 }
+
+/// Help that a command's file does not carry: examples and which options are required,
+/// kept in one table by the tool (`CommandLineTool.extras`, keyed by command path such as
+/// "faultline sim client"), so every command's help ends with an EXAMPLES section.
+public struct HelpExtras: Sendable {
+    public var examples: [String]
+    /// Options without which the command refuses to run: shown without brackets in USAGE
+    /// and marked "(required)".
+    public var required: Set<String>
+    public init(examples: [String], required: Set<String> = []) {
+        self.examples = examples
+        self.required = required
+    }
+}

@@ -2,10 +2,11 @@
 public enum HelpFormatter {
     static let labelWidth = 26
 
-    public static func help(for spec: CommandSpec, commandPath: String, root: String) -> String {
+    public static func help(for spec: CommandSpec, commandPath: String, root: String, extras: HelpExtras? = nil) -> String {
+        let required = extras?.required ?? []
         var out = "OVERVIEW: \(spec.abstract)\n"
         if !spec.discussion.isEmpty { out += "\n\(spec.discussion)\n" }
-        out += "\nUSAGE: \(spec.usage ?? usage(for: spec, commandPath: commandPath))\n"
+        out += "\nUSAGE: \(spec.usage ?? usage(for: spec, commandPath: commandPath, required: required))\n"
         if !spec.arguments.isEmpty {
             out += "\nARGUMENTS:\n"
             for argument in spec.arguments {
@@ -17,6 +18,7 @@ public enum HelpFormatter {
             var help = option.help
             if let choices = option.choices { help += " (values: \(choices.joined(separator: ", ")))" }
             if let value = option.defaultValue { help += " (default: \(value))" }
+            if required.contains(option.name) { help += " (required)" }
             out += row(option.label, help)
         }
         if commandPath == root { out += row("--version", "Show the version.") }
@@ -26,10 +28,13 @@ public enum HelpFormatter {
             for sub in spec.subcommands { out += row(sub.name, sub.abstract) }
             out += "\n  See '\(root) help <subcommand>' for detailed help.\n"
         }
+        if let examples = extras?.examples, !examples.isEmpty, !spec.discussion.contains("EXAMPLES:") {
+            out += "\nEXAMPLES:\n" + examples.map { "  \($0)\n" }.joined()
+        }
         return out
     }
 
-    static func usage(for spec: CommandSpec, commandPath: String) -> String {
+    static func usage(for spec: CommandSpec, commandPath: String, required: Set<String> = []) -> String {
         if !spec.subcommands.isEmpty { return "\(commandPath) <subcommand>" }
         var parts = [commandPath]
         for argument in spec.arguments {
@@ -40,7 +45,7 @@ public enum HelpFormatter {
             var text = "--\(option.name)"
             if let valueName = option.valueName { text += " <\(valueName)>" }
             if option.repeatable { text += " ..." }
-            parts.append("[\(text)]")
+            parts.append(required.contains(option.name) ? text : "[\(text)]")
         }
         return parts.joined(separator: " ")
     }

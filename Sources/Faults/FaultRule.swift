@@ -53,7 +53,7 @@ public struct FaultRule: Sendable, Hashable, CustomStringConvertible {
             argumentColumn = head.column + kind.count + 1
         }
         guard let type = FaultRegistry.kind(named: kind) else {
-            throw FaultRuleError("unknown fault kind '\(kind)' (known kinds: \(FaultRegistry.names.joined(separator: ", ")))",
+            throw FaultRuleError("unknown fault kind '\(kind)'\(FaultSuggestion.hint(kind, FaultRegistry.names)) (known kinds: \(FaultRegistry.names.joined(separator: ", ")))",
                                  rule: trimmed, column: head.column, length: max(1, kind.count))
         }
         var options: [Option] = []
@@ -78,7 +78,8 @@ public struct FaultRule: Sendable, Hashable, CustomStringConvertible {
                 options.append(option)
             } else {
                 let allowed = (type.parameters.sorted() + FaultTrigger.keys).joined(separator: ", ")
-                throw FaultRuleError("unknown option '\(key)' for \(kind) (allowed: \(allowed))",
+                let hint = FaultSuggestion.hint(key, type.parameters.sorted() + FaultTrigger.keys) { "'\($0)='" }
+                throw FaultRuleError("unknown option '\(key)' for \(kind)\(hint) (allowed: \(allowed))",
                                      rule: trimmed, column: part.column, length: key.count)
             }
         }

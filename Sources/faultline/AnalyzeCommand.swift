@@ -1,6 +1,7 @@
 import CLI
 import Capture
 import Foundation
+import Faults
 import Lifecycle
 import Reports
 
@@ -18,14 +19,19 @@ enum AnalyzeCommand: Command {
             inputs are analysed separately into one report, client ids prefixed by input number.
             Exit status: 0 no finding at or above --fail-on (error by default), 1 such findings,
             2 unusable input or command line. Checks that the capture ended too early to decide
-            are reported as undetermined; they never change the exit status.
+            are reported as undetermined; they never change the exit status. Durations are
+            seconds (0.25) or take a unit (250ms, 1.5s, 2m). The rules, with examples, are listed
+            by 'faultline specs rules' and explained by --explain RULE (and docs/rules.md).
             """,
-        arguments: [ArgumentSpec("input", help: "Captures to analyse, or '-' for standard input.", variadic: true)],
+        usage: "faultline analyze <input> ... [options]  |  faultline analyze --explain <rule>",
+        arguments: [ArgumentSpec("input", help: "Captures or pcaps to analyse, or '-' for standard input (required unless --explain).",
+                                 optional: true, variadic: true)],
         options: [
             OptionSpec("spec", value: "name|file",
                        help: "Lifecycle spec: bird, pusher, websocket (connection level, any client), agora-rtm, agora-rtm-stream, or a JSON spec file.", default: "bird"),
             OptionSpec("format", value: "format", help: "Report format.", default: "text",
                        choices: ReportFormat.allCases.map(\.rawValue)),
+            OptionSpec("explain", value: "rule", help: "Explain one rule (what breaks it, an example) and exit; 'faultline specs rules' lists them."),
             OptionSpec("fail-on", value: "severity",
                        help: "Least severe finding that makes the exit status 1: error, warning, or never.",
                        default: "error", choices: FailOn.allCases.map(\.rawValue)),
@@ -46,6 +52,8 @@ enum AnalyzeCommand: Command {
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let command = arguments.command
+        if let rule = arguments.value("explain") { return try explain(rule, command: command) }
+        guard !arguments.positionals.isEmpty else { throw UsageError("\(command): missing argument <input>") }
         let format = ReportFormat(rawValue: arguments.value("format") ?? "text") ?? .text
         let failOn = FailOn(rawValue: arguments.value("fail-on") ?? "error") ?? .error
         var spec: LifecycleSpec
@@ -101,6 +109,24 @@ enum AnalyzeCommand: Command {
         return report.exitStatus == 0 ? ExitStatus.success : ExitStatus.failure
     }
 
+    /// `--explain RULE`: the rule's severity, whose behaviour it judges, what breaks it, an
+    /// example, and the built-in specs that check it.
+    static func explain(_ rule: String, command: String) throws -> Int32 {
+        guard let type = RuleRegistry.type(for: rule) else {
+            let hint = Suggestion.closest(to: rule, in: RuleRegistry.ids).map { " (did you mean '\($0)'?)" } ?? ""
+            throw UsageError("\(command): --explain: unknown rule '\(rule)'\(hint); 'faultline specs rules' lists them")
+        }
+        let specs = SpecLoader.builtInNames.filter { ((try? SpecLoader.load($0))?.rules ?? []).contains(rule) }
+        var out = "\(rule)  \(type.severity.rawValue)\(type.party == .server ? " (a server rule)" : "")\n\n"
+        let entry = RuleGuide.entry(rule)
+        out += "Violated when: \(entry?.meaning ?? type.summary)\n\n"
+        if let example = entry?.example { out += "Example: \(example)\n\n" }
+        out += "Checked by the built-in specs: \(specs.isEmpty ? "none (only specs that list it)" : specs.joined(separator: ", "))\n"
+        out += "More: docs/rules.md in the Faultline repository.\n"
+        Console.out(out)
+        return ExitStatus.success
+    }
+
     /// Writes the report piece by piece as it is rendered: a large report is never held
     /// whole in memory.
     static func write(_ report: AnalysisReport, as format: ReportFormat, toFile path: String) -> Bool {
@@ -126,8 +152,13 @@ enum AnalyzeCommand: Command {
     }
 
     static func overrides(_ arguments: ParsedArguments) throws(UsageError) -> SpecOverrides {
+        // One duration syntax: a plain number is seconds, and 250ms, 1.5s or 2m mean what they say.
         func seconds(_ name: String) throws(UsageError) -> Micros? {
-            try arguments.parse(name, as: "seconds (a number >= 0)") { Double($0).flatMap { $0 >= 0 && $0 < 1e9 ? micros(seconds: $0) : nil } }
+            try arguments.parse(name, as: "a duration >= 0: seconds (0.25) or with a unit (250ms, 1.5s, 2m)") { text in
+                if let plain = Double(text) { return plain >= 0 && plain < 1e9 ? micros(seconds: plain) : nil }
+                guard case .success(let value) = FaultDuration.parse(text), value >= 0, value < 1_000_000_000_000_000 else { return nil }
+                return value
+            }
         }
         var o = SpecOverrides()
         o.tolerance = try seconds("tolerance")

@@ -41,6 +41,14 @@ struct BufferedOutput {
         }
     }
 
+    /// Takes back the last `n` bytes written if they are still in the buffer (to extend the
+    /// line just written, as `frames --payload` does); false if they already went out.
+    mutating func unwrite(_ n: Int) -> Bool {
+        guard used >= n else { return false }
+        used -= n
+        return true
+    }
+
     /// Writes the buffered bytes as they are (they are UTF-8 already).
     mutating func flush() {
         guard used > 0 else { return }

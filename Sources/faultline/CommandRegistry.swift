@@ -8,6 +8,7 @@ enum CommandRegistry {
         AnalyzeCommand.self,
         ReplayCommand.self,
         FramesCommand.self,
+        SpecsCommand.self,
         CtlCommand.self,
         CertCommand.self,
         ExportCommand.self,

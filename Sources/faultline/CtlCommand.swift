@@ -57,7 +57,8 @@ enum CtlCommand: Command {
             throw UsageError("\(command) \(action): expected \(usage)" + (args.count > wanted.count ? " (unexpected '\(args[wanted.count])')" : ""))
         }
         let environment = { (name: String) in getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } }
-        let address = arguments.value("control") ?? environment("FAULTLINE_CONTROL") ?? defaultAddress
+        let address = try controlAddress(arguments.value("control") ?? environment("FAULTLINE_CONTROL") ?? defaultAddress,
+                                          command: command)
         let token = try ControlToken.resolve(arguments, flag: "token", command: command)
         let timeout = try arguments.parse("timeout", as: "seconds, more than 0") { Double($0).flatMap { $0 > 0 ? $0 : nil } } ?? 10
         let client: ControlClient
@@ -78,6 +79,21 @@ enum CtlCommand: Command {
         Console.out(json && action != "metrics" ? String(decoding: response.body, as: UTF8.self)
                                                   : CtlOutput.render(action, response, json: json))
         return ExitStatus.success
+    }
+
+    /// HOST:PORT as given, or taken out of an http:// URL (what the proxy prints when it
+    /// starts: "control API on http://127.0.0.1:7002"); https and paths are refused with a hint.
+    static func controlAddress(_ text: String, command: String) throws(UsageError) -> String {
+        var rest = Substring(text)
+        if rest.lowercased().hasPrefix("https://") {
+            throw UsageError("\(command): --control '\(text)': the control API speaks plain HTTP; give HOST:PORT, such as 127.0.0.1:7002")
+        }
+        if rest.lowercased().hasPrefix("http://") { rest = rest.dropFirst("http://".count) }
+        while rest.hasSuffix("/") { rest = rest.dropLast() }
+        if rest.contains("/") {
+            throw UsageError("\(command): --control '\(text)': expected HOST:PORT or http://HOST:PORT, without a path")
+        }
+        return String(rest)
     }
 
     static func request(_ action: String, _ args: [String], command: String) throws(UsageError) -> (String, String, [UInt8]?) {
@@ -101,7 +117,10 @@ enum CtlCommand: Command {
     /// "faultline ctl: 400 Bad Request: fault rule 'close:99999' (column 7): ..." and, for a
     /// refused rule, the rule with a caret line under the bad part.
     static func errorMessage(_ response: ControlResponse, command: String) -> String {
-        let status = "\(response.status) \(ControlResponse.reason(response.status))"
+        var status = "\(response.status) \(ControlResponse.reason(response.status))"
+        if response.status == 401 {
+            status += " (the proxy was started with --control-token: give the same token with --token or FAULTLINE_CONTROL_TOKEN)"
+        }
         guard let body = response.jsonBody, let error = body["error"]?.stringValue else {
             let text = String(decoding: response.body.prefix(500), as: UTF8.self).trimmingCharacters(in: " \r\n")
             return "\(command): \(status)" + (text.isEmpty ? "" : ": \(text)")

@@ -1,38 +1,114 @@
 import CLI
+import Glibc
 import Capture
 import JSON
 import WebSocket
 
-/// `faultline frames INPUT [--format text|json]`: one decoded frame a line, streaming.
+/// `faultline frames INPUT`: one decoded frame a line, streaming; filters answer "what
+/// happened on connection 3" (`--conn`, `--client`, `--from`, `--event`), `--all` adds the
+/// opens, upgrades, ends, notes and fault actions, `--payload` shows what was sent, and
+/// `--follow` reads a capture the proxy is still writing.
 enum FramesCommand: Command {
     static let spec = CommandSpec(
         name: "frames",
         abstract: "Print the WebSocket frames of a capture, one a line.",
         discussion: """
-            INPUT is a faultline capture (or '-' for standard input); its kind is detected
-            from its first bytes. Records are read and printed as they come, in constant
-            memory. Warnings (a torn last line) go to standard error.
+            INPUT is a faultline capture or a pcap/pcapng file (or '-' for standard input); its
+            kind is detected from its first bytes. Records are read and printed as they come,
+            in constant memory. Warnings (a torn last line) go to standard error.
+
+            Filters combine (all must match): --conn, --client (the client ids of 'faultline
+            analyze'), --from, --event (a Bird/Pusher event name, with or without its prefix:
+            ping matches bird:ping). --all also prints the records that are not frames (TCP
+            opens, upgrades, TCP ends, notes, faults the proxy fired), so a drop shows up
+            between the frames; in JSON they carry "record" (open, upgrade, end, note, fault),
+            frames do not.
+
+            EXAMPLES:
+              faultline frames session.jsonl --conn 3 --all
+              faultline frames session.jsonl --client client-2 --from server --payload
+              faultline frames session.jsonl --event subscribe --format json
+              faultline frames traffic.pcap --filter 'tcp port 8080'
+              faultline frames session.jsonl --follow      (while the proxy records)
             """,
-        arguments: [ArgumentSpec("input", help: "The capture to read, or '-' for standard input.")],
+        arguments: [ArgumentSpec("input", help: "The capture or pcap to read, or '-' for standard input.")],
         options: [
             OptionSpec("format", value: "format",
                        help: "text: aligned columns for people; json: one object a line with conn, t, from, opcode, fin, rsv1, len, close_code, close_reason, event, action.",
                        default: "text", choices: ["text", "json"]),
+            OptionSpec("conn", value: "n", help: "Only these connections: 3, 1,4 or 2-5 (repeatable; default: all).", repeatable: true),
+            OptionSpec("client", value: "id", help: "Only the connections of this client, as 'faultline analyze' groups them: client-2 (default: all)."),
+            OptionSpec("from", value: "side", help: "Only frames sent by this side (default: both).", choices: ["client", "server"]),
+            OptionSpec("event", value: "name", help: "Only frames carrying this Bird/Pusher event: bird:subscribe or subscribe (default: all)."),
+            OptionSpec("filter", value: "bpf", help: "BPF filter for pcap input, as tcpdump takes it (default: none; refused for captures)."),
+            OptionSpec("all", help: "Also print opens, upgrades, TCP ends, notes and faults fired."),
+            OptionSpec("payload", help: "Also print each frame's payload: text as a quoted string, binary as base64."),
+            OptionSpec("max-payload-chars", value: "n", help: "Cut printed payloads to N characters (default: 200).", default: "200"),
+            OptionSpec("follow", help: "Keep reading a capture that is still being written; stop with Ctrl-C."),
         ])
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
+        let command = "faultline frames"
         let path = arguments.positionals[0]
         let json = arguments.value("format") == "json"
-        var source = try InputSources.open(path)
+        let all = arguments.flag("all")
+        let showPayload = arguments.flag("payload")
+        let maxChars = try arguments.parse("max-payload-chars", as: "a whole number from 1 to 1000000") {
+            Int($0).flatMap { (1...1_000_000).contains($0) ? $0 : nil }
+        } ?? 200
+        var selection = try FrameSelection(arguments)
+        let follow = arguments.flag("follow")
         var output = BufferedOutput()
         defer { output.flush() }
+        var source: any RecordSource
+        if follow {
+            guard path != "-" else { throw UsageError("\(command): --follow needs a capture file, not standard input") }
+            guard arguments.value("filter") == nil else { throw UsageError("\(command): --filter applies to pcap input; --follow reads captures") }
+            source = try FollowingCapture(path: path)
+            // Following ends with Ctrl-C or a kill: make sure neither is blocked by a mask
+            // inherited from the parent (test runners and some shells block them).
+            var signals = sigset_t()
+            sigemptyset(&signals)
+            sigaddset(&signals, SIGINT)
+            sigaddset(&signals, SIGTERM)
+            sigprocmask(SIG_UNBLOCK, &signals, nil)
+        } else {
+            source = try InputSources.open(path, options: .init(filter: arguments.value("filter")))
+            if arguments.value("filter") != nil, source.header.source != "pcap" {
+                throw UsageError("\(command): --filter applies to pcap input only; '\(path)' is a faultline capture (use --conn, --client, --from, --event)")
+            }
+        }
         while let record = try nextRecord(&source, output: &output) {
-            guard case .frame(let frame) = record else { continue }
-            if json { FrameLine.json(frame, into: &output) } else { FrameLine.text(frame, into: &output) }
+            for chosen in selection.select(record, all: all) {
+                if case .frame(let frame) = chosen {
+                    if json {
+                        if showPayload { payloadJSON(frame, maxChars: maxChars, into: &output) } else { FrameLine.json(frame, into: &output) }
+                    } else {
+                        FrameLine.text(frame, into: &output)
+                        if showPayload { output.write(Array(RecordLine.payloadText(frame, maxChars: maxChars).utf8)) }
+                    }
+                } else if let line = json ? RecordLine.json(chosen) : RecordLine.text(chosen) {
+                    output.write(Array(line.utf8))
+                }
+            }
+            if follow { output.flush() }
         }
         output.flush()
         for warning in source.warnings { Console.err("faultline: warning: \(warning)\n") }
         return ExitStatus.success
+    }
+
+    /// A frame's JSON line with `payload`, `payload_encoding` and `payload_truncated` added
+    /// before the closing brace.
+    static func payloadJSON(_ frame: FrameRecord, maxChars: Int, into output: inout BufferedOutput) {
+        FrameLine.json(frame, into: &output)
+        // The line ends with "}\n": put the fields before the brace.
+        guard output.unwrite(2) else { return }
+        let (text, encoding, truncated) = RecordLine.payload(frame, maxChars: maxChars)
+        var extra: [UInt8] = Array(",\"payload\":".utf8)
+        JSONWriter.writeString(text, into: &extra)
+        extra += Array(",\"payload_encoding\":\"\(encoding)\",\"payload_truncated\":\(truncated)}\n".utf8)
+        output.write(extra)
     }
 
     /// The next record; on an error, what was printed so far goes out first.

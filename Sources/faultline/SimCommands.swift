@@ -77,7 +77,7 @@ enum SimServerCLI: Command {
         name: "server",
         abstract: "Run a Bird Realtime server for clients to connect to.",
         discussion: """
-            Speaks bird-protocol.md: handshake with socket_id and activity_timeout, ping/pong,
+            Speaks the Bird wire protocol (docs/protocol.md): handshake with socket_id and activity_timeout, ping/pong,
             public, private- and presence- channels with HMAC-SHA256 auth checked against
             --app-secret, subscription errors, client events relayed to the channel's other
             subscribers, sign-in, and a server event on every subscribed channel each
@@ -149,7 +149,7 @@ enum SimClientCLI: Command {
         name: "client",
         abstract: "Run reference clients that follow the Bird Realtime connection lifecycle.",
         discussion: """
-            Each client follows seeds/001 exactly: six states, full-jitter exponential backoff
+            Each client follows the Bird lifecycle (docs/rules.md) exactly: six states, full-jitter exponential backoff
             (base 1 s, cap 30 s, reset on each handshake), close codes 4000-4099 -> failed,
             4200-4299 -> reconnect at once, others -> unavailable + backoff, the stale check
             (ping after the activity timeout, close 4201 after the pong timeout), re-subscribe

@@ -14,6 +14,7 @@ let tool = CommandLineTool(
             """),
     version: FaultlineVersion.tool,
     commands: CommandRegistry.commands,
-    groups: CommandRegistry.groups)
+    groups: CommandRegistry.groups,
+    extras: CommandExamples.table)
 
 exit(tool.main(Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,62 @@
+import CLI
+
+/// The EXAMPLES section and the required options of every command's help, in one table
+/// (commands whose discussion already ends with EXAMPLES, such as frames and specs, keep
+/// theirs). Each example is a command line that works as written on a fresh checkout.
+enum CommandExamples {
+    static let table: [String: HelpExtras] = [
+        "faultline": HelpExtras(examples: [
+            "faultline demo                                   everything on loopback, 30 s",
+            "faultline proxy --listen 127.0.0.1:7000 --upstream ws://127.0.0.1:7001 --record s.jsonl",
+            "faultline analyze s.jsonl --format html --output report.html",
+            "faultline specs rules",
+        ]),
+        "faultline proxy": HelpExtras(examples: [
+            "faultline proxy --listen 127.0.0.1:7000 --upstream ws://127.0.0.1:7001 --record session.jsonl",
+            "faultline proxy --listen 0.0.0.0:7000 --upstream wss://realtime.example.com --record s.jsonl --fault 'close:4009,after=30s'",
+            "faultline proxy --listen 127.0.0.1:7000 --upstream ws://127.0.0.1:7001 --live --fail-on error",
+            "faultline proxy --listen 127.0.0.1:7000 --upstream ws://127.0.0.1:7001 --control 127.0.0.1:7002",
+        ], required: ["listen", "upstream"]),
+        "faultline analyze": HelpExtras(examples: [
+            "faultline analyze session.jsonl",
+            "faultline analyze session.jsonl --format junit --output results.xml --fail-on warning",
+            "faultline analyze traffic.pcap --filter 'tcp port 8080' --protocol-prefix pusher",
+            "faultline analyze session.jsonl --app-secret s3cret --resubscribe-window 3",
+            "faultline analyze --explain stale.close-code",
+        ]),
+        "faultline replay": HelpExtras(examples: [
+            "faultline replay session.jsonl --listen 127.0.0.1:7100            (as the server)",
+            "faultline replay session.jsonl --upstream ws://127.0.0.1:7001 --speed 4   (as the client)",
+        ]),
+        "faultline ctl": HelpExtras(examples: [
+            "faultline ctl --control 127.0.0.1:7002 connections",
+            "faultline ctl --control 127.0.0.1:7002 add 'drop,conn=3'",
+            "FAULTLINE_CONTROL_TOKEN=secret faultline ctl --control 10.0.0.5:7002 metrics",
+        ]),
+        "faultline cert": HelpExtras(examples: [
+            "faultline cert --out certs --host localhost --host 127.0.0.1",
+        ]),
+        "faultline export": HelpExtras(examples: [
+            "faultline export session.jsonl --pcap session.pcap && tshark -r session.pcap -Y websocket",
+        ]),
+        "faultline synth": HelpExtras(examples: [
+            "faultline synth --out big.jsonl --clients 200 --size 100M --seed 1",
+        ]),
+        "faultline demo": HelpExtras(examples: [
+            "faultline demo",
+            "faultline demo --clients 20 --duration 60s --out demo20",
+        ]),
+        "faultline sim": HelpExtras(examples: [
+            "faultline sim server --listen 127.0.0.1:7001 --app-key demo-key --app-secret s3cret",
+            "faultline sim client --url ws://127.0.0.1:7000/app/demo-key --clients 2 --duration 9s",
+        ]),
+        "faultline sim server": HelpExtras(examples: [
+            "faultline sim server --listen 127.0.0.1:7001 --app-key demo-key --app-secret s3cret",
+            "faultline sim server --listen 127.0.0.1:7001 --stall-pongs --close-after 10s --close-code 4009",
+        ], required: ["listen"]),
+        "faultline sim client": HelpExtras(examples: [
+            "faultline sim client --url ws://127.0.0.1:7000/app/demo-key --clients 2 --duration 9s --seed 7",
+            "faultline sim client --url ws://127.0.0.1:7000/app/demo-key --bug skip-resubscribe --duration 20s",
+        ], required: ["url"]),
+    ]
+}

@@ -1,0 +1,91 @@
+import CLI
+import Capture
+import Lifecycle
+
+/// Which records `faultline frames` prints: the `--conn`, `--client`, `--from` and
+/// `--event` filters, decided per record. `--client` uses the analyzer's own grouping (the
+/// ids `analyze` reports), so its engine sees every record; the others are plain tests.
+struct FrameSelection {
+    var connections: Set<ConnectionID>?
+    var client: String?
+    var from: Side?
+    var event: String?
+    /// Connection -> client id, from the analyzer's grouping (only with `--client`).
+    private var analyzer: LiveAnalyzer?
+    private var clientOf: [ConnectionID: String] = [:]
+    /// Opens of connections not yet grouped (grouping waits for the upgrade request), kept
+    /// to be printed once their client is known; bounded like the analyzer's own.
+    private(set) var pendingOpens: [ConnectionID: CaptureRecord] = [:]
+    static let maxPendingOpens = 10_000
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        let command = "faultline frames"
+        var conns: Set<ConnectionID> = []
+        for text in arguments.all("conn") {
+            for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+                let bounds = part.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map { Int($0) }
+                guard let low = bounds.first ?? nil, low >= 0, let high = bounds.count == 2 ? bounds[1] : low,
+                      high >= low, high - low <= 1_000_000 else {
+                    throw UsageError("\(command): invalid value '\(text)' for '--conn': expected connection numbers such as 3, 1,4 or 2-5")
+                }
+                for c in low...high { conns.insert(c) }
+            }
+        }
+        connections = conns.isEmpty ? nil : conns
+        if let side = arguments.value("from") { from = side == "client" ? .client : .server }
+        event = arguments.value("event")
+        client = arguments.value("client")
+        if client != nil {
+            // Grouping does not depend on the spec; the default one is as good as any.
+            do { analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: try SpecLoader.load("bird"))) } catch {
+                throw UsageError("\(command): --client: \(error)")
+            }
+        }
+    }
+
+    /// The records to print for this one, in order (an open held back until its client is
+    /// known comes out just before the record that revealed it).
+    mutating func select(_ record: CaptureRecord, all: Bool) -> [CaptureRecord] {
+        var released: [CaptureRecord] = []
+        if analyzer != nil {
+            for event in analyzer!.feed(record) {
+                guard case .connection(let conn, let id) = event else { continue }
+                clientOf[conn] = id
+                if let open = pendingOpens.removeValue(forKey: conn), id == client, all, matches(open) { released.append(open) }
+            }
+            if case .open(let open) = record, clientOf[open.conn] == nil {
+                if pendingOpens.count < Self.maxPendingOpens { pendingOpens[open.conn] = record }
+                return released
+            }
+        }
+        if case .frame = record {} else if !all { return released }
+        return matches(record) ? released + [record] : released
+    }
+
+    private func matches(_ record: CaptureRecord) -> Bool {
+        if case .header = record { return false }
+        let conn = record.connection
+        if let connections {
+            guard let conn, connections.contains(conn) else { return false }
+        }
+        if let client {
+            guard let conn, clientOf[conn] == client else { return false }
+        }
+        switch record {
+        case .frame(let frame):
+            if let from, frame.from != from { return false }
+            if let event {
+                guard let name = FrameLine.eventName(frame) else { return false }
+                return name == event || name.split(separator: ":").last.map(String.init) == event
+            }
+            return true
+        case .upgrade(let upgrade):
+            if let from, upgrade.from != from { return false }
+            return event == nil
+        default:
+            // Opens, ends, notes and faults belong to no event; --from keeps them (they
+            // concern both sides) unless an event is asked for.
+            return event == nil
+        }
+    }
+}
