@@ -41,8 +41,11 @@ public enum FaultEvent: Sendable, Hashable {
     /// The wake-up the fault asked for in `FaultVerdict.wakeup` is due.
     case timer
     /// `side`'s TCP stream ended (FIN, RST or error); a verdict of `.drop` keeps the other
-    /// side from hearing of it (a dead path delivers no FIN either).
+    /// side from hearing of it (a dead path delivers no FIN either), `.delay` holds a FIN back.
     case streamEnded(from: Side)
+    /// The rule's `for=DUR` ran out: the fault stops here (normal service from now on). Its
+    /// verdict may carry a report and effects; no event reaches it afterwards.
+    case expired
 }
 
 /// A frame as faults see it.
@@ -89,6 +92,12 @@ public enum FrameFate: Sendable, Hashable {
     case delay(Micros)
     /// Send this payload instead (same opcode and flags).
     case rewrite([UInt8])
+    /// Send a whole data message as this many frames (the first with the opcode, the rest
+    /// continuations). Frames that are not whole data messages are sent as they are.
+    case fragment(Int)
+    /// Write the frame's bytes in pieces of these sizes (the last piece takes what is left),
+    /// `gap` apart: one TCP write each, for a peer's reassembly to cope with.
+    case slice(pieces: [Int], gap: Micros)
 }
 
 /// Something a fault makes the relay do besides the frame in hand.
@@ -102,6 +111,8 @@ public enum FaultEffect: Sendable, Hashable {
     case reset
     /// Send a text frame to `to`, pretending to be the other peer.
     case inject(to: Side, payload: [UInt8])
+    /// Send a data message (a copy of one relayed, or one held back) to `to` with its opcode.
+    case resend(to: Side, opcode: Opcode, payload: [UInt8])
     /// Answer the upgrade request with this HTTP status; never contact the upstream.
     case refuseHTTP(status: Int)
     /// Accept the upgrade without the upstream, then close with this code.
