@@ -16,6 +16,10 @@ public protocol Fault: Sendable {
     /// Kinds that answer the upgrade request itself (refusals) get `.upgrade` instead of
     /// `.armed`, before the proxy contacts the upstream.
     static var actsAtUpgrade: Bool { get }
+    /// Why a rule of this kind cannot act on a connection that is already open (it acts on
+    /// the upgrade or the handshake), or nil when it can. The control API's apply refuses
+    /// such rules with this reason instead of accepting a no-op.
+    static var openConnectionRefusal: String? { get }
 
     /// Checks the argument and options; throws with the bad part's position.
     init(_ rule: FaultRule) throws(FaultRuleError)
@@ -28,6 +32,9 @@ extension Fault {
     public static var example: String? { nil }
     public static var parameters: Set<String> { [] }
     public static var actsAtUpgrade: Bool { false }
+    public static var openConnectionRefusal: String? {
+        actsAtUpgrade ? "\(kind) answers the upgrade request, which an open connection has already made" : nil
+    }
 }
 
 /// What a fault is told about.

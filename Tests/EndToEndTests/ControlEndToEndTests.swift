@@ -36,7 +36,7 @@ import TestSupport
         #expect(rules.compactMap { $0["id"]?.intValue } == [1, 2])
 
         let table = try ctl(address, ["rules"])
-        #expect(table.stdout.split(separator: "\n").first?.split(separator: " ", omittingEmptySubsequences: true) == ["ID", "KIND", "RULE"])
+        #expect(table.stdout.split(separator: "\n").first?.split(separator: " ", omittingEmptySubsequences: true) == ["ID", "KIND", "FIRED", "RULE"])
         #expect(table.stdout.contains("2   stall-pongs  stall-pongs,conn=2"))
 
         let removed = try ctl(address, ["remove", "1"])
