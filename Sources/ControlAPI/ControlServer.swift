@@ -1,3 +1,4 @@
+import JSON
 import Transport
 import WebSocket
 
@@ -106,10 +107,45 @@ public final class ControlServer {
         case .needMore(let sendContinue):
             if sendContinue { connection.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) }
         case .request(let request):
+            if ControlRoute(path: request.path) == .events, request.method == "GET",
+               router.checkAccess(request) == nil, stream(on: connection) { return }
             send(router.respond(to: request, backend: backend), on: connection)
         case .reject(let response):
             send(response, on: connection)
         }
+    }
+
+    /// `GET /events`: a 200 with no length, then one JSON object a line as the backend
+    /// reports events, until the client goes away. The first line, `{"type":"watching"}`,
+    /// says the stream is live. A client that stops reading is dropped once its queue passes
+    /// the high-water mark, so it cannot make the proxy buffer without bound. False when the
+    /// backend has no events (the router then answers).
+    private func stream(on connection: TCPConnection) -> Bool {
+        let key = ObjectIdentifier(connection)
+        guard let id = backend.watch({ [weak connection] event in
+            guard let connection, !connection.isClosed else { return }
+            var line: [UInt8] = []
+            JSONWriter.write(event, into: &line)
+            line.append(10)
+            connection.write(line)
+            if connection.isOverHighWater { connection.reset() }
+        }) else { return false }
+        clients[key]?.timer?.cancel()
+        clients[key]?.timer = nil
+        let head = HTTPResponseHead(status: 200, reason: "OK", headers: [
+            HeaderField("Content-Type", "application/x-ndjson"),
+            HeaderField("Cache-Control", "no-store"),
+            HeaderField("Connection", "close"),
+        ])
+        connection.write(head.serialized + Array(#"{"type":"watching"}"#.utf8) + [10])
+        let backend = backend
+        let previous = connection.onClose
+        connection.onClose = {
+            backend.unwatch(id)
+            previous?()
+        }
+        connection.onEnd = { [unowned connection] _ in connection.close() }
+        return true
     }
 
     private func send(_ response: ControlResponse, on connection: TCPConnection) {

@@ -51,4 +51,13 @@ import WebSocket
                                                      headers: [HeaderField("Host", "localhost")]), backend: backend)
         #expect(list.jsonBody?["rules"]?.arrayValue?.first?["fired"]?.intValue == 1)
     }
+
+    @Test func eventsNeedAStreamingServer() {
+        let response = router.respond(to: ControlRequest(method: "GET", target: "/events",
+                                                         headers: [HeaderField("Host", "localhost")]), backend: FakeBackend())
+        #expect(response.status == 501)
+        let post = router.respond(to: ControlRequest(method: "POST", target: "/events",
+                                                     headers: [HeaderField("Host", "localhost")]), backend: FakeBackend())
+        #expect(post.status == 405)
+    }
 }

@@ -33,6 +33,8 @@ final class ProxyServer {
     var onStopped: (() -> Void)?
     /// Sees every record as it is made, before it is written (live analysis).
     var recordObserver: ((CaptureRecord) -> Void)?
+    /// Watchers of the control API's event stream (`ctl watch`).
+    let watchHub = WatchHub()
 
     init(loop: EventLoop, settings: ProxySettings, live: LiveView? = nil) {
         self.loop = loop
@@ -156,6 +158,7 @@ final class ProxyServer {
 
     func pairFinished(_ pair: RelayPair) {
         pairs[pair.id] = nil
+        watchHub.connectionEnded(pair.id, t: now)
     }
 
     func pair(_ id: ConnectionID) -> RelayPair? { pairs[id] }
@@ -168,6 +171,7 @@ final class ProxyServer {
         counters.observe(record)
         live?.show(record)
         recordObserver?(record)
+        watchHub.publish(record)
         guard let capture else { return }
         do {
             try capture.append(record)
