@@ -21,7 +21,9 @@ public final class ControlServer {
     /// Microseconds a client has to send its request and read the response.
     public var requestTimeout: Int64 = 10_000_000
 
-    private let backend: any ControlBackend
+    private let backend: (any ControlBackend)?
+    /// Answers one request (the control API's router, or the toxiproxy API's).
+    private let respond: (ControlRequest) -> ControlResponse
     private var listener: TCPListener?
     private var clients: [ObjectIdentifier: Client] = [:]
 
@@ -47,13 +49,31 @@ public final class ControlServer {
             throw ControlServerError("control token must be non-empty, without spaces or line breaks")
         }
         let router = ControlRouter(token: token, loopbackOnly: loopback)
-        return try ControlServer(loop: loop, host: host, port: port, router: router, backend: backend)
+        return try ControlServer(loop: loop, host: host, port: port, router: router, backend: backend) {
+            router.respond(to: $0, backend: backend)
+        }
     }
 
-    private init(loop: EventLoop, host: String, port: Int, router: ControlRouter, backend: any ControlBackend) throws {
+    /// The toxiproxy-compatible API (`ToxiproxyRouter`) on `host:port`, loopback only unless
+    /// `allowRemote`. Call on the loop thread.
+    public static func startToxiproxy(loop: EventLoop, host: String = "127.0.0.1", port: Int, allowRemote: Bool = false,
+                                      backend: any ToxiproxyBackend) throws -> ControlServer {
+        let loopback = LoopbackHost.isLoopback(host: host)
+        guard loopback || allowRemote else {
+            throw ControlServerError("toxiproxy API on \(host): not a loopback address; anyone who can reach it can break every proxied connection")
+        }
+        let router = ToxiproxyRouter(loopbackOnly: loopback)
+        return try ControlServer(loop: loop, host: host, port: port, router: router.access, backend: nil) {
+            router.respond(to: $0, backend: backend)
+        }
+    }
+
+    private init(loop: EventLoop, host: String, port: Int, router: ControlRouter, backend: (any ControlBackend)?,
+                 respond: @escaping (ControlRequest) -> ControlResponse) throws {
         self.loop = loop
         self.router = router
         self.backend = backend
+        self.respond = respond
         var accept: ((TCPConnection) -> Void)?
         let listener: TCPListener
         do {
@@ -109,7 +129,7 @@ public final class ControlServer {
         case .request(let request):
             if ControlRoute(path: request.path) == .events, request.method == "GET",
                router.checkAccess(request) == nil, stream(on: connection) { return }
-            send(router.respond(to: request, backend: backend), on: connection)
+            send(respond(request), on: connection)
         case .reject(let response):
             send(response, on: connection)
         }
@@ -122,7 +142,7 @@ public final class ControlServer {
     /// backend has no events (the router then answers).
     private func stream(on connection: TCPConnection) -> Bool {
         let key = ObjectIdentifier(connection)
-        guard let id = backend.watch({ [weak connection] event in
+        guard let backend, let id = backend.watch({ [weak connection] event in
             guard let connection, !connection.isClosed else { return }
             var line: [UInt8] = []
             JSONWriter.write(event, into: &line)
@@ -138,7 +158,6 @@ public final class ControlServer {
             HeaderField("Connection", "close"),
         ])
         connection.write(head.serialized + Array(#"{"type":"watching"}"#.utf8) + [10])
-        let backend = backend
         let previous = connection.onClose
         connection.onClose = {
             backend.unwatch(id)

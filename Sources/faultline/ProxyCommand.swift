@@ -39,6 +39,8 @@ enum ProxyCommand: Command {
             OptionSpec("spec", value: "name|file",
                        help: "Check lifecycles live against a spec: bird, agora-rtm, agora-rtm-stream or a file; findings on stderr (with --live also state changes; default: bird with --live)."),
             OptionSpec("verbose", short: "v", help: "Also print a debug line for every frame and note."),
+            OptionSpec("toxiproxy-api", value: "host:port",
+                       help: "Serve a toxiproxy-compatible REST API here (loopback only): its clients create WebSocket-aware, recorded proxies at run time."),
         ] + ProxyControl.options)
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
@@ -66,7 +68,27 @@ enum ProxyCommand: Command {
             loop.close()
             throw error
         }
+        // --toxiproxy-api: toxiproxy's clients create more proxies on the same loop.
+        var toxiproxy: (host: ToxiproxyHost, api: ControlServer)?
+        if let text = arguments.value("toxiproxy-api") {
+            guard let (host, port) = ProxyControl.splitHostPort(text) else {
+                server.stop()
+                loop.close()
+                throw UsageError("faultline proxy: --toxiproxy-api '\(text)' is not HOST:PORT (for example 127.0.0.1:8474)")
+            }
+            let proxies = ToxiproxyHost(loop: loop, base: settings)
+            do {
+                toxiproxy = (proxies, try ControlServer.startToxiproxy(loop: loop, host: host, port: port, backend: proxies))
+            } catch {
+                control?.close()
+                server.stop()
+                loop.close()
+                throw UsageError("faultline proxy: --toxiproxy-api \(text): \(error)")
+            }
+        }
         let shutdown: (Int32) -> Void = { _ in
+            toxiproxy?.api.close()
+            toxiproxy?.host.stopAll()
             control?.close()
             server.stop()
             analysis?.finish(at: server.now)
@@ -83,7 +105,9 @@ enum ProxyCommand: Command {
         TLSOptions.warnIfUnverified(settings.upstreamTLS, command: "faultline proxy")
         Console.out("listening on \(address)\n")
         if let control { Console.out("control API on http://\(control.address)\n") }
+        if let toxiproxy { Console.out("toxiproxy API on http://\(toxiproxy.api.address)\n") }
         loop.run()
+        toxiproxy?.host.stopAll()
         server.stop()
         analysis?.finish(at: server.now)
         loop.close()
