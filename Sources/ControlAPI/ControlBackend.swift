@@ -16,6 +16,16 @@ public protocol ControlBackend: AnyObject {
     func faultsChanged(connection: ConnectionID?) -> Bool
     /// Counters for `GET /metrics` (faults fired come from `faultEngine`).
     func metrics() -> ControlMetrics
+    /// Starts sending events (one JSON object each: connection opened or ended, fault fired,
+    /// finding) to `sink` as they happen, on the loop thread; returns an id for `unwatch`,
+    /// or nil when this backend has no events (`GET /events` answers 501 then).
+    func watch(_ sink: @escaping (JSONValue) -> Void) -> Int?
+    func unwatch(_ id: Int)
+}
+
+extension ControlBackend {
+    public func watch(_ sink: @escaping (JSONValue) -> Void) -> Int? { nil }
+    public func unwatch(_ id: Int) {}
 }
 
 /// The proxy's counters as `GET /metrics` shows them.

@@ -61,7 +61,7 @@ public struct ControlClient: Sendable {
 
     // MARK: Sockets
 
-    private func connect() throws(ControlClientError) -> Int32 {
+    func connect() throws(ControlClientError) -> Int32 {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -111,7 +111,7 @@ public struct ControlClient: Sendable {
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(ControlClientError) {
+    func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(ControlClientError) {
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

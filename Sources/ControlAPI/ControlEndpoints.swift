@@ -12,12 +12,14 @@ struct ControlEndpoints {
     }
 
     func listRules() -> ControlResponse {
-        .json(200, ["rules": .array(backend.faultEngine.list().map { Self.json(id: $0.id, rule: $0.rule) })])
+        let engine = backend.faultEngine
+        return .json(200, ["rules": .array(engine.list().map { Self.json(id: $0.id, rule: $0.rule, fired: engine.firedCount(rule: $0.id)) })])
     }
 
     func rule(_ id: Int) -> ControlResponse {
-        guard let entry = backend.faultEngine.list().first(where: { $0.id == id }) else { return noRule(id) }
-        return .json(200, Self.json(id: entry.id, rule: entry.rule))
+        let engine = backend.faultEngine
+        guard let entry = engine.list().first(where: { $0.id == id }) else { return noRule(id) }
+        return .json(200, Self.json(id: entry.id, rule: entry.rule, fired: engine.firedCount(rule: id)))
     }
 
     /// Installs a rule for every connection, open ones included, and tells them at once.
@@ -47,6 +49,7 @@ struct ControlEndpoints {
         case .success(let parsed): rule = parsed
         case .failure(let refusal): return refusal.response
         }
+        if let refusal = Self.refusalToApply(rule) { return refusal }
         let open = backend.connectionSummaries().compactMap { $0["id"]?.intValue }
         guard open.contains(Int64(connection)) else {
             return .error(404, "no open connection \(connection) (open: \(open.isEmpty ? "none" : open.map(String.init).joined(separator: ", ")))")
@@ -56,6 +59,27 @@ struct ControlEndpoints {
             return .error(404, "connection \(connection) closed before the rule could be applied")
         }
         return .json(200, ["connection": .int(Int64(connection)), "rule": .string(rule.text), "kind": .string(rule.kind)])
+    }
+
+    /// Keys that choose connections; an applied rule's connection is the one in the path.
+    static let scopeKeys = ["conn", "every", "client", "prob"]
+
+    /// The 400 for a rule that could not act on an open connection: a kind that acts on the
+    /// upgrade or the handshake, or a scope key (the connection is already chosen). Start
+    /// conditions (`after=`, `at=`, `on=`, `frames=`) and `for=` are honoured, counted from
+    /// the moment the rule is applied.
+    static func refusalToApply(_ rule: FaultRule) -> ControlResponse? {
+        if let reason = FaultRegistry.kind(named: rule.kind)?.openConnectionRefusal {
+            return .error(400, "cannot apply '\(rule.text)' to an open connection: \(reason); add it with POST /rules to act on new connections",
+                          extra: [("rule", .string(rule.text))])
+        }
+        let trigger = rule.trigger
+        let given = [trigger.connections != nil, trigger.every != nil, trigger.client != nil, trigger.probability != nil]
+        if let key = zip(scopeKeys, given).first(where: { $0.1 })?.0 {
+            return .error(400, "cannot apply '\(rule.text)' with \(key)=: an applied rule acts on the connection named in the path; remove \(key)= or add the rule with POST /rules",
+                          extra: [("rule", .string(rule.text))])
+        }
+        return nil
     }
 
     func reset() -> ControlResponse {
@@ -77,8 +101,10 @@ struct ControlEndpoints {
         return .error(404, "no rule \(id) (rules: \(ids.isEmpty ? "none" : ids.joined(separator: ", ")))")
     }
 
-    static func json(id: Int, rule: FaultRule) -> JSONValue {
-        ["id": .int(Int64(id)), "rule": .string(rule.text), "kind": .string(rule.kind)]
+    static func json(id: Int, rule: FaultRule, fired: Int? = nil) -> JSONValue {
+        var object: JSONObject = ["id": .int(Int64(id)), "rule": .string(rule.text), "kind": .string(rule.kind)]
+        if let fired { object["fired"] = .int(Int64(fired)) }
+        return .object(object)
     }
 
     // MARK: Rule bodies

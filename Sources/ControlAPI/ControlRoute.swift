@@ -8,11 +8,13 @@ enum ControlRoute: Equatable {
     case apply(connection: Int)
     case reset
     case metrics
+    /// `GET /events`: a stream of JSON lines, served by `ControlServer` itself.
+    case events
 
     /// The methods each resource takes, for `Allow` and the 405 message.
     var methods: [String] {
         switch self {
-        case .health, .connections, .metrics: ["GET"]
+        case .health, .connections, .metrics, .events: ["GET"]
         case .rules: ["GET", "POST"]
         case .rule: ["GET", "DELETE"]
         case .apply, .reset: ["POST"]
@@ -33,6 +35,7 @@ enum ControlRoute: Equatable {
             case "rules": self = .rules
             case "reset": self = .reset
             case "metrics": self = .metrics
+            case "events": self = .events
             default: return nil
             }
         case 2 where parts[0] == "rules":

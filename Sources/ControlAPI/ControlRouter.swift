@@ -15,6 +15,7 @@ import WebSocket
 ///     POST   /connections/{id}/apply   body as for POST /rules -> {"connection","rule","kind"}
 ///     POST   /reset                    {"removed":N}
 ///     GET    /metrics                  Prometheus text format 0.0.4
+///     GET    /events                   JSON lines as things happen (see `ControlServer`)
 ///
 /// Errors are `{"error": "...", "status": N}`; a refused rule adds `rule`, `column`,
 /// `length` and `detail` (the message with a caret line under the bad part).
@@ -34,7 +35,7 @@ public struct ControlRouter: Sendable {
     public func respond(to request: ControlRequest, backend: any ControlBackend) -> ControlResponse {
         if let refusal = checkAccess(request) { return refusal }
         guard let route = ControlRoute(path: request.path) else {
-            return .error(404, "no such resource '\(request.path)' (resources: /health, /connections, /connections/ID/apply, /rules, /rules/ID, /reset, /metrics)")
+            return .error(404, "no such resource '\(request.path)' (resources: /health, /connections, /connections/ID/apply, /rules, /rules/ID, /reset, /metrics, /events)")
         }
         guard route.methods.contains(request.method) else {
             let allowed = route.methods.joined(separator: ", ")
@@ -52,6 +53,7 @@ public struct ControlRouter: Sendable {
         case (_, .apply(let connection)): return endpoints.apply(to: connection, body: request.body)
         case (_, .reset): return endpoints.reset()
         case (_, .metrics): return endpoints.metrics()
+        case (_, .events): return .error(501, "GET /events streams; this server cannot stream")
         }
     }
 

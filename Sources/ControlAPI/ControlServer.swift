@@ -1,3 +1,4 @@
+import JSON
 import Transport
 import WebSocket
 
@@ -25,7 +26,9 @@ public final class ControlServer {
     /// Microseconds a client may stay silent before its request is complete.
     public var idleTimeout: Int64 = 2_000_000
 
-    private let backend: any ControlBackend
+    private let backend: (any ControlBackend)?
+    /// Answers one request (the control API's router, or the toxiproxy API's).
+    private let respond: (ControlRequest) -> ControlResponse
     private var listener: TCPListener?
     private var clients: [ObjectIdentifier: Client] = [:]
     /// Clients in the order they came, for evicting the oldest unanswered one.
@@ -58,13 +61,31 @@ public final class ControlServer {
             throw ControlServerError("control token must be non-empty, without spaces or line breaks")
         }
         let router = ControlRouter(token: token, loopbackOnly: loopback)
-        return try ControlServer(loop: loop, host: host, port: port, router: router, backend: backend)
+        return try ControlServer(loop: loop, host: host, port: port, router: router, backend: backend) {
+            router.respond(to: $0, backend: backend)
+        }
     }
 
-    private init(loop: EventLoop, host: String, port: Int, router: ControlRouter, backend: any ControlBackend) throws {
+    /// The toxiproxy-compatible API (`ToxiproxyRouter`) on `host:port`, loopback only unless
+    /// `allowRemote`. Call on the loop thread.
+    public static func startToxiproxy(loop: EventLoop, host: String = "127.0.0.1", port: Int, allowRemote: Bool = false,
+                                      backend: any ToxiproxyBackend) throws -> ControlServer {
+        let loopback = LoopbackHost.isLoopback(host: host)
+        guard loopback || allowRemote else {
+            throw ControlServerError("toxiproxy API on \(host): not a loopback address; anyone who can reach it can break every proxied connection")
+        }
+        let router = ToxiproxyRouter(loopbackOnly: loopback)
+        return try ControlServer(loop: loop, host: host, port: port, router: router.access, backend: nil) {
+            router.respond(to: $0, backend: backend)
+        }
+    }
+
+    private init(loop: EventLoop, host: String, port: Int, router: ControlRouter, backend: (any ControlBackend)?,
+                 respond: @escaping (ControlRequest) -> ControlResponse) throws {
         self.loop = loop
         self.router = router
         self.backend = backend
+        self.respond = respond
         var accept: ((TCPConnection) -> Void)?
         let listener: TCPListener
         do {
@@ -158,10 +179,44 @@ public final class ControlServer {
         case .needMore(let sendContinue):
             if sendContinue { connection.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) }
         case .request(let request):
-            send(router.respond(to: request, backend: backend), on: connection)
+            if ControlRoute(path: request.path) == .events, request.method == "GET",
+               router.checkAccess(request) == nil, stream(on: connection) { return }
+            send(respond(request), on: connection)
         case .reject(let response):
             send(response, on: connection)
         }
+    }
+
+    /// `GET /events`: a 200 with no length, then one JSON object a line as the backend
+    /// reports events, until the client goes away. The first line, `{"type":"watching"}`,
+    /// says the stream is live. A client that stops reading is dropped once its queue passes
+    /// the high-water mark, so it cannot make the proxy buffer without bound. False when the
+    /// backend has no events (the router then answers).
+    private func stream(on connection: TCPConnection) -> Bool {
+        let key = ObjectIdentifier(connection)
+        guard let backend, let id = backend.watch({ [weak connection] event in
+            guard let connection, !connection.isClosed else { return }
+            var line: [UInt8] = []
+            JSONWriter.write(event, into: &line)
+            line.append(10)
+            connection.write(line)
+            if connection.isOverHighWater { connection.reset() }
+        }) else { return false }
+        clients[key]?.timer?.cancel()
+        clients[key]?.timer = nil
+        let head = HTTPResponseHead(status: 200, reason: "OK", headers: [
+            HeaderField("Content-Type", "application/x-ndjson"),
+            HeaderField("Cache-Control", "no-store"),
+            HeaderField("Connection", "close"),
+        ])
+        connection.write(head.serialized + Array(#"{"type":"watching"}"#.utf8) + [10])
+        let previous = connection.onClose
+        connection.onClose = {
+            backend.unwatch(id)
+            previous?()
+        }
+        connection.onEnd = { [unowned connection] _ in connection.close() }
+        return true
     }
 
     private func send(_ response: ControlResponse, on connection: TCPConnection) {

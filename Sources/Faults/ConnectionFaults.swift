@@ -19,12 +19,27 @@ public struct FrameDecision: Sendable, Hashable {
     public var delay: Micros = 0
     /// The payload to send instead, when a fault rewrote it.
     public var rewritten: [UInt8]?
+    /// Send the message as this many frames (`fragment:N`).
+    public var fragments: Int?
+    /// Write the frame's bytes in these pieces, `gap` apart (`slicer`).
+    public var slices: (pieces: [Int], gap: Micros)?
     /// The rule that touched the frame (the first, when several did), for its record.
     public var rule: String?
     /// Reports and effects raised while judging the frame.
     public var outcomes: [FaultOutcome] = []
 
     public static let untouched = FrameDecision()
+
+    public static func == (lhs: FrameDecision, rhs: FrameDecision) -> Bool {
+        lhs.dropped == rhs.dropped && lhs.delay == rhs.delay && lhs.rewritten == rhs.rewritten
+            && lhs.fragments == rhs.fragments && lhs.slices?.pieces == rhs.slices?.pieces
+            && lhs.slices?.gap == rhs.slices?.gap && lhs.rule == rhs.rule && lhs.outcomes == rhs.outcomes
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(dropped); hasher.combine(delay); hasher.combine(rewritten); hasher.combine(fragments)
+        hasher.combine(slices?.pieces); hasher.combine(slices?.gap); hasher.combine(rule); hasher.combine(outcomes)
+    }
 }
 
 /// The faults of one connection: decides, per rule, whether the connection is in scope and
@@ -32,7 +47,8 @@ public struct FrameDecision: Sendable, Hashable {
 /// verdicts. Owned by the connection's `RelaySession`; pure apart from reading the shared
 /// engine's rule list.
 public struct ConnectionFaults: Sendable {
-    enum Phase: Sendable { case undecided, outOfScope, waiting, armed }
+    /// `over`: the rule's `for=` ran out; it acts no more on this connection.
+    enum Phase: Sendable { case undecided, outOfScope, waiting, armed, over }
 
     struct Instance: Sendable {
         /// Engine id, or nil for a rule applied to this connection only.
@@ -41,11 +57,16 @@ public struct ConnectionFaults: Sendable {
         var fault: any Fault
         var random: SeededGenerator
         var phase: Phase
-        /// Apply-now rules ignore start conditions.
+        /// Applied to this connection through the control API: its scope is this connection,
+        /// and its start conditions count from the moment it was applied.
         var immediate: Bool
         var startAt: Micros
         var eventSeen: Bool
+        /// Frames relayed before the rule came (for `frames=` of an applied rule).
+        var framesBase = 0
         var wakeup: Micros?
+        /// When `for=` ends the fault, once armed.
+        var expiresAt: Micros?
     }
 
     public let engine: FaultEngine
@@ -76,10 +97,10 @@ public struct ConnectionFaults: Sendable {
     public var nextWakeup: Micros? {
         instances.compactMap { instance -> Micros? in
             switch instance.phase {
-            case .waiting where websocketOpen && !instance.immediate && frameConditionsMet(instance)
+            case .waiting where websocketOpen && frameConditionsMet(instance)
                 && !type(of: instance.fault).actsAtUpgrade:
                 return instance.startAt
-            case .armed: return instance.wakeup
+            case .armed: return [instance.wakeup, instance.expiresAt].compactMap { $0 }.min()
             default: return nil
             }
         }.min()
@@ -107,9 +128,13 @@ public struct ConnectionFaults: Sendable {
         for rule in engine.takePending(conn) {
             guard let fault = try? rule.makeFault() else { continue }
             applyCount += 1
+            // Start conditions count from now: `after=3s` fires 3 s after the rule was applied.
+            let trigger = rule.trigger
+            let startAt = max(now.addingClamped(trigger.after ?? 0), trigger.at.map { engine.proxyStart.addingClamped($0) } ?? now)
             instances.append(Instance(id: nil, rule: rule, fault: fault,
                                       random: SeededGenerator(seed: engine.seed, 0, UInt64(conn), applyCount),
-                                      phase: .waiting, immediate: true, startAt: now, eventSeen: true))
+                                      phase: .waiting, immediate: true, startAt: startAt,
+                                      eventSeen: trigger.onEvent == nil, framesBase: framesRelayed))
         }
         return armReady(now: now)
     }
@@ -137,7 +162,7 @@ public struct ConnectionFaults: Sendable {
             decideScope(&instances[index])
         }
         for index in instances.indices where type(of: instances[index].fault).actsAtUpgrade {
-            guard instances[index].phase == .waiting, instances[index].immediate || now >= instances[index].startAt else { continue }
+            guard instances[index].phase == .waiting, now >= instances[index].startAt else { continue }
             instances[index].phase = .armed
             if let outcome = deliver(.upgrade, to: index, now: now) { outcomes.append(outcome) }
         }
@@ -167,6 +192,8 @@ public struct ConnectionFaults: Sendable {
             case .rewrite(let payload):
                 decision.rewritten = payload
                 frame.payload = payload
+            case .fragment(let count): decision.fragments = count
+            case .slice(let pieces, let gap): decision.slices = (pieces, gap)
             }
             if decision.rule == nil { decision.rule = instances[index].rule.text }
             if decision.dropped { break }
@@ -181,9 +208,13 @@ public struct ConnectionFaults: Sendable {
             var context = FaultContext(now: now, random: instances[index].random, prefixes: engine.prefixes)
             let verdict = instances[index].fault.apply(.streamEnded(from: side), context: &context)
             instances[index].random = context.random
+            if let outcome = outcome(of: verdict, instance: instances[index]) { decision.outcomes.append(outcome) }
             if verdict.frame == .drop, !decision.dropped {
                 decision.dropped = true
                 decision.rule = instances[index].rule.text
+            } else if case .delay(let amount) = verdict.frame {
+                decision.delay = max(decision.delay, amount)
+                if decision.rule == nil { decision.rule = instances[index].rule.text }
             }
         }
         return decision
@@ -209,7 +240,26 @@ public struct ConnectionFaults: Sendable {
             instances[index].wakeup = nil
             if let outcome = deliver(.timer, to: index, now: now) { outcomes.append(outcome) }
         }
+        for index in instances.indices where instances[index].phase == .armed {
+            guard let end = instances[index].expiresAt, end <= now else { continue }
+            outcomes.append(expire(index, now: now))
+        }
         return outcomes
+    }
+
+    /// `for=` ran out: the fault's last word (or a plain "over" report), then no more events.
+    mutating func expire(_ index: Int, now: Micros) -> FaultOutcome {
+        let rule = instances[index].rule
+        var outcome = deliver(.expired, to: index, now: now)
+            ?? FaultOutcome(rule: rule.text, kind: rule.kind, report: nil, target: nil, effects: [])
+        if outcome.report == nil {
+            let span = rule.trigger.duration.map(FaultDuration.format) ?? ""
+            outcome.report = "\(rule.kind) over after \(span): normal service again"
+        }
+        instances[index].phase = .over
+        instances[index].wakeup = nil
+        instances[index].expiresAt = nil
+        return outcome
     }
 
     // MARK: Arming
@@ -220,9 +270,7 @@ public struct ConnectionFaults: Sendable {
         for index in instances.indices where instances[index].phase == .waiting {
             let instance = instances[index]
             if type(of: instance.fault).actsAtUpgrade { continue }
-            if !instance.immediate {
-                guard now >= instance.startAt, frameConditionsMet(instance) else { continue }
-            }
+            guard now >= instance.startAt, frameConditionsMet(instance) else { continue }
             instances[index].phase = .armed
             if let outcome = deliver(.armed, to: index, now: now) { outcomes.append(outcome) }
         }
@@ -231,7 +279,7 @@ public struct ConnectionFaults: Sendable {
 
     func frameConditionsMet(_ instance: Instance) -> Bool {
         let trigger = instance.rule.trigger
-        return (trigger.onEvent == nil || instance.eventSeen) && framesRelayed >= (trigger.frames ?? 0)
+        return (trigger.onEvent == nil || instance.eventSeen) && framesRelayed - instance.framesBase >= (trigger.frames ?? 0)
     }
 
     mutating func deliver(_ event: FaultEvent, to index: Int, now: Micros) -> FaultOutcome? {
@@ -239,7 +287,10 @@ public struct ConnectionFaults: Sendable {
         let verdict = instances[index].fault.apply(event, context: &context)
         instances[index].random = context.random
         if let wakeup = verdict.wakeup { instances[index].wakeup = wakeup }
-        if event == .armed || event == .upgrade { engine.countFiring(kind: instances[index].rule.kind) }
+        if event == .armed || event == .upgrade {
+            engine.countFiring(kind: instances[index].rule.kind, rule: instances[index].id)
+            if let span = instances[index].rule.trigger.duration { instances[index].expiresAt = now.addingClamped(span) }
+        }
         return outcome(of: verdict, instance: instances[index])
     }
 
@@ -247,5 +298,13 @@ public struct ConnectionFaults: Sendable {
         guard verdict.report != nil || !verdict.effects.isEmpty else { return nil }
         return FaultOutcome(rule: instance.rule.text, kind: instance.rule.kind, report: verdict.report,
                             target: verdict.target, effects: verdict.effects)
+    }
+}
+
+extension Micros {
+    /// `self + other`, held at the largest value instead of overflowing (times from rules).
+    func addingClamped(_ other: Micros) -> Micros {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
     }
 }

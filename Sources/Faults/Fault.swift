@@ -16,6 +16,10 @@ public protocol Fault: Sendable {
     /// Kinds that answer the upgrade request itself (refusals) get `.upgrade` instead of
     /// `.armed`, before the proxy contacts the upstream.
     static var actsAtUpgrade: Bool { get }
+    /// Why a rule of this kind cannot act on a connection that is already open (it acts on
+    /// the upgrade or the handshake), or nil when it can. The control API's apply refuses
+    /// such rules with this reason instead of accepting a no-op.
+    static var openConnectionRefusal: String? { get }
 
     /// Checks the argument and options; throws with the bad part's position.
     init(_ rule: FaultRule) throws(FaultRuleError)
@@ -28,6 +32,9 @@ extension Fault {
     public static var example: String? { nil }
     public static var parameters: Set<String> { [] }
     public static var actsAtUpgrade: Bool { false }
+    public static var openConnectionRefusal: String? {
+        actsAtUpgrade ? "\(kind) answers the upgrade request, which an open connection has already made" : nil
+    }
 }
 
 /// What a fault is told about.
@@ -41,8 +48,11 @@ public enum FaultEvent: Sendable, Hashable {
     /// The wake-up the fault asked for in `FaultVerdict.wakeup` is due.
     case timer
     /// `side`'s TCP stream ended (FIN, RST or error); a verdict of `.drop` keeps the other
-    /// side from hearing of it (a dead path delivers no FIN either).
+    /// side from hearing of it (a dead path delivers no FIN either), `.delay` holds a FIN back.
     case streamEnded(from: Side)
+    /// The rule's `for=DUR` ran out: the fault stops here (normal service from now on). Its
+    /// verdict may carry a report and effects; no event reaches it afterwards.
+    case expired
 }
 
 /// A frame as faults see it.
@@ -89,6 +99,12 @@ public enum FrameFate: Sendable, Hashable {
     case delay(Micros)
     /// Send this payload instead (same opcode and flags).
     case rewrite([UInt8])
+    /// Send a whole data message as this many frames (the first with the opcode, the rest
+    /// continuations). Frames that are not whole data messages are sent as they are.
+    case fragment(Int)
+    /// Write the frame's bytes in pieces of these sizes (the last piece takes what is left),
+    /// `gap` apart: one TCP write each, for a peer's reassembly to cope with.
+    case slice(pieces: [Int], gap: Micros)
 }
 
 /// Something a fault makes the relay do besides the frame in hand.
@@ -102,6 +118,8 @@ public enum FaultEffect: Sendable, Hashable {
     case reset
     /// Send a text frame to `to`, pretending to be the other peer.
     case inject(to: Side, payload: [UInt8])
+    /// Send a data message (a copy of one relayed, or one held back) to `to` with its opcode.
+    case resend(to: Side, opcode: Opcode, payload: [UInt8])
     /// Answer the upgrade request with this HTTP status; never contact the upstream.
     case refuseHTTP(status: Int)
     /// Accept the upgrade without the upstream, then close with this code.

@@ -26,6 +26,8 @@ public final class FaultEngine: Sendable {
         var connections = 0
         var fired = 0
         var firedByKind: [String: Int] = [:]
+        /// Times each installed rule fired (armed on a connection), by rule id.
+        var firedByRule: [Int: Int] = [:]
         /// "Apply this rule to connection N now", waiting for that session to take it.
         var pending: [ConnectionID: [FaultRule]] = [:]
     }
@@ -100,6 +102,8 @@ public final class FaultEngine: Sendable {
     public var firedCount: Int { state.withLock { $0.fired } }
     public var firedByKind: [String: Int] { state.withLock { $0.firedByKind } }
     public var connectionCount: Int { state.withLock { $0.connections } }
+    /// How often rule `id` fired (armed on a connection, or answered an upgrade) so far.
+    public func firedCount(rule id: Int) -> Int { state.withLock { $0.firedByRule[id] ?? 0 } }
 
     // MARK: For ConnectionFaults
 
@@ -119,10 +123,11 @@ public final class FaultEngine: Sendable {
         state.withLock { $0.pending.removeValue(forKey: conn) ?? [] }
     }
 
-    func countFiring(kind: String) {
+    func countFiring(kind: String, rule: Int? = nil) {
         state.withLock { s in
             s.fired += 1
             s.firedByKind[kind, default: 0] += 1
+            if let rule { s.firedByRule[rule, default: 0] += 1 }
         }
     }
 }

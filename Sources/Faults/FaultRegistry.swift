@@ -12,6 +12,17 @@ public enum FaultRegistry {
         StripSocketID.self,
         ActivityTimeout.self,
         Inject.self,
+        Bandwidth.self,
+        Slicer.self,
+        Fragment.self,
+        SlowClose.self,
+        LimitData.self,
+        Timeout.self,
+        DropMessage.self,
+        DelayMessage.self,
+        Duplicate.self,
+        Reorder.self,
+        Rewrite.self,
     ]
 
     public static var names: [String] { kinds.map { $0.kind } }

@@ -18,8 +18,12 @@ import Capture
 /// - `at=DUR`: DUR after the proxy started.
 /// - `on=EVENT`: after a frame carrying that Bird/Pusher event name was relayed (either way).
 /// - `frames=N`: after N frames were relayed (both directions, control frames included).
+///
+/// End (every kind):
+/// - `for=DUR`: the fault stops DUR after it armed, and the connection has normal service
+///   again (a 10-second latency spike, a 30-second blackhole).
 public struct FaultTrigger: Sendable, Hashable {
-    public static let keys = ["after", "at", "on", "frames", "conn", "every", "client", "prob"]
+    public static let keys = ["after", "at", "on", "frames", "conn", "every", "client", "prob", "for"]
 
     public var after: Micros?
     public var at: Micros?
@@ -29,6 +33,8 @@ public struct FaultTrigger: Sendable, Hashable {
     public var every: Int?
     public var client: String?
     public var probability: Double?
+    /// How long the fault acts once armed (`for=`); nil: until the rule is removed.
+    public var duration: Micros?
     /// The options as written, for error positions.
     var written: [FaultRule.Option] = []
 
@@ -37,13 +43,14 @@ public struct FaultTrigger: Sendable, Hashable {
     public static func == (lhs: FaultTrigger, rhs: FaultTrigger) -> Bool {
         lhs.after == rhs.after && lhs.at == rhs.at && lhs.onEvent == rhs.onEvent && lhs.frames == rhs.frames
             && lhs.connections == rhs.connections && lhs.every == rhs.every && lhs.client == rhs.client
-            && lhs.probability == rhs.probability
+            && lhs.probability == rhs.probability && lhs.duration == rhs.duration
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(after); hasher.combine(at); hasher.combine(onEvent); hasher.combine(frames)
         hasher.combine(connections?.lowerBound); hasher.combine(connections?.upperBound)
         hasher.combine(every); hasher.combine(client); hasher.combine(probability)
+        hasher.combine(duration)
     }
 
     func has(_ key: String) -> Bool { written.contains { $0.key == key } }
@@ -73,6 +80,7 @@ public struct FaultTrigger: Sendable, Hashable {
         switch option.key {
         case "after": after = try duration()
         case "at": at = try duration()
+        case "for": self.duration = try duration()
         case "on":
             guard !option.value.isEmpty else { throw fail("on= needs an event name, as in on=bird:pong") }
             onEvent = option.value
@@ -125,5 +133,6 @@ extension FaultTrigger {
         "  every=N        only every Nth connection (N, 2N, ...; from conn's first with conn=)",
         "  client=KEY     only connections whose 'User-Agent target' contains KEY",
         "  prob=P         each connection with probability P, repeatable with --seed",
+        "  for=DUR        stop DUR after the fault started: normal service again",
     ]
 }

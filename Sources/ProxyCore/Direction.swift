@@ -35,11 +35,13 @@ struct Direction {
     }
 }
 
-/// A frame waiting for its release time, with the record to write when it is sent.
+/// A frame waiting for its release time, with the record to write when it is sent. A
+/// piece of a sliced frame carries no record (its last piece does); a held-back FIN is an
+/// entry with no bytes and no record, followed by `shutdownAfterQueue`.
 struct DelayedFrame {
     var releaseAt: Micros
     var receivedAt: Micros
     var bytes: [UInt8]
-    var record: FrameRecord
+    var record: FrameRecord?
     var isClose: Bool
 }

@@ -28,6 +28,15 @@ extension RelaySession {
             phase = .finished
             resetSocket(.client, into: &out)
             resetSocket(.server, into: &out)
+        case .resend(let target, let opcode, let payload):
+            guard phase == .open else { return }
+            var frame = Frame(opcode: opcode, payload: payload)
+            if target == .server { frame.maskingKey = MaskingKey.random(using: &maskRandom) }
+            let record = FrameRecord(conn: conn, t: now, from: target.other, opcode: opcode, masked: frame.isMasked,
+                                     payload: payload, action: .injected, fault: rule)
+            // Behind whatever is held back in that direction, so a copy never overtakes its original.
+            enqueue(FrameEncoder.encode(frame), from: target.other, record: record, isClose: false, delay: 0,
+                    now: now, into: &out)
         case .inject(let target, let payload):
             guard phase == .open else { return }
             var frame = Frame(opcode: .text, payload: payload)
@@ -81,7 +90,7 @@ extension RelaySession {
     /// Frames held back towards `target` will never be sent: recorded as dropped.
     mutating func discardDelayed(towards target: Side, rule: String, now: Micros, into out: inout [RelayCommand]) {
         for held in self[direction: target.other].delayed {
-            var record = held.record
+            guard var record = held.record else { continue }
             record.t = now
             record.action = .dropped
             record.fault = rule
@@ -133,11 +142,12 @@ extension RelaySession {
         while let first = self[direction: side].delayed.first, first.releaseAt <= now, phase != .finished {
             self[direction: side].delayed.removeFirst()
             self[direction: side].delayedBytes -= first.bytes.count
-            var record = first.record
-            record.t = now
-            if record.action == .forwarded { record.action = .delayed(now - first.receivedAt) }
-            out.append(.send(to: side.other, bytes: first.bytes))
-            out.append(.record(.frame(record)))
+            if !first.bytes.isEmpty { out.append(.send(to: side.other, bytes: first.bytes)) }
+            if var record = first.record {
+                record.t = now
+                if record.action == .forwarded { record.action = .delayed(now - first.receivedAt) }
+                out.append(.record(.frame(record)))
+            }
             if first.isClose { closeRelayed(from: side, into: &out) }
         }
         updateDelayBackpressure(side, now: now, into: &out)
@@ -189,6 +199,15 @@ extension RelaySession {
             if var faults {
                 let decision = faults.judgeEnd(from: side, now: now)
                 self.faults = faults
+                apply(decision.outcomes, now: now, into: &out)
+                if kind == .fin, decision.delay > 0, !decision.dropped, !(client.readEnded && server.readEnded) {
+                    // Held back: an entry with no bytes in the queue, then the FIN behind it.
+                    let release = max(now + decision.delay, self[direction: side].delayed.last?.releaseAt ?? now)
+                    self[direction: side].delayed.append(DelayedFrame(releaseAt: release, receivedAt: now, bytes: [],
+                                                                      record: nil, isClose: false))
+                    self[direction: side].shutdownAfterQueue = true
+                    return
+                }
                 if decision.dropped {
                     out.append(note(.info, "\(side.rawValue)'s \(kind.rawValue) not passed on (fault \(decision.rule ?? ""))", now: now))
                     if kind != .fin { closeSocket(side, into: &out) }

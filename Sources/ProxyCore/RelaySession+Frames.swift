@@ -109,7 +109,11 @@ extension RelaySession {
             }
             // A delayed frame names the latency rule that held it, as dropped ones do.
             if decision.delay > 0, record.fault == nil { record.fault = decision.rule }
-            send(outgoing, from: side, record: record, delay: decision.delay, now: now, into: &out)
+            if decision.fragments != nil || decision.slices != nil {
+                sendShaped(outgoing, from: side, record: record, decision: decision, now: now, into: &out)
+            } else {
+                send(outgoing, from: side, record: record, delay: decision.delay, now: now, into: &out)
+            }
         }
         apply(decision.outcomes, now: now, into: &out)
         if var faults, phase == .open {
@@ -125,18 +129,25 @@ extension RelaySession {
                        into out: inout [RelayCommand]) {
         var frame = frame
         if side == .client { frame.maskingKey = MaskingKey.random(using: &maskRandom) }
-        let bytes = FrameEncoder.encode(frame)
+        enqueue(FrameEncoder.encode(frame), from: side, record: record, isClose: frame.opcode == .close,
+                delay: delay, now: now, into: &out)
+    }
+
+    /// Sends bytes from `side` to the other side now, or at `now + delay` behind whatever is
+    /// held back in that direction; `record` is written when they go (none for a piece).
+    mutating func enqueue(_ bytes: [UInt8], from side: Side, record: FrameRecord?, isClose: Bool, delay: Micros,
+                          now: Micros, into out: inout [RelayCommand]) {
         if delay > 0 || !self[direction: side].delayed.isEmpty {
             let release = max(now + delay, self[direction: side].delayed.last?.releaseAt ?? now)
             self[direction: side].delayed.append(DelayedFrame(releaseAt: release, receivedAt: now, bytes: bytes,
-                                                              record: record, isClose: frame.opcode == .close))
+                                                              record: record, isClose: isClose))
             self[direction: side].delayedBytes += bytes.count
             updateDelayBackpressure(side, now: now, into: &out)
             return
         }
-        out.append(.send(to: side.other, bytes: bytes))
-        out.append(.record(.frame(record)))
-        if frame.opcode == .close { closeRelayed(from: side, into: &out) }
+        if !bytes.isEmpty { out.append(.send(to: side.other, bytes: bytes)) }
+        if let record { out.append(.record(.frame(record))) }
+        if isClose { closeRelayed(from: side, into: &out) }
     }
 
     /// A close frame went through; once both have, the handshake is over and both sockets close.

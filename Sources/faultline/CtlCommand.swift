@@ -22,13 +22,15 @@ enum CtlCommand: Command {
               apply CONN RULE      apply RULE to connection CONN now (triggers and scope ignored)
               reset                remove every rule
               metrics              counters in Prometheus text format
+              watch                stream events as JSON lines until the proxy stops:
+                                   connection-opened, connection-ended, fault, finding
               health               check that the API answers
             The address and token may also come from FAULTLINE_CONTROL and
             FAULTLINE_CONTROL_TOKEN (a token in the environment stays out of 'ps').
             """,
         usage: "faultline ctl [--control <host:port>] [--token <token>] [--json] <action> [<args>...]",
         arguments: [
-            ArgumentSpec("action", help: "connections, rules, add, remove, apply, reset, metrics or health."),
+            ArgumentSpec("action", help: "connections, rules, add, remove, apply, reset, metrics, watch or health."),
             ArgumentSpec("args", help: "The action's arguments (a rule, a rule id, a connection id).", optional: true, variadic: true),
         ],
         options: [
@@ -42,7 +44,7 @@ enum CtlCommand: Command {
     /// Each action: its arguments' names, and the request they make.
     static let actions: [String: [String]] = [
         "connections": [], "rules": [], "add": ["RULE"], "remove": ["ID"], "apply": ["CONN", "RULE"],
-        "reset": [], "metrics": [], "health": [],
+        "reset": [], "metrics": [], "health": [], "watch": [],
     ]
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
@@ -66,6 +68,7 @@ enum CtlCommand: Command {
             throw UsageError("\(command): --control \(error)")
         }
 
+        if action == "watch" { return try watch(client, command: command) }
         let (method, path, body) = try request(action, args, command: command)
         let response: ControlResponse
         do { response = try client.send(method, path, body: body) } catch {
@@ -94,6 +97,22 @@ enum CtlCommand: Command {
             throw UsageError("\(command): --control '\(text)': expected HOST:PORT or http://HOST:PORT, without a path")
         }
         return String(rest)
+    }
+
+    /// `ctl watch`: every event line as it comes, flushed at once, until the proxy ends the
+    /// stream (exit 0) or refuses it (exit 1 with its message).
+    static func watch(_ client: ControlClient, command: String) throws -> Int32 {
+        let refused: ControlResponse?
+        do {
+            refused = try client.stream("/events") { line in
+                Console.out(line + "\n")   // unbuffered: each event shows at once
+            }
+        } catch {
+            throw UsageError("\(command): \(error)")
+        }
+        guard let refused else { return ExitStatus.success }
+        Console.err(errorMessage(refused, command: command) + "\n")
+        return ExitStatus.failure
     }
 
     static func request(_ action: String, _ args: [String], command: String) throws(UsageError) -> (String, String, [UInt8]?) {

@@ -24,7 +24,7 @@ enum ProxyCommand: Command {
             Fault rules (--fault, repeatable, or --faults FILE with one rule a line):
             \(FaultRegistry.helpLines.joined(separator: "\n"))
             Triggers and scope, combinable: after=DUR at=DUR on=EVENT frames=N conn=N[-M]
-            every=N client=KEY prob=P. Example: close:4009,after=30s,reason=terminated
+            every=N client=KEY prob=P; for=DUR ends any kind. Example: close:4009,after=30s,reason=terminated
             """,
         options: [
             OptionSpec("listen", value: "host:port", help: "Where clients connect (port 0: any free port; the real one is printed)."),
@@ -50,6 +50,8 @@ enum ProxyCommand: Command {
                        help: "With --spec or --live: exit 1 at shutdown if a finding this severe or worse was seen (error, warning); never keeps exit 0.",
                        default: "never", choices: FailOn.allCases.map(\.rawValue)),
             OptionSpec("verbose", short: "v", help: "Also print a debug line for every frame and note."),
+            OptionSpec("toxiproxy-api", value: "host:port",
+                       help: "Serve a toxiproxy-compatible REST API here (loopback only): its clients create WebSocket-aware, recorded proxies at run time."),
         ] + ProxyControl.options)
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
@@ -77,7 +79,27 @@ enum ProxyCommand: Command {
             loop.close()
             throw error
         }
+        // --toxiproxy-api: toxiproxy's clients create more proxies on the same loop.
+        var toxiproxy: (host: ToxiproxyHost, api: ControlServer)?
+        if let text = arguments.value("toxiproxy-api") {
+            guard let (host, port) = ProxyControl.splitHostPort(text) else {
+                server.stop()
+                loop.close()
+                throw UsageError("faultline proxy: --toxiproxy-api '\(text)' is not HOST:PORT (for example 127.0.0.1:8474)")
+            }
+            let proxies = ToxiproxyHost(loop: loop, base: settings)
+            do {
+                toxiproxy = (proxies, try ControlServer.startToxiproxy(loop: loop, host: host, port: port, backend: proxies))
+            } catch {
+                control?.close()
+                server.stop()
+                loop.close()
+                throw UsageError("faultline proxy: --toxiproxy-api \(text): \(error)")
+            }
+        }
         let shutdown: (Int32) -> Void = { _ in
+            toxiproxy?.api.close()
+            toxiproxy?.host.stopAll()
             control?.close()
             server.stop()
             analysis?.finish(at: server.now)
@@ -94,7 +116,9 @@ enum ProxyCommand: Command {
         TLSOptions.warnIfUnverified(settings.upstreamTLS, command: "faultline proxy")
         Console.out("listening on \(address)\n")
         if let control { Console.out("control API on http://\(control.address)\n") }
+        if let toxiproxy { Console.out("toxiproxy API on http://\(toxiproxy.api.address)\n") }
         loop.run()
+        toxiproxy?.host.stopAll()
         server.stop()
         analysis?.finish(at: server.now)
         loop.close()

@@ -36,8 +36,8 @@ import TestSupport
         #expect(rules.compactMap { $0["id"]?.intValue } == [1, 2])
 
         let table = try ctl(address, ["rules"])
-        #expect(table.stdout.split(separator: "\n").first?.split(separator: " ", omittingEmptySubsequences: true) == ["ID", "KIND", "RULE"])
-        #expect(table.stdout.contains("2   stall-pongs  stall-pongs,conn=2"))
+        #expect(table.stdout.split(separator: "\n").first?.split(separator: " ", omittingEmptySubsequences: true) == ["ID", "KIND", "FIRED", "RULE"])
+        #expect(table.stdout.contains("2   stall-pongs  0      stall-pongs,conn=2"))
 
         let removed = try ctl(address, ["remove", "1"])
         #expect(removed.stdout == "removed rule 1: close:4009,after=30s,reason=terminated")

@@ -10,7 +10,6 @@ import Testing
         var context = Make.context(1_000_000)
         let armed = fault.apply(.armed, context: &context)
         #expect(armed.report == "swallowing the server's pongs for 5s")
-        #expect(armed.wakeup == 6_000_000)
         #expect(fault.apply(.frame(Make.event("bird:pong", from: .server)), context: &context).dropped)
         #expect(fault.apply(.frame(Make.event("pusher:pong", from: .server)), context: &context).dropped)
         #expect(fault.apply(.frame(FaultFrame(from: .server, opcode: .pong, payload: [])), context: &context).dropped)
@@ -18,7 +17,7 @@ import Testing
         #expect(!fault.apply(.frame(Make.event("bird:ping", from: .server)), context: &context).dropped)
         #expect(!fault.apply(.frame(Make.event("other:pong", from: .server)), context: &context).dropped)
         context.now = 6_000_000
-        #expect(fault.apply(.timer, context: &context).report == "pongs flow again")
+        #expect(fault.apply(.expired, context: &context).report == "pongs flow again")
         #expect(!fault.apply(.frame(Make.event("bird:pong", from: .server)), context: &context).dropped)
     }
 
@@ -59,7 +58,7 @@ import Testing
         #expect(fault.apply(.streamEnded(from: .server), context: &context).dropped)
         #expect(!fault.apply(.streamEnded(from: .client), context: &context).dropped)
         context.now = 2_000_010
-        _ = fault.apply(.timer, context: &context)
+        _ = fault.apply(.expired, context: &context)
         #expect(!fault.apply(.frame(Make.event("a", from: .server)), context: &context).dropped)
 
         #expect(fault.apply(.streamEnded(from: .server), context: &context) == .pass)   // over

@@ -107,7 +107,9 @@ import Testing
 
     @Test func registryHasEveryKindOnceWithItsSummary() {
         #expect(FaultRegistry.names == ["stall-pongs", "close", "drop", "reset", "blackhole", "latency", "refuse",
-                                        "refuse-http", "strip-socket-id", "activity-timeout", "inject"])
+                                        "refuse-http", "strip-socket-id", "activity-timeout", "inject", "bandwidth", "slicer",
+                                        "fragment", "slow-close", "limit-data", "timeout", "drop-message", "delay-message",
+                                        "duplicate", "reorder", "rewrite"])
         #expect(Set(FaultRegistry.names).count == FaultRegistry.names.count)
         #expect(FaultRegistry.helpLines.allSatisfy { !$0.isEmpty })
     }

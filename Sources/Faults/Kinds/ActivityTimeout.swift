@@ -3,6 +3,8 @@
 public struct ActivityTimeout: Fault {
     public static let kind = "activity-timeout"
     public static let summary = "rewrite the handshake's activity_timeout to SECONDS"
+    public static let openConnectionRefusal: String? =
+        "\(kind) rewrites the server's handshake event, which an open connection has already received"
     public static let example: String? = "5"
 
     public let seconds: Int

@@ -5,26 +5,22 @@ import Capture
 public struct StallPongs: Fault {
     public static let kind = "stall-pongs"
     public static let summary = "swallow the server's pongs (P:pong events and pong frames) [for=DUR]"
-    public static let parameters: Set<String> = ["for"]
 
     let duration: Micros?
-    var until: Micros?
     var active = false
 
     public init(_ rule: FaultRule) throws(FaultRuleError) {
         if rule.argument != nil { throw rule.argumentError("stall-pongs takes no argument") }
-        duration = try rule.durationOption("for")
+        duration = rule.trigger.duration
     }
 
     public mutating func apply(_ event: FaultEvent, context: inout FaultContext) -> FaultVerdict {
         switch event {
         case .armed:
             active = true
-            until = duration.map { context.now + $0 }
             let span = duration.map { " for \(FaultDuration.format($0))" } ?? ""
-            return FaultVerdict(report: "swallowing the server's pongs\(span)", target: .client, wakeup: until)
-        case .timer:
-            guard active, let until, context.now >= until else { return .pass }
+            return FaultVerdict(report: "swallowing the server's pongs\(span)", target: .client)
+        case .expired:
             active = false
             return FaultVerdict(report: "pongs flow again", target: .client)
         case .frame(let frame):
@@ -32,7 +28,7 @@ public struct StallPongs: Fault {
             let isPong = frame.opcode == .pong
                 || BirdEvent.matches(frame.event, suffix: "pong", prefixes: context.prefixes)
             return isPong ? FaultVerdict(frame: .drop) : .pass
-        case .upgrade, .streamEnded:
+        case .upgrade, .streamEnded, .timer:
             return .pass
         }
     }

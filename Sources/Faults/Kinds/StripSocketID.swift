@@ -3,6 +3,8 @@
 public struct StripSocketID: Fault {
     public static let kind = "strip-socket-id"
     public static let summary = "remove socket_id from the server's handshake event"
+    public static let openConnectionRefusal: String? =
+        "\(kind) rewrites the server's handshake event, which an open connection has already received"
 
     var done = false
 

@@ -17,6 +17,9 @@ protocol ControlTarget: AnyObject {
     func faultsChanged(connection: ConnectionID?) -> Bool
     /// Counters for `GET /metrics`.
     func metrics() -> ProxyMetrics
+    /// Events as JSON objects for `GET /events`, until `unwatch`; nil when at the limit.
+    func watch(_ sink: @escaping (JSONValue) -> Void) -> Int?
+    func unwatch(_ id: Int)
 }
 
 /// Counters the proxy keeps for the control API's Prometheus endpoint.

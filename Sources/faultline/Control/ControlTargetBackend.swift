@@ -18,6 +18,9 @@ final class ControlTargetBackend: ControlBackend {
     @discardableResult
     func faultsChanged(connection: ConnectionID?) -> Bool { target.faultsChanged(connection: connection) }
 
+    func watch(_ sink: @escaping (JSONValue) -> Void) -> Int? { target.watch(sink) }
+    func unwatch(_ id: Int) { target.unwatch(id) }
+
     func metrics() -> ControlMetrics {
         let m = target.metrics()
         var out = ControlMetrics()

@@ -17,7 +17,8 @@ enum CtlOutput {
         case "rules":
             let rows = body?["rules"]?.arrayValue ?? []
             if rows.isEmpty { return "no rules\n" }
-            return table(["ID", "KIND", "RULE"], rows.map { [cell($0["id"]), cell($0["kind"]), cell($0["rule"])] })
+            return table(["ID", "KIND", "FIRED", "RULE"],
+                         rows.map { [cell($0["id"]), cell($0["kind"]), cell($0["fired"]), cell($0["rule"])] })
         case "add":
             return "added rule \(cell(body?["id"])): \(cell(body?["rule"]))\n"
         case "remove":

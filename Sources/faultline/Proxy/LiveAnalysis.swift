@@ -29,6 +29,8 @@ final class LiveAnalysis {
     private var timer: TimerHandle?
     private var last: Micros = 0
     private var finished = false
+    /// Sees each finding as it is made (the control API's event stream).
+    var onFinding: ((Finding) -> Void)?
 
     init(spec: LifecycleSpec, transitions: Bool) {
         self.spec = spec
@@ -39,6 +41,8 @@ final class LiveAnalysis {
     /// Hooks into `server` (every record it produces) and starts the 1 s clock.
     func attach(to server: ProxyServer) {
         server.recordObserver = { [unowned self] record in feed(record) }
+        let hub = server.watchHub
+        onFinding = { [unowned hub] finding in hub.publish(finding) }
         timer = server.loop.scheduleRepeating(every: 1_000_000) { [unowned self, unowned server] in
             advance(to: server.now)
         }
@@ -83,6 +87,7 @@ final class LiveAnalysis {
             switch event {
             case .finding(let finding):
                 if finding.severity == .error { errors += 1 } else { warnings += 1 }
+                onFinding?(finding)
             case .fault: break
             case .undetermined: undetermined += 1
             case .client:

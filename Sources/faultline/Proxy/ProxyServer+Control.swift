@@ -19,6 +19,9 @@ extension ProxyServer: ControlTarget {
         return true
     }
 
+    func watch(_ sink: @escaping (JSONValue) -> Void) -> Int? { watchHub.add(sink) }
+    func unwatch(_ id: Int) { watchHub.remove(id) }
+
     func metrics() -> ProxyMetrics {
         var metrics = counters
         metrics.connectionsOpen = openConnections

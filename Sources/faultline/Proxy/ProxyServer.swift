@@ -38,6 +38,8 @@ final class ProxyServer {
     var onStopped: (() -> Void)?
     /// Sees every record as it is made, before it is written (live analysis).
     var recordObserver: ((CaptureRecord) -> Void)?
+    /// Watchers of the control API's event stream (`ctl watch`).
+    let watchHub = WatchHub()
 
     init(loop: EventLoop, settings: ProxySettings, live: LiveView? = nil) {
         self.loop = loop
@@ -203,6 +205,7 @@ final class ProxyServer {
     func pairFinished(_ pair: RelayPair) {
         pairs[pair.id] = nil
         handshakeEnded(pair)
+        watchHub.connectionEnded(pair.id, t: now)
     }
 
     func pair(_ id: ConnectionID) -> RelayPair? { pairs[id] }
@@ -215,6 +218,7 @@ final class ProxyServer {
         counters.observe(record)
         live?.show(record)
         recordObserver?(record)
+        watchHub.publish(record)
         guard let capture else { return }
         do {
             try capture.append(record)
