@@ -68,6 +68,10 @@ extension RecordCoding {
             }
             return .note(NoteRecord(conn: try f.optionalInt("conn"), t: try f.int64("t"), level: level,
                                     message: try f.string("message")))
+        case "tunnel":
+            return try decodeTunnel(f)
+        case "http":
+            return try decodeHTTP(f)
         default:
             throw RecordDecodingError(
                 "unknown record type \"\(type)\" (expected one of: \(recordTypes.joined(separator: ", ")))")
@@ -144,7 +148,7 @@ extension RecordCoding {
 }
 
 /// Typed access to a record's keys with errors that name the key and what it should hold.
-private struct Fields {
+struct Fields {
     let object: JSONObject
 
     func value(_ key: String) throws(RecordDecodingError) -> JSONValue {

@@ -91,7 +91,7 @@ public struct PcapExporter {
                 break
             }
             connections[end.conn] = connection
-        case .fault, .note:
+        case .fault, .note, .tunnel, .http:
             break
         }
     }

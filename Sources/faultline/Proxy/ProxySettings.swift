@@ -29,6 +29,8 @@ struct ProxySettings: Sendable {
     var upstreamTLS: TLSContext?
     /// TLS for clients (`--tls-cert`/`--tls-key`, a server context); nil for a plain listener.
     var listenerTLS: TLSContext?
+    /// Forward mode (`--forward`): an HTTP proxy for any host; nil for the reverse proxy.
+    var forward: ForwardSettings?
 
     var relayConfig: RelayConfig {
         RelayConfig(upstreamHost: upstream.hostHeader, upstreamPathPrefix: upstream.pathPrefix,
@@ -47,6 +49,7 @@ struct ProxySettings: Sendable {
         object["max_connections"] = .int(Int64(maxConnections))
         object["tls_listener"] = .bool(listenerTLS != nil)
         if let upstreamTLS { object["tls_upstream_verified"] = .bool(upstreamTLS.verifies) }
+        forward?.describe(into: &object)
         return object
     }
 }
