@@ -4,7 +4,13 @@ import WebSocket
 /// Why one line is not a record. The reader adds the file, line and offset.
 public struct RecordDecodingError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
-    public init(_ message: String) { self.message = message }
+    /// Set when the line is a well-formed record of a type this version does not know
+    /// (a newer writer's): readers skip such lines instead of failing.
+    public var unknownType: String?
+    public init(_ message: String, unknownType: String? = nil) {
+        self.message = message
+        self.unknownType = unknownType
+    }
     public var description: String { message }
 }
 
@@ -74,7 +80,7 @@ extension RecordCoding {
             return try decodeHTTP(f)
         default:
             throw RecordDecodingError(
-                "unknown record type \"\(type)\" (expected one of: \(recordTypes.joined(separator: ", ")))")
+                "unknown record type \"\(type)\" (expected one of: \(recordTypes.joined(separator: ", ")))", unknownType: type)
         }
     }
 
