@@ -47,6 +47,8 @@ public struct AnalysisReport: Sendable {
     public var warningCount: Int
     public var findingCount: Int
     public var connectionCount: Int
+    /// Forward mode: channel-auth HTTP requests and the subscribes that used their signatures.
+    public var authRequests: [AuthRequestLink] = []
 
     /// 0 with no error finding, 1 with one (spec section 5).
     public var exitStatus: Int32 { errorCount > 0 ? 1 : 0 }

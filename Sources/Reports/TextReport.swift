@@ -31,6 +31,11 @@ public enum TextReport {
             for f in client.findings {
                 lines.append((f.t, 2_000_000, "  \(time(f.t))  \(pad("conn \(f.conn)", 8))  ! \(f.rule)"))
             }
+            for a in report.authRequests where client.connectionIDs.contains(a.conn) {
+                let status = a.status.map(String.init) ?? "no response"
+                lines.append((a.t, 500_000, "  \(time(a.t))  \(pad("http \(a.httpConn)", 8))  auth request \(a.method) \(a.url) -> \(status)"
+                    + " (its signature used by the subscribe\(a.channel.map { " to \($0)" } ?? "") on conn \(a.conn) at \(seconds(a.subscribeT)) s)"))
+            }
             for line in lines.sorted(by: { ($0.0, $0.1) < ($1.0, $1.1) }) { out += line.2 + "\n" }
             if out.utf8.count >= 1 << 16 { emit(out); out = "" }
         }

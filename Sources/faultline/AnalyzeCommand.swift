@@ -61,6 +61,8 @@ enum AnalyzeCommand: Command {
         var warnings: [String] = []
         var prefix: String?
         var end: Micros = 0
+        // Auth requests are paired with subscribes within one input (connection numbers are per input).
+        var linker = inputs.count == 1 ? AuthRequestLinker() : nil
         for (i, path) in inputs.enumerated() {
             var source = try InputSources.open(path, options: .init(filter: arguments.value("filter")))
             var analyzer = LiveAnalyzer(options: AnalyzerOptions(
@@ -70,14 +72,16 @@ enum AnalyzeCommand: Command {
             while let record = try source.next() {
                 if let t = record.time { last = max(last, t) }
                 builder.add(analyzer.feed(record))
+                linker?.observe(record)
             }
             builder.add(analyzer.finish(at: last))
             end = max(end, last)
             prefix = prefix ?? analyzer.prefix
             warnings += source.warnings.map { inputs.count > 1 ? "\(path): \($0)" : $0 }
         }
-        let report = builder.build(spec: spec, inputs: inputs, grouping: clientKey.description, prefix: prefix,
+        var report = builder.build(spec: spec, inputs: inputs, grouping: clientKey.description, prefix: prefix,
                                    warnings: warnings, endTime: end)
+        report.authRequests = linker?.links ?? []
         if let output = arguments.value("output") {
             guard write(report, as: format, toFile: output) else {
                 throw UsageError("\(command): --output: cannot write '\(output)'")
