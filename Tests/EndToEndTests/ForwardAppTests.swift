@@ -110,3 +110,24 @@ struct ForwardAppTests {
          "--disable-features=OptimizationHints,MediaRouter,Translate,AutofillServerCommunication,SpellCheck"]
     }
 }
+
+/// docs/forward-proxy.md gives the commands these tests run.
+@Suite struct ForwardGuideTests {
+    @Test func theGuideShowsTheCommandsTheTestsRun() throws {
+        let guide = try String(contentsOfFile: TestEnvironment.path("docs/forward-proxy.md"), encoding: .utf8)
+        for command in [
+            "faultline proxy --forward --listen 127.0.0.1:8080 \\\n    --tls-ca certs/ca.pem --tls-ca-key certs/ca-key.pem",
+            "certutil -d sql:$HOME/.pki/nssdb -N --empty-password",
+            "certutil -d sql:$HOME/.pki/nssdb -A -t \"C,,\" -n faultline -i certs/ca.pem",
+            "chromium --proxy-server=http://127.0.0.1:8080 --proxy-bypass-list='<-loopback>'",
+            "curl -x http://127.0.0.1:8080 --cacert certs/ca.pem",
+            "faultline ctl add 'close:4009,on=bird_internal:subscription_succeeded,reason=terminated'",
+        ] {
+            #expect(guide.contains(command), "the guide lost: \(command)")
+        }
+        // The same flags as the Chromium test's, the bypass list's head included.
+        let flags = ForwardAppTests.chromiumFlags(home: "/h", proxy: "http://127.0.0.1:8080")
+        #expect(flags.contains("--proxy-server=http://127.0.0.1:8080"))
+        #expect(flags.contains { $0.hasPrefix("--proxy-bypass-list=<-loopback>") })
+    }
+}
