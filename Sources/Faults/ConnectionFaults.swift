@@ -54,6 +54,9 @@ public struct ConnectionFaults: Sendable {
     public let ordinal: Int
     public let openedAt: Micros
     public private(set) var clientKey: String?
+    /// The upgrade request's `Host` and target, for `host=` and `path=`.
+    private var requestHost: String?
+    private var requestPath: String?
     var instances: [Instance] = []
     var knownVersion = -1
     var websocketOpen = false
@@ -102,7 +105,9 @@ public struct ConnectionFaults: Sendable {
             var phase: Phase = trigger.selects(connection: ordinal) ? .waiting : .outOfScope
             if phase == .waiting, let p = trigger.probability, random.unit() >= p { phase = .outOfScope }
             if phase == .waiting, trigger.needsClientKey {
-                phase = clientKey.map { trigger.client.map($0.contains) ?? true ? .waiting : .outOfScope } ?? .undecided
+                phase = clientKey.map {
+                    trigger.matchesRequest(clientKey: $0, host: requestHost, path: requestPath) ? .waiting : .outOfScope
+                } ?? .undecided
             }
             let startAt = trigger.earliestStart(openedAt: openedAt, proxyStart: engine.proxyStart)
             instances.append(Instance(id: entry.id, rule: entry.rule, fault: fault, random: random, phase: phase,
@@ -118,13 +123,17 @@ public struct ConnectionFaults: Sendable {
         return armReady(now: now)
     }
 
-    /// The client's upgrade request was read: decides `client=` scopes and lets refusals act.
-    public mutating func upgradeRequested(clientKey: String, now: Micros) -> [FaultOutcome] {
+    /// The client's upgrade request was read: decides `client=`, `host=` and `path=` scopes
+    /// and lets refusals act. `host` is the request's `Host` header, `path` its target.
+    public mutating func upgradeRequested(clientKey: String, host: String? = nil, path: String? = nil,
+                                          now: Micros) -> [FaultOutcome] {
         self.clientKey = clientKey
+        requestHost = host
+        requestPath = path
         var outcomes = refresh(now: now)
         for index in instances.indices where instances[index].phase == .undecided {
-            let wanted = instances[index].rule.trigger.client ?? ""
-            instances[index].phase = clientKey.contains(wanted) ? .waiting : .outOfScope
+            let trigger = instances[index].rule.trigger
+            instances[index].phase = trigger.matchesRequest(clientKey: clientKey, host: host, path: path) ? .waiting : .outOfScope
         }
         for index in instances.indices where type(of: instances[index].fault).actsAtUpgrade {
             guard instances[index].phase == .waiting, instances[index].immediate || now >= instances[index].startAt else { continue }

@@ -21,7 +21,7 @@ enum ProxyCommand: Command {
             Fault rules (--fault, repeatable, or --faults FILE with one rule a line):
             \(FaultRegistry.helpLines.joined(separator: "\n"))
             Triggers and scope, combinable: after=DUR at=DUR on=EVENT frames=N conn=N[-M]
-            every=N client=KEY prob=P. Example: close:4009,after=30s,reason=terminated
+            every=N client=KEY host=NAME path=PREFIX prob=P. Example: close:4009,after=30s,reason=terminated
             """,
         options: [
             OptionSpec("listen", value: "host:port", help: "Where clients connect (port 0: any free port; the real one is printed)."),
