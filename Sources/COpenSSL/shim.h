@@ -27,4 +27,10 @@ static inline EVP_PKEY *COpenSSL_EVP_EC_gen(const char *curve) { return EVP_EC_g
 static inline void COpenSSL_X509V3_set_ctx_nodb(X509V3_CTX *ctx) { X509V3_set_ctx_nodb(ctx); }
 static inline int COpenSSL_SSL_CTX_set_keylog_data(SSL_CTX *ctx, void *data) { return SSL_CTX_set_ex_data(ctx, 0, data); }
 static inline void *COpenSSL_SSL_CTX_get_keylog_data(const SSL *ssl) { return SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), 0); }
+
+/* Certificates minted per host name (Transport/TLSLeafMinter.swift): the SNI callback. */
+typedef int (*COpenSSL_servername_callback)(SSL *ssl, int *alert, void *arg);
+static inline long COpenSSL_SSL_CTX_set_tlsext_servername_callback(SSL_CTX *ctx, COpenSSL_servername_callback cb) { return SSL_CTX_set_tlsext_servername_callback(ctx, cb); }
+static inline long COpenSSL_SSL_CTX_set_tlsext_servername_arg(SSL_CTX *ctx, void *arg) { return SSL_CTX_set_tlsext_servername_arg(ctx, arg); }
+static const int COpenSSL_SSL_TLSEXT_ERR_OK = SSL_TLSEXT_ERR_OK;
 #endif

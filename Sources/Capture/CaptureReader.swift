@@ -6,7 +6,8 @@ import Glibc
 ///
 /// A last line without a newline that does not parse is what a writer killed mid-write
 /// leaves behind: it becomes a warning, not an error. Any other bad line is an error
-/// naming the file and line.
+/// naming the file and line, except a record of a type this version does not know (a newer
+/// writer's): it is skipped, with one warning for the first line of each such type.
 public struct CaptureReader: RecordSource {
     public let file: String
     public private(set) var header: CaptureHeader
@@ -15,6 +16,8 @@ public struct CaptureReader: RecordSource {
     public private(set) var lineNumber = 0
 
     private var lines: LineReader
+    /// Record types skipped so far (bounded: past 16 distinct names, no more warnings).
+    private var skippedTypes: Set<String> = []
 
     /// Opens `path` ("-" for standard input).
     public init(path: String, chunkSize: Int = 64 * 1024, maxLineLength: Int = 100 * 1024 * 1024) throws(CaptureError) {
@@ -75,7 +78,17 @@ public struct CaptureReader: RecordSource {
             switch line {
             case .complete(let bytes):
                 if bytes.isEmpty || bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
-                return try decode(bytes, offset: offset)
+                do {
+                    return try decodeRecord(bytes)
+                } catch let error where error.unknownType != nil {
+                    let type = error.unknownType ?? ""
+                    if skippedTypes.count < 16, skippedTypes.insert(type).inserted {
+                        warnings.append("\(file):\(lineNumber): record type \"\(type)\" is not one this version reads (\(RecordCoding.recordTypes.joined(separator: ", "))): skipped")
+                    }
+                    continue
+                } catch {
+                    throw CaptureError(file: file, line: lineNumber, offset: offset, message: error.message)
+                }
             case .unterminated(let bytes):
                 do {
                     return try decodeRecord(bytes)
@@ -84,14 +97,6 @@ public struct CaptureReader: RecordSource {
                     return nil
                 }
             }
-        }
-    }
-
-    private func decode(_ bytes: [UInt8], offset: Int64) throws(CaptureError) -> CaptureRecord {
-        do {
-            return try decodeRecord(bytes)
-        } catch {
-            throw CaptureError(file: file, line: lineNumber, offset: offset, message: error.message)
         }
     }
 

@@ -27,6 +27,10 @@ public enum CaptureRecord: Sendable, Hashable {
     case end(EndRecord)
     case fault(FaultRecord)
     case note(NoteRecord)
+    /// Forward mode: an opaque tunnel's open and end.
+    case tunnel(TunnelRecord)
+    /// Forward mode: a plain HTTP exchange.
+    case http(HTTPRecord)
 
     /// The record's time, or nil for the header.
     public var time: Micros? {
@@ -38,6 +42,8 @@ public enum CaptureRecord: Sendable, Hashable {
         case .end(let r): r.t
         case .fault(let r): r.t
         case .note(let r): r.t
+        case .tunnel(let r): r.t
+        case .http(let r): r.t
         }
     }
 
@@ -51,6 +57,8 @@ public enum CaptureRecord: Sendable, Hashable {
         case .end(let r): r.conn
         case .fault(let r): r.conn
         case .note(let r): r.conn
+        case .tunnel(let r): r.conn
+        case .http(let r): r.conn
         }
     }
 }

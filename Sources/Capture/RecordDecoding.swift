@@ -4,7 +4,13 @@ import WebSocket
 /// Why one line is not a record. The reader adds the file, line and offset.
 public struct RecordDecodingError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
-    public init(_ message: String) { self.message = message }
+    /// Set when the line is a well-formed record of a type this version does not know
+    /// (a newer writer's): readers skip such lines instead of failing.
+    public var unknownType: String?
+    public init(_ message: String, unknownType: String? = nil) {
+        self.message = message
+        self.unknownType = unknownType
+    }
     public var description: String { message }
 }
 
@@ -75,9 +81,13 @@ extension RecordCoding {
             }
             return .note(NoteRecord(conn: try f.optionalInt("conn"), t: try f.time("t"), level: level,
                                     message: try f.string("message")))
+        case "tunnel":
+            return try decodeTunnel(f)
+        case "http":
+            return try decodeHTTP(f)
         default:
             throw RecordDecodingError(
-                "unknown record type \"\(type)\" (expected one of: \(recordTypes.joined(separator: ", ")))")
+                "unknown record type \"\(type)\" (expected one of: \(recordTypes.joined(separator: ", ")))", unknownType: type)
         }
     }
 
@@ -155,7 +165,7 @@ extension RecordCoding {
 }
 
 /// Typed access to a record's keys with errors that name the key and what it should hold.
-private struct Fields {
+struct Fields {
     let object: JSONObject
 
     func value(_ key: String) throws(RecordDecodingError) -> JSONValue {

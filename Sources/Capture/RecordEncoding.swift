@@ -9,7 +9,7 @@ import WebSocket
 /// ignoring any others so that a newer writer's additions do not break an older reader.
 public enum RecordCoding {
     /// The `type` values of records after the header, in the order error messages list them.
-    public static let recordTypes = ["open", "upgrade", "frame", "close", "end", "fault", "note"]
+    public static let recordTypes = ["open", "upgrade", "frame", "close", "end", "fault", "note", "tunnel", "http"]
 
     /// The record as one line, newline included.
     public static func encode(_ record: CaptureRecord) -> [UInt8] {
@@ -82,6 +82,10 @@ public enum RecordCoding {
             line.field("t", r.t)
             line.field("level", r.level.rawValue)
             line.field("message", r.message)
+        case .tunnel(let r):
+            encodeTunnel(r, into: &line)
+        case .http(let r):
+            encodeHTTP(r, into: &line)
         }
         out = line.finish()
     }

@@ -77,6 +77,9 @@ public struct ConnectionFaults: Sendable {
     public private(set) var ordinal: Int?
     public let openedAt: Micros
     public private(set) var clientKey: String?
+    /// The upgrade request's `Host` and target, for `host=` and `path=`.
+    private var requestHost: String?
+    private var requestPath: String?
     var instances: [Instance] = []
     var knownVersion = -1
     var websocketOpen = false
@@ -148,14 +151,18 @@ public struct ConnectionFaults: Sendable {
         instance.random = SeededGenerator(seed: engine.seed, UInt64(id), UInt64(ordinal))
         var phase: Phase = trigger.selects(connection: ordinal) ? .waiting : .outOfScope
         if phase == .waiting, let p = trigger.probability, instance.random.unit() >= p { phase = .outOfScope }
-        if phase == .waiting, let wanted = trigger.client, !clientKey.contains(wanted) { phase = .outOfScope }
+        if phase == .waiting, !trigger.matchesRequest(clientKey: clientKey, host: requestHost, path: requestPath) { phase = .outOfScope }
         instance.phase = phase
     }
 
     /// The client's upgrade request was read: the connection is numbered (probes that never
-    /// send a request are not), scopes are decided, and refusals may act.
-    public mutating func upgradeRequested(clientKey: String, now: Micros) -> [FaultOutcome] {
+    /// send a request are not), `client=`, `host=` and `path=` scopes are decided, and
+    /// refusals may act. `host` is the request's `Host` header, `path` its target.
+    public mutating func upgradeRequested(clientKey: String, host: String? = nil, path: String? = nil,
+                                          now: Micros) -> [FaultOutcome] {
         self.clientKey = clientKey
+        requestHost = host
+        requestPath = path
         if ordinal == nil { ordinal = engine.countRequest() }
         var outcomes = refresh(now: now)
         for index in instances.indices where instances[index].phase == .undecided {

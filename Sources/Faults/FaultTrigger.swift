@@ -9,6 +9,10 @@ import Capture
 /// - `client=KEY`: the connection's client key contains KEY. The relay derives the key from
 ///   the upgrade request as `User-Agent` + " " + request target, so `client=pysher` or
 ///   `client=/app/key1` both work.
+/// - `host=NAME`: the upgrade request's `Host` is NAME (case-insensitive; the port is
+///   ignored unless NAME has one; `*.example.com` matches every name under example.com):
+///   for a forward proxy, or a reverse proxy with several `--route`s, one host's clients.
+/// - `path=PREFIX`: the request's path (without the query) starts with PREFIX.
 /// - `prob=P`: the connection is picked with probability P (0...1), drawn from the engine's
 ///   seed, the rule's id and the connection's number, so a run repeats exactly.
 ///
@@ -23,7 +27,7 @@ import Capture
 /// - `for=DUR`: the fault stops DUR after it armed, and the connection has normal service
 ///   again (a 10-second latency spike, a 30-second blackhole).
 public struct FaultTrigger: Sendable, Hashable {
-    public static let keys = ["after", "at", "on", "frames", "conn", "every", "client", "prob", "for"]
+    public static let keys = ["after", "at", "on", "frames", "conn", "every", "client", "host", "path", "prob", "for"]
 
     public var after: Micros?
     public var at: Micros?
@@ -32,6 +36,8 @@ public struct FaultTrigger: Sendable, Hashable {
     public var connections: ClosedRange<Int>?
     public var every: Int?
     public var client: String?
+    public var host: String?
+    public var path: String?
     public var probability: Double?
     /// How long the fault acts once armed (`for=`); nil: until the rule is removed.
     public var duration: Micros?
@@ -43,14 +49,14 @@ public struct FaultTrigger: Sendable, Hashable {
     public static func == (lhs: FaultTrigger, rhs: FaultTrigger) -> Bool {
         lhs.after == rhs.after && lhs.at == rhs.at && lhs.onEvent == rhs.onEvent && lhs.frames == rhs.frames
             && lhs.connections == rhs.connections && lhs.every == rhs.every && lhs.client == rhs.client
-            && lhs.probability == rhs.probability && lhs.duration == rhs.duration
+            && lhs.host == rhs.host && lhs.path == rhs.path && lhs.probability == rhs.probability && lhs.duration == rhs.duration
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(after); hasher.combine(at); hasher.combine(onEvent); hasher.combine(frames)
         hasher.combine(connections?.lowerBound); hasher.combine(connections?.upperBound)
-        hasher.combine(every); hasher.combine(client); hasher.combine(probability)
-        hasher.combine(duration)
+        hasher.combine(every); hasher.combine(client); hasher.combine(host); hasher.combine(path)
+        hasher.combine(probability); hasher.combine(duration)
     }
 
     func has(_ key: String) -> Bool { written.contains { $0.key == key } }
@@ -59,8 +65,37 @@ public struct FaultTrigger: Sendable, Hashable {
     /// A condition that needs frames (`on=`, `frames=`), for kinds that act before any.
     var frameConditionKey: String? { onEvent != nil ? "on" : frames != nil ? "frames" : nil }
 
-    /// Whether the rule depends on the client key (known only once the upgrade request is read).
-    public var needsClientKey: Bool { client != nil }
+    /// Whether the rule depends on the upgrade request (client key, host, path), known only
+    /// once it is read.
+    public var needsClientKey: Bool { client != nil || host != nil || path != nil }
+
+    /// Whether a connection's upgrade request is in the rule's `client=`, `host=` and
+    /// `path=` scope. `host` is the request's `Host` header, `path` its target.
+    public func matchesRequest(clientKey: String, host requestHost: String?, path requestPath: String?) -> Bool {
+        if let client, !clientKey.contains(client) { return false }
+        if let host {
+            guard let requestHost else { return false }
+            let wanted = host.lowercased()
+            let name = Self.hostPort(wanted).hasPort ? requestHost.lowercased() : Self.hostPort(requestHost.lowercased()).host
+            let matched = wanted.hasPrefix("*.") ? name.hasSuffix(wanted.dropFirst()) && name.count >= wanted.count : name == wanted
+            if !matched { return false }
+        }
+        if let path {
+            guard let requestPath else { return false }
+            let bare = requestPath.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+            if !bare.hasPrefix(path) { return false }
+        }
+        return true
+    }
+
+    /// "h:80" -> ("h", true); "[::1]:80" -> ("[::1]", true); "h", "::1" -> (itself, false).
+    static func hostPort(_ text: String) -> (host: String, hasPort: Bool) {
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            return (String(text[...close]), text[text.index(after: close)...].hasPrefix(":"))
+        }
+        guard text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") else { return (text, false) }
+        return (String(text[..<colon]), true)
+    }
 
     mutating func set(_ option: FaultRule.Option, rule: String) throws(FaultRuleError) {
         func fail(_ message: String) -> FaultRuleError {
@@ -89,6 +124,14 @@ public struct FaultTrigger: Sendable, Hashable {
         case "client":
             guard !option.value.isEmpty else { throw fail("client= needs a key to match") }
             client = option.value
+        case "host":
+            guard !option.value.isEmpty, !option.value.contains("/") else {
+                throw fail("host= needs a host name, as in host=api.example.com or host=*.example.com")
+            }
+            host = option.value
+        case "path":
+            guard option.value.hasPrefix("/") else { throw fail("path= needs a path starting with '/', as in path=/app/") }
+            path = option.value
         case "conn":
             let bounds = option.value.split(separator: "-", omittingEmptySubsequences: false).map(String.init)
             guard bounds.count <= 2 else { throw fail("conn must be N or N-M, not '\(option.value)'") }
@@ -132,6 +175,8 @@ extension FaultTrigger {
         "  conn=N|N-M     only the Nth (to Mth) connection that sends an upgrade request (probes don't count)",
         "  every=N        only every Nth connection (N, 2N, ...; from conn's first with conn=)",
         "  client=KEY     only connections whose 'User-Agent target' contains KEY",
+        "  host=NAME      only connections whose Host is NAME (*.example.com: a domain)",
+        "  path=PREFIX    only connections whose request path starts with PREFIX",
         "  prob=P         each connection with probability P, repeatable with --seed",
         "  for=DUR        stop DUR after the fault started: normal service again",
     ]

@@ -185,6 +185,8 @@ public struct PcapExporter {
                 _ = openUpstream(conn, in: &connection, t: note.t)
                 connections[conn] = connection
             }
+        case .tunnel, .http:
+            break
         }
     }
 

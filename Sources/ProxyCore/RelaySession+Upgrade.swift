@@ -65,7 +65,8 @@ extension RelaySession {
         }
         earlyClientBytes = requestParser.remainder
         if var faults {
-            let outcomes = faults.upgradeRequested(clientKey: ClientKey.derive(from: request), now: now)
+            let outcomes = faults.upgradeRequested(clientKey: ClientKey.derive(from: request),
+                                                   host: request.headers.first(named: "Host"), path: request.target, now: now)
             self.faults = faults
             apply(outcomes, now: now, into: &out)
             if phase != .awaitingRequest {   // refused at the upgrade

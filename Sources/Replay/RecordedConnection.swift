@@ -100,7 +100,7 @@ public struct RecordedConnection: Sendable, Hashable {
                 default:
                     break
                 }
-            case .header, .open, .note:
+            case .header, .open, .note, .tunnel, .http:
                 break
             }
         }

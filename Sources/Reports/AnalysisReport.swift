@@ -58,6 +58,8 @@ public struct AnalysisReport: Sendable {
     /// The capture's wall-clock start (microseconds since 1970, from its header), for
     /// absolute times beside the relative ones; nil when unknown.
     public var startedAt: Int64?
+    /// Forward mode: channel-auth HTTP requests and the subscribes that used their signatures.
+    public var authRequests: [AuthRequestLink] = []
 
     /// 1 when a finding at or above `failOn` exists, else 0 (spec section 5, `--fail-on`).
     public var exitStatus: Int32 { failOn.fails(errors: errorCount, warnings: warningCount) ? 1 : 0 }

@@ -44,6 +44,11 @@ public enum TextReport {
             for u in client.undetermined {
                 lines.append((u.t, 3_000_000, "  \(stamp(u.t, report))  \(pad("conn \(u.conn)", 8))  ? \(u.rule) undetermined"))
             }
+            for a in report.authRequests where client.connectionIDs.contains(a.conn) {
+                let status = a.status.map(String.init) ?? "no response"
+                lines.append((a.t, 500_000, "  \(stamp(a.t, report))  \(pad("http \(a.httpConn)", 8))  auth request \(a.method) \(a.url) -> \(status)"
+                    + " (its signature used by the subscribe\(a.channel.map { " to \($0)" } ?? "") on conn \(a.conn) at \(seconds(a.subscribeT)) s)"))
+            }
             for line in lines.sorted(by: { ($0.0, $0.1) < ($1.0, $1.1) }) { out += TerminalText.escape(line.2) + "\n" }
             out += findings(client, report)
             if !client.undetermined.isEmpty {

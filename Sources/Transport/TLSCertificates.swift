@@ -169,7 +169,7 @@ public enum TLSCertificates {
         }
     }
 
-    private static func readCertificate(_ pem: String) throws(TransportError) -> OpaquePointer {
+    static func readCertificate(_ pem: String) throws(TransportError) -> OpaquePointer {
         ERR_clear_error()
         guard let cert = withBIO(pem, { PEM_read_bio_X509($0, nil, nil, nil) }) else {
             throw TransportError("certificate: not a PEM certificate: \(TLSErrors.drain(default: "unreadable"))")
@@ -177,7 +177,7 @@ public enum TLSCertificates {
         return cert
     }
 
-    private static func readKey(_ pem: String) throws(TransportError) -> OpaquePointer {
+    static func readKey(_ pem: String) throws(TransportError) -> OpaquePointer {
         ERR_clear_error()
         guard let key = withBIO(pem, { PEM_read_bio_PrivateKey($0, nil, nil, nil) }) else {
             throw TransportError("certificate: not a PEM private key: \(TLSErrors.drain(default: "unreadable"))")

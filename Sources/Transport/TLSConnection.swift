@@ -116,13 +116,17 @@ public final class TLSConnection: ByteStream {
     }
 
     /// Starts the server side of a handshake on a freshly accepted connection (call it
-    /// inside the accept callback). Same completion rules as `client`.
+    /// inside the accept callback). Same completion rules as `client`. `initialBytes`: the
+    /// start of the client's handshake, already read from `tcp` (a forward proxy reads the
+    /// first bytes of a CONNECT tunnel to tell TLS from plain text).
     public static func server(over tcp: TCPConnection, context: TLSContext, timeout: Int64 = 10_000_000,
+                              initialBytes: [UInt8] = [],
                               completion: @escaping (Result<TLSConnection, TransportError>) -> Void) {
         precondition(context.role == .server, "TLSConnection.server needs a server context")
         let connection = TLSConnection(tcp: tcp, context: context, peerName: tcp.remoteAddress, completion: completion)
         if let ssl = connection.ssl { SSL_set_accept_state(ssl) }
         connection.begin(timeout: timeout)
+        if !initialBytes.isEmpty { connection.received(initialBytes) }
     }
 
     private init(tcp: TCPConnection, context: TLSContext, peerName: String,

@@ -57,7 +57,7 @@ public final class TLSContext: @unchecked Sendable {
         return context
     }
 
-    private init(role: Role, verifies: Bool, keyLog: TLSKeyLog?) throws(TransportError) {
+    init(role: Role, verifies: Bool, keyLog: TLSKeyLog?) throws(TransportError) {
         ERR_clear_error()
         guard let ctx = SSL_CTX_new(role == .client ? TLS_client_method() : TLS_server_method()) else {
             throw TransportError("TLS: cannot create a context: \(TLSErrors.drain(default: "out of memory"))")

@@ -76,6 +76,8 @@ enum AnalyzeCommand: Command {
         var prefix: String?
         var end: Micros = 0
         var startedAt: Int64?
+        // Auth requests are paired with subscribes within one input (connection numbers are per input).
+        var linker = inputs.count == 1 ? AuthRequestLinker() : nil
         for (i, path) in inputs.enumerated() {
             var source = try InputSources.open(path, options: .init(filter: arguments.value("filter")))
             var analyzer = LiveAnalyzer(options: AnalyzerOptions(
@@ -85,6 +87,7 @@ enum AnalyzeCommand: Command {
             while let record = try source.next() {
                 if let t = record.time { last = max(last, t) }
                 builder.add(analyzer.feed(record))
+                linker?.observe(record)
             }
             builder.add(analyzer.finish(at: last))
             end = max(end, last)
@@ -94,10 +97,11 @@ enum AnalyzeCommand: Command {
             warnings += source.warnings.map { inputs.count > 1 ? "\(path): \($0)" : $0 }
             warnings += analyzer.notes   // clients analyzed at connection level, said so
         }
-        let report = builder.build(spec: spec, inputs: inputs, grouping: clientKey.description, prefix: prefix,
+        var report = builder.build(spec: spec, inputs: inputs, grouping: clientKey.description, prefix: prefix,
                                    warnings: warnings, endTime: end,
                                    unchecked: RuleRegistry.unchecked(spec: spec, appSecret: arguments.value("app-secret")),
                                    failOn: failOn, startedAt: inputs.count == 1 ? startedAt : nil)
+        report.authRequests = linker?.links ?? []
         if let output = arguments.value("output") {
             guard write(report, as: format, toFile: output) else {
                 throw UsageError("\(command): --output: cannot write '\(output)'")

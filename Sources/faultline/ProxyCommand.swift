@@ -24,7 +24,7 @@ enum ProxyCommand: Command {
             Fault rules (--fault, repeatable, or --faults FILE with one rule a line):
             \(FaultRegistry.helpLines.joined(separator: "\n"))
             Triggers and scope, combinable: after=DUR at=DUR on=EVENT frames=N conn=N[-M]
-            every=N client=KEY prob=P; for=DUR ends any kind. Example: close:4009,after=30s,reason=terminated
+            every=N client=KEY host=NAME path=PREFIX prob=P; for=DUR ends any kind. Example: close:4009,after=30s,reason=terminated
             """,
         options: [
             OptionSpec("listen", value: "host:port", help: "Where clients connect (port 0: any free port; the real one is printed)."),
@@ -52,7 +52,7 @@ enum ProxyCommand: Command {
             OptionSpec("verbose", short: "v", help: "Also print a debug line for every frame and note."),
             OptionSpec("toxiproxy-api", value: "host:port",
                        help: "Serve a toxiproxy-compatible REST API here (loopback only): its clients create WebSocket-aware, recorded proxies at run time."),
-        ] + ProxyControl.options)
+        ] + ProxyControl.options + ForwardOptions.options)
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let settings = try settings(from: arguments)
@@ -135,12 +135,14 @@ enum ProxyCommand: Command {
         case .success(let value): listen = value
         case .failure(let error): throw UsageError("\(command): --listen \(error)")
         }
+        let forward = try ForwardOptions.settings(from: arguments, command: command)
         let upstream: UpstreamURL
-        switch UpstreamURL.parse(try arguments.required("upstream")) {
+        switch forward == nil ? UpstreamURL.parse(try arguments.required("upstream")) : .success(ForwardOptions.noUpstream) {
         case .success(let value): upstream = value
         case .failure(let error): throw UsageError("\(command): --upstream \(error)")
         }
         var settings = ProxySettings(listen: listen, upstream: upstream)
+        settings.forward = forward
         settings.recordPath = arguments.value("record")
         if settings.recordPath == "" { throw UsageError("\(command): --record needs a file name") }
         settings.overwriteRecord = arguments.flag("overwrite")
@@ -185,7 +187,8 @@ enum ProxyCommand: Command {
     /// contexts, with every file read now so a bad one stops the proxy before it listens.
     static func configureTLS(_ settings: inout ProxySettings, from arguments: ParsedArguments) throws(UsageError) {
         let contexts = try TLSOptions.contexts(arguments, command: "faultline proxy",
-                                               secureUpstream: settings.upstream.secure, listens: true)
+                                               secureUpstream: settings.upstream.secure || settings.forward != nil,
+                                               listens: settings.forward == nil)
         settings.upstreamTLS = contexts.upstream
         settings.listenerTLS = contexts.listener
     }

@@ -324,6 +324,8 @@ extension CaptureRecord {
         case .end(var r): { r.conn = conn; return .end(r) }()
         case .fault(var r): { r.conn = conn; return .fault(r) }()
         case .note(var r): { r.conn = conn; return .note(r) }()
+        case .tunnel(var r): { r.conn = conn; return .tunnel(r) }()
+        case .http(var r): { r.conn = conn; return .http(r) }()
         }
     }
 }

@@ -32,6 +32,8 @@ import TestSupport
             case .end: types.insert("end")
             case .fault: types.insert("fault")
             case .note: types.insert("note")
+            case .tunnel: types.insert("tunnel")
+            case .http: types.insert("http")
             }
         }
         #expect(types == Set(["header"] + RecordCoding.recordTypes))

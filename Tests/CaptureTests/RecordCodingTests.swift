@@ -56,7 +56,7 @@ import WebSocket
         #expect {
             try RecordCoding.decode(Array(#"{"type":"frmae","conn":1}"#.utf8))
         } throws: { error in
-            "\(error)" == #"unknown record type "frmae" (expected one of: open, upgrade, frame, close, end, fault, note)"#
+            "\(error)" == #"unknown record type "frmae" (expected one of: open, upgrade, frame, close, end, fault, note, tunnel, http)"#
         }
     }
 

@@ -131,3 +131,38 @@ import Testing
         #expect(!faults.judge(Make.event("a", from: .client), now: 3_000_001).dropped)
     }
 }
+
+/// `host=` and `path=`: scope by the upgrade request's Host and path (forward mode, routes).
+@Suite struct HostPathTriggerTests {
+    private func armed(_ rule: String, host: String?, target: String) -> Bool {
+        let engine = FaultEngine(rules: [Make.rule(rule)])
+        var faults = ConnectionFaults(engine: engine, conn: 1, openedAt: 0)
+        _ = faults.upgradeRequested(clientKey: "agent \(target)", host: host, path: target, now: 0)
+        return !faults.websocketOpened(now: 0).isEmpty
+    }
+
+    @Test func hostMatchesTheNameWithOrWithoutPort() {
+        #expect(armed("drop,host=api.example.com", host: "API.example.com:443", target: "/app/key"))
+        #expect(armed("drop,host=api.example.com", host: "api.example.com", target: "/"))
+        #expect(!armed("drop,host=api.example.com", host: "other.example.com", target: "/"))
+        #expect(armed("drop,host=api.example.com:8443", host: "api.example.com:8443", target: "/"))
+        #expect(!armed("drop,host=api.example.com:8443", host: "api.example.com:443", target: "/"))
+        #expect(armed("drop,host=*.example.com", host: "ws.eu.example.com:443", target: "/"))
+        #expect(!armed("drop,host=*.example.com", host: "example.com", target: "/"))
+        #expect(armed("drop,host=[::1]", host: "[::1]:8080", target: "/"))
+        #expect(!armed("drop,host=api.example.com", host: nil, target: "/"))
+    }
+
+    @Test func pathIsAPrefixOfThePathWithoutTheQuery() {
+        #expect(armed("drop,path=/app/", host: "h", target: "/app/key?protocol=7"))
+        #expect(!armed("drop,path=/app/key2", host: "h", target: "/app/key?x=/app/key2"))
+        #expect(armed("drop,host=h,path=/app,client=agent", host: "h:1", target: "/app/k"))
+        #expect(!armed("drop,host=h,path=/other", host: "h:1", target: "/app/k"))
+    }
+
+    @Test func badValuesAreRefused() {
+        #expect(throws: FaultRuleError.self) { try FaultRule.parse("drop,path=app") }
+        #expect(throws: FaultRuleError.self) { try FaultRule.parse("drop,host=") }
+        #expect(throws: FaultRuleError.self) { try FaultRule.parse("drop,host=a/b") }
+    }
+}

@@ -5,7 +5,8 @@ Connects to URL (ws:// or wss://; for wss:// the server is verified against --ca
 permessage-deflate offered unless --no-compression, sends each --send text and reads its
 echo (and with --send-binary N, N pseudo-random bytes as one binary message and checks
 the echo byte for byte), then either closes with 1000 or, with --await-close, waits up to --wait seconds for
-the server (or the proxy) to close. Prints one JSON object a line:
+the server (or the proxy) to close. With --proxy http://HOST:PORT it connects through that
+HTTP proxy (CONNECT, websockets >= 15); without it, never through one. Prints one JSON object a line:
 
   {"kind": "open", "extensions": ["permessage-deflate", ...]}
   {"kind": "received", "data": "..."}
@@ -34,6 +35,7 @@ async def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("url")
     parser.add_argument("--ca")
+    parser.add_argument("--proxy", help="an HTTP proxy URL (CONNECT); default: none, whatever the environment says")
     parser.add_argument("--send", action="append", default=[])
     parser.add_argument("--send-binary", type=int, default=0, metavar="N")
     parser.add_argument("--no-compression", action="store_true")
@@ -44,7 +46,7 @@ async def main():
     if args.url.startswith("wss://"):
         context = ssl.create_default_context(cafile=args.ca)
     try:
-        async with connect(args.url, ssl=context, compression=None if args.no_compression else "deflate",
+        async with connect(args.url, ssl=context, proxy=args.proxy, compression=None if args.no_compression else "deflate",
                            ping_interval=None, open_timeout=10, max_size=None) as ws:
             extensions = [type(e).__name__ for e in ws.protocol.extensions]
             emit(kind="open", extensions=["permessage-deflate" if "Deflate" in e else e for e in extensions])

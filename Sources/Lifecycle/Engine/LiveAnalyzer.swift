@@ -84,7 +84,7 @@ public struct LiveAnalyzer: Sendable {
             events += sweep(to: now)
         }
         switch record {
-        case .header, .note:
+        case .header, .note, .tunnel, .http:
             break
         case .open(let open):
             pendingOpens[open.conn] = open

@@ -61,6 +61,11 @@ struct LiveView {
             return "fault \(fault.rule): \(fault.detail)"
         case .note(let note):
             return note.level == .info ? nil : "\(note.level.rawValue): \(note.message)"
+        case .tunnel(let tunnel):
+            return tunnel.event == .open ? "tunnel to \(tunnel.target) (not intercepted: \(tunnel.detail ?? "opaque"))"
+                : "tunnel ended: \(tunnel.bytesUp ?? 0) bytes up, \(tunnel.bytesDown ?? 0) down"
+        case .http(let http):
+            return "http \(http.method) \(http.url) -> \(http.status.map(String.init) ?? http.error ?? "no response")"
         }
     }
 

@@ -24,6 +24,8 @@ final class ProxyServer {
     let live: LiveView?
 
     private var origin: Int64
+    /// Forward mode's front door (`--forward`); nil for the reverse proxy.
+    private(set) var forward: ForwardProxy?
     private var listener: TCPListener?
     private var capture: CaptureWriter?
     private var pairs: [ConnectionID: RelayPair] = [:]
@@ -72,6 +74,7 @@ final class ProxyServer {
             throw ProxyStartError("\(error)")
         }
         listenAddress = listener.localAddress
+        if let forwardSettings = settings.forward { forward = ForwardProxy(server: self, settings: forwardSettings) }
         if let path = settings.recordPath {
             let header = CaptureHeader(tool: FaultlineVersion.tool, startedAt: startedAt, source: "proxy",
                                        settings: settings.headerSettings(boundListen: listenAddress))
@@ -96,6 +99,7 @@ final class ProxyServer {
         listener = nil
         let t = now
         for id in pairs.keys.sorted() { pairs[id]?.captureEnded(now: t) }
+        forward?.captureEnded(now: t)
         if let capture {
             do { try capture.close() } catch { live?.problem("closing the capture: \(error)") }
             self.capture = nil
@@ -124,6 +128,10 @@ final class ProxyServer {
     /// A new client: with `--tls-cert` its TLS handshake runs first (a failed one is noted
     /// and shown, and never becomes a connection); then it is admitted as a byte stream.
     private func accept(_ connection: TCPConnection) {
+        if let forward {
+            forward.accept(connection)
+            return
+        }
         guard let context = settings.listenerTLS else {
             admit(connection)
             return
@@ -140,7 +148,9 @@ final class ProxyServer {
         }
     }
 
-    private func admit(_ connection: any ByteStream) {
+    /// Starts relaying `connection`. Forward mode passes the pair's own `target`, the `Host`
+    /// to send it, and the bytes already read from the client (its request, rewritten).
+    func admit(_ connection: any ByteStream, target: ForwardTarget? = nil, hostHeader: String? = nil, firstBytes: [UInt8] = []) {
         switch settings.admission.decide(open: pairs.count, pending: pending.count) {
         case .admit: break
         case .refuse:
@@ -149,18 +159,29 @@ final class ProxyServer {
         case .admitEvictingOldestPending:
             evictOldestPending()
         }
-        let id = nextConnection
-        nextConnection += 1
+        let id = takeConnectionID()
+        var config = settings.relayConfig
+        if let target {
+            config.upstreamHost = hostHeader ?? target.authority
+            config.upstreamPathPrefix = ""
+        }
         let session = RelaySession(conn: id, clientAddress: connection.remoteAddress, listenAddress: listenAddress,
-                                   upstreamAddress: settings.upstream.hostHeader, config: settings.relayConfig,
+                                   upstreamAddress: target?.description ?? settings.upstream.hostHeader, config: config,
                                    faults: settings.faultRules.isEmpty && !settings.faultsAlwaysOn ? nil : faultEngine)
         let t = now
-        let pair = RelayPair(id: id, client: connection, server: self, session: session, now: t)
+        let pair = RelayPair(id: id, client: connection, server: self, session: session, now: t, target: target)
         pairs[id] = pair
         pending.insert(id)
         pendingOrder.append(id)
         counters.connectionsTotal += 1
         pair.start(now: t)
+        if !firstBytes.isEmpty { pair.deliver(.received(from: .client, bytes: firstBytes)) }
+    }
+
+    /// The next connection number (relayed pairs, forward mode's tunnels and HTTP exchanges).
+    func takeConnectionID() -> ConnectionID {
+        defer { nextConnection += 1 }
+        return nextConnection
     }
 
     /// Closes the pending pair that has waited longest (its handshake not done), to admit a

@@ -37,6 +37,8 @@ struct ProxySettings: Sendable {
     var upstreamTLS: TLSContext?
     /// TLS for clients (`--tls-cert`/`--tls-key`, a server context); nil for a plain listener.
     var listenerTLS: TLSContext?
+    /// Forward mode (`--forward`): an HTTP proxy for any host; nil for the reverse proxy.
+    var forward: ForwardSettings?
 
     var relayConfig: RelayConfig {
         var config = RelayConfig(upstreamHost: upstream.hostHeader, upstreamPathPrefix: upstream.pathPrefix,
@@ -59,6 +61,7 @@ struct ProxySettings: Sendable {
         object["handshake_timeout"] = .double(Double(handshakeTimeout) / 1_000_000)
         object["tls_listener"] = .bool(listenerTLS != nil)
         if let upstreamTLS { object["tls_upstream_verified"] = .bool(upstreamTLS.verifies) }
+        forward?.describe(into: &object)
         return object
     }
 }

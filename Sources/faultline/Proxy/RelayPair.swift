@@ -39,12 +39,17 @@ final class RelayPair {
     /// What the control API shows about this connection.
     var summary: ConnectionSummary
 
-    init(id: ConnectionID, client: any ByteStream, server: ProxyServer, session: RelaySession, now: Micros) {
+    /// Forward mode: this pair's own upstream (nil: the proxy's `--upstream`).
+    let target: ForwardTarget?
+
+    init(id: ConnectionID, client: any ByteStream, server: ProxyServer, session: RelaySession, now: Micros,
+         target: ForwardTarget? = nil) {
         self.id = id
         self.server = server
         self.session = session
-        summary = ConnectionSummary(id: id, client: client.remoteAddress, upstream: server.settings.upstream.description,
-                                    openedAt: now)
+        self.target = target
+        summary = ConnectionSummary(id: id, client: client.remoteAddress,
+                                    upstream: target?.description ?? server.settings.upstream.description, openedAt: now)
         attach(client, as: .client)
     }
 
@@ -119,8 +124,9 @@ final class RelayPair {
     }
 
     private func connectUpstream() {
-        let upstream = server.settings.upstream
-        let tls = server.settings.upstreamTLS
+        let upstream = target.map { (host: $0.host, port: $0.port) }
+            ?? (host: server.settings.upstream.host, port: server.settings.upstream.port)
+        let tls = target.map { $0.secure ? server.settings.upstreamTLS : nil } ?? server.settings.upstreamTLS
         connectAttempt = StreamConnector.connect(loop: server.loop, host: upstream.host, port: upstream.port, tls: tls,
                                                  timeout: server.settings.upstreamConnectTimeout) { [unowned self] result in
             switch result {

@@ -1,0 +1,21 @@
+import JSON
+import Transport
+
+/// Forward mode's settings (`faultline proxy --forward`): the CA that signs intercepted
+/// hosts' certificates, the hosts tunnelled untouched, and the HTTP body limit.
+struct ForwardSettings: Sendable {
+    /// `--tls-ca` and `--tls-ca-key`: without them, TLS tunnels are relayed untouched.
+    var authority: TLSIdentity?
+    /// `--passthrough HOST` (repeatable; `*.example.com` for a whole domain).
+    var passthrough: [String] = []
+    /// Bytes of each HTTP body kept in an `http` record (the rest is counted, not kept).
+    var bodyLimit = 64 * 1024
+
+    /// Adds forward mode's settings to the capture header (`upstream` becomes "forward").
+    func describe(into object: inout JSONObject) {
+        object["upstream"] = .string("forward")
+        object["mode"] = .string("forward")
+        object["tls_intercept"] = .bool(authority != nil)
+        object["passthrough"] = .array(passthrough.map { .string($0) })
+    }
+}
