@@ -24,4 +24,14 @@ public struct ReplayTiming: Sendable, Hashable {
         if let maxGap { gap = min(gap, maxGap) }
         return Micros((Double(gap) / speed).rounded())
     }
+
+    /// A duration as people write it on the command line: "10s", "1.5s", "250ms".
+    public static func describe(_ micros: Micros) -> String {
+        let millis = max(0, micros) / 1000
+        if millis % 1000 == 0 { return "\(millis / 1000)s" }
+        if millis < 1000 { return "\(millis)ms" }
+        var text = Deviation.seconds(micros)
+        while text.hasSuffix("0") { text.removeLast() }
+        return text + "s"
+    }
 }
