@@ -15,7 +15,7 @@ let libraries: [(name: String, dependencies: [Target.Dependency])] = [
     ("Faults", ["WebSocket", "Realtime", "JSON", "Capture"]),
     ("ProxyCore", ["WebSocket", "Capture", "Faults", "Realtime", "JSON"]),
     ("Transport", ["CUV", "COpenSSL"]),
-    ("Replay", ["Transport", "Capture", "WebSocket", "JSON", "Realtime"]),
+    ("Replay", ["Transport", "Capture", "WebSocket", "JSON", "Realtime", "Lifecycle"]),
     ("Sim", ["Transport", "WebSocket", "Realtime", "JSON"]),
     ("ControlAPI", ["Transport", "WebSocket", "Faults", "Capture", "JSON"]),
     ("CLI", []),

@@ -37,9 +37,15 @@ public struct Deviation: Sendable, Hashable {
     public var observed: String?
     /// For `different`: each differing field with both values.
     public var details: [String]
+    /// The event name of the frame concerned (`PeerFrameClasses.event`: a JSON `event`,
+    /// else the opcode), for grouping; nil for handshakes, ends and connections.
+    public var event: String?
+    /// The recorded client (`client-2`, as `analyze` names it) of `conn`, when known.
+    public var client: String?
 
     public init(kind: Kind, copy: Int = 1, conn: ConnectionID, t: Micros, expected: String? = nil,
-                observed: String? = nil, details: [String] = []) {
+                observed: String? = nil, details: [String] = [], event: String? = nil) {
+        self.event = event
         self.kind = kind
         self.copy = copy
         self.conn = conn
@@ -71,8 +77,10 @@ public struct Deviation: Sendable, Hashable {
     /// prefixed with `copy N` when several copies ran.
     public var text: String { text(showingCopy: false) }
 
-    public func text(showingCopy: Bool) -> String {
+    /// With `showingClient`, the line starts with the client id (`client-2 conn 7 ...`).
+    public func text(showingCopy: Bool, showingClient: Bool = false) -> String {
         var line = "conn \(conn)"
+        if showingClient, let client { line = client + " " + line }
         if showingCopy { line = "copy \(copy) " + line }
         line += " +" + Self.seconds(t) + "s  " + kind.rawValue
         switch kind {
@@ -91,6 +99,8 @@ public struct Deviation: Sendable, Hashable {
             ("kind", .string(kind.rawValue)), ("copy", .int(Int64(copy))), ("conn", .int(Int64(conn))),
             ("t", .double(Double(t) / 1_000_000)),
         ]
+        if let client { members.append(("client", .string(client))) }
+        if let event { members.append(("event", .string(event))) }
         if let expected { members.append(("expected", .string(expected))) }
         if let observed { members.append(("observed", .string(observed))) }
         if !details.isEmpty { members.append(("details", .array(details.map { .string($0) }))) }

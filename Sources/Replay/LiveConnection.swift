@@ -7,6 +7,11 @@ import WebSocket
 final class LiveConnection {
     let runner: ReplayRunner
     private(set) var script: ReplayScript
+    /// Server mode with `--all-clients`: the script is a placeholder until the upgrade
+    /// request says which recorded client this connection plays.
+    var awaitsClient = false
+    /// Server mode with `--all-clients`: the runner's index of the recorded client played.
+    var lane: Int?
     private var connection: (any ByteStream)?
     private var head = HTTPHeadParser()
     private var decoder = FrameDecoder()
@@ -42,10 +47,19 @@ final class LiveConnection {
                 if script.config.role == .server {
                     guard let request = try head.parseRequest() else { return }
                     upgraded = true
+                    if awaitsClient {
+                        awaitsClient = false
+                        guard let assigned = runner.assign(self, request: request, from: connection?.remoteAddress ?? "?") else {
+                            refuse()
+                            return
+                        }
+                        script = assigned
+                    }
                     handle(.request(request))
                 } else {
                     guard let response = try head.parseResponse() else { return }
                     upgraded = true
+                    runner.established()
                     handle(.response(response))
                 }
             } catch {
@@ -95,11 +109,25 @@ final class LiveConnection {
             timer = runner.loop.schedule(after: max(0, at - now)) { [weak self] in self?.handle(.timer) }
         case .report(let deviation):
             runner.report(deviation)
+        case .tally(let tallies):
+            runner.tally(tallies)
+        case .unreachable(let reason):
+            runner.unreachable(reason, copy: script.config.copy, conn: script.recording.conn)
         case .finished:
             finished = true
             timer?.cancel()
             runner.finished(self)
         }
+    }
+
+    /// A connection no recorded client is left for: 503, closed, no replay.
+    private func refuse() {
+        let refusal = HTTPResponseHead(status: 503, reason: "Service Unavailable",
+                                       headers: [HeaderField("Content-Length", "0"), HeaderField("Connection", "close")])
+        connection?.write(refusal.serialized)
+        connection?.closeAfterFlush()
+        finished = true
+        runner.finished(self)
     }
 
     /// Stops at once (strict mode, shutdown): RST, no more events.

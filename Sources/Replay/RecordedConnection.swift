@@ -35,6 +35,10 @@ public struct RecordedConnection: Sendable, Hashable {
     public var serverEnd: RecordedEnding?
     /// The last time anything happened on the connection.
     public var lastActivity: Micros
+    /// The client this connection belongs to, as `faultline analyze` names it (`client-2`)
+    /// and its grouping key; set by `ReplayLoader`.
+    public var client: String?
+    public var clientKey: String?
 
     public init(conn: ConnectionID, openedAt: Micros, clientAddress: String = "127.0.0.1:1",
                 request: UpgradeRecord? = nil, response: UpgradeRecord? = nil, frames: [FrameRecord] = []) {

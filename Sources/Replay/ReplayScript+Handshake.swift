@@ -21,7 +21,7 @@ extension ReplayScript {
         let request = WebSocketHandshake.request(host: config.host ?? recorded?.header("Host") ?? "localhost",
                                                  target: target, key: key, extraHeaders: extra)
         out.append(.write(request.serialized))
-        phase = .awaitingResponse(key: key)
+        phase = .awaitingResponse(key: key, deadline: now + config.connectTimeout)
     }
 
     /// Client role: the server's answer, compared with the recorded one.
@@ -77,6 +77,7 @@ extension ReplayScript {
 
     mutating func open(now: Micros) {
         phase = .open
+        openedLive = now
         lastStep = (recordedStart, now)
     }
 

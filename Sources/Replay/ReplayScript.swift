@@ -35,6 +35,13 @@ public enum ReplayCommand: Sendable, Hashable {
     case report(Deviation)
     /// The connection's replay is over; no more events are needed.
     case finished
+    /// What the connection's loosely matched peer frames were (recorded and live counts),
+    /// sent once, before `finished`.
+    case tally([LooseTally])
+    /// Client role: the server could not be reached, or did not answer the upgrade request
+    /// in time. The shell decides what that means: before any connection of the run was
+    /// established the run is unusable (exit 2), after it a `handshake` difference.
+    case unreachable(String)
 }
 
 /// The replay of one recorded connection, playing one side (`role`) against a live peer.
@@ -61,6 +68,11 @@ public struct ReplayScript: Sendable {
         public var signer: AuthSigner?
         /// Seed of the masking keys and the Sec-WebSocket-Key (client role).
         public var seed: UInt64
+        /// Client role: how long the server may take to answer the upgrade request.
+        public var connectTimeout: Micros = 10_000_000
+        /// Which peer frames are waited for and compared one by one, and which loosely
+        /// (learnt from the recording; empty: every frame strictly).
+        public var classes = PeerFrameClasses()
 
         public init(role: Side, timing: ReplayTiming = ReplayTiming(), rules: MatchRules = .birdDefaults,
                     copy: Int = 1, host: String? = nil, target: String? = nil, signer: AuthSigner? = nil, seed: UInt64 = 1) {
@@ -90,7 +102,8 @@ public struct ReplayScript: Sendable {
     enum Phase: Sendable, Hashable {
         case connecting
         case awaitingRequest
-        case awaitingResponse(key: String)
+        /// Client role: request sent; the answer is due by `deadline`.
+        case awaitingResponse(key: String, deadline: Micros)
         case open
         /// Our side ended (FIN sent); waiting for the peer's end until `deadline`.
         case closing(deadline: Micros)
@@ -114,6 +127,12 @@ public struct ReplayScript: Sendable {
     var receivedClose = false
     var generator: SeededGenerator
     var scheduled: Micros?
+    /// Peer frames not lined up one by one (timer, others', ignored events).
+    var loose = LooseEvents()
+    /// Live time the connection opened (handshake through), for the loose check.
+    var openedLive: Micros?
+    /// The live time of the event being handled.
+    var clock: Micros = 0
 
     public init(_ recording: RecordedConnection, config: Config) {
         self.config = config
@@ -131,6 +150,15 @@ public struct ReplayScript: Sendable {
                 guard RecordedConnection.wasSent(frame) else { continue }
                 if frame.opcode == .ping { peerPings += 1; continue }
                 if frame.opcode == .pong { continue }
+                if frame.opcode != .close {
+                    let event = PeerFrameClasses.event(opcode: frame.opcode, payload: frame.payload)
+                    let treatment = config.classes.treatment(of: event)
+                    if treatment != .strict {
+                        // Not waited for: no step depends on it.
+                        loose.noteRecorded(event, treatment, at: RecordedConnection.sentAt(frame))
+                        continue
+                    }
+                }
                 expected.append(frame)
             }
         }
@@ -153,6 +181,7 @@ public struct ReplayScript: Sendable {
     var recordedStart: Micros { recording.response?.t ?? recording.request?.t ?? recording.openedAt }
 
     public mutating func handle(_ event: ReplayEvent, now: Micros) -> [ReplayCommand] {
+        clock = max(clock, now)
         var out: [ReplayCommand] = []
         switch event {
         case .connected:
@@ -162,7 +191,7 @@ public struct ReplayScript: Sendable {
             guard case .awaitingRequest = phase else { break }
             answer(request, now: now, into: &out)
         case .response(let response):
-            guard case .awaitingResponse(let key) = phase else { break }
+            guard case .awaitingResponse(let key, _) = phase else { break }
             check(response, key: key, now: now, into: &out)
         case .frame(let frame):
             received(frame, now: now, into: &out)
@@ -187,8 +216,15 @@ public struct ReplayScript: Sendable {
             return
         case .pong:
             return
-        default:
+        case .close:
             break
+        default:
+            let event = PeerFrameClasses.event(opcode: frame.opcode, payload: frame.payload)
+            let treatment = config.classes.treatment(of: event)
+            if treatment != .strict {
+                loose.noteLive(event, treatment, at: now)
+                return
+            }
         }
         for outcome in aligner.observe(frame, now: now) { out.append(.report(deviation(outcome, now: now))) }
         if frame.opcode == .close {
@@ -233,6 +269,14 @@ public struct ReplayScript: Sendable {
             case .closing(let deadline):
                 if now >= deadline { finish(.close, into: &out) } else { schedule(deadline, into: &out) }
                 return
+            case .awaitingResponse(_, let deadline):
+                if now >= deadline {
+                    out.append(.unreachable("no answer to the upgrade request within \(ReplayTiming.describe(config.connectTimeout))"))
+                    finish(.close, into: &out)
+                } else {
+                    schedule(deadline, into: &out)
+                }
+                return
             default:
                 return
             }
@@ -264,12 +308,15 @@ public struct ReplayScript: Sendable {
     }
 
     /// The next expected peer frame is late or not: gives it up past its deadline (true:
-    /// something changed), or schedules a wake-up for the deadline (false).
+    /// something changed), or schedules a wake-up for the deadline (false). The deadline
+    /// keeps the recorded gap unscaled: `--speed` makes our side faster, not the peer's
+    /// clock (a client's idle ping comes after its own timeout whatever our speed).
     mutating func waitForPeer(now: Micros, into out: inout [ReplayCommand]) -> Bool {
         let index = aligner.resolvedPrefix
         let expectedAt = RecordedConnection.sentAt(aligner.expected[index])
         let anchor = anchorFor(waitsFor: index)
-        let deadline = anchor.live + config.timing.delay(expectedAt - anchor.recorded) + config.timing.patience
+        let gap = max(0, expectedAt - anchor.recorded)
+        let deadline = anchor.live + max(config.timing.delay(gap), gap) + config.timing.patience
         if now >= deadline {
             for outcome in aligner.giveUp(index, now: now) { out.append(.report(deviation(outcome, now: now))) }
             return true
@@ -314,6 +361,19 @@ public struct ReplayScript: Sendable {
     mutating func finish(_ how: ReplayCommand, into out: inout [ReplayCommand]) {
         guard phase != .finished else { return }
         phase = .finished
+        if let openedLive {
+            let now = max(openedLive, clock)
+            for finding in loose.check(recordedSpan: recording.lastActivity - recordedStart, liveSpan: now - openedLive) {
+                var deviation = Deviation(kind: finding.kind, copy: config.copy, conn: recording.conn, t: now,
+                                          expected: finding.kind == .extra ? nil : finding.event,
+                                          observed: finding.kind == .missing ? nil : finding.event,
+                                          details: [finding.details])
+                deviation.event = finding.event
+                out.append(.report(deviation))
+            }
+        }
+        let tallies = loose.tallies
+        if !tallies.isEmpty { out.append(.tally(tallies)) }
         out.append(how)
         out.append(.finished)
     }

@@ -1,4 +1,5 @@
 import Capture
+import Lifecycle
 
 /// Which recorded connections a replay plays.
 public enum ReplaySelection: Sendable, Hashable {
@@ -6,8 +7,11 @@ public enum ReplaySelection: Sendable, Hashable {
     case firstClient
     /// One connection by its id.
     case connection(ConnectionID)
-    /// Every connection of one client, by its key (or a unique part of it).
+    /// Every connection of one client: its id as `analyze` prints it (`client-2`), its key
+    /// as `analyze` prints it, or a part of the key that only one client's key holds.
     case client(String)
+    /// Every connection of every client (`--all-clients`).
+    case allClients
 }
 
 /// Unusable replay input: the capture holds nothing to replay, or the selection matches
@@ -18,24 +22,15 @@ public struct ReplayInputError: Error, Sendable, Hashable, CustomStringConvertib
     public var description: String { message }
 }
 
-/// Groups connections into clients the way the analyzer does by default: the client's IP
-/// address (port left out, it changes with every connection), its User-Agent and the
-/// request's path (query left out). "127.0.0.1 Python/3.11 websockets/13.1 /app/key".
-public enum ReplayClientKey {
-    public static func of(clientAddress: String, request: UpgradeRecord?) -> String {
-        let agent = request?.header("User-Agent") ?? "-"
-        let path = request?.target.map { String($0.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]) } ?? "-"
-        return "\(host(of: clientAddress)) \(agent) \(path)"
-    }
-
-    /// "10.0.0.7:5123" -> "10.0.0.7"; "[::1]:5123" -> "::1".
-    static func host(of address: String) -> String {
-        if address.hasPrefix("["), let close = address.firstIndex(of: "]") {
-            return String(address[address.index(after: address.startIndex)..<close])
-        }
-        guard let colon = address.lastIndex(of: ":") else { return address }
-        return String(address[..<colon])
-    }
+/// One client of the capture as `faultline analyze` names it: its id (`client-2`, in
+/// order of first appearance), its grouping key (`127.0.0.1 | BirdRealtime/2.3 |
+/// /app/key?protocol=7`) and its connections. The analyzer's own grouping decides
+/// (`LiveAnalyzer`, default `ClientKeyMode`): one key, connections one after another is one
+/// client; overlapping connections of one key are different clients.
+public struct ReplayClient: Sendable, Hashable {
+    public var id: String
+    public var key: String
+    public var connections: [ConnectionID]
 }
 
 /// Reads what a replay needs from a capture in two streaming passes: the first learns each
@@ -46,7 +41,10 @@ public enum ReplayLoader {
     /// each time it is called (the capture is read twice).
     public static func load(_ open: () throws -> any RecordSource,
                             selection: ReplaySelection) throws -> [RecordedConnection] {
-        let wanted = try select(keys: clientKeys(try open()), selection: selection)
+        let all = try clients(try open())
+        let wanted = try select(clients: all, selection: selection)
+        var clientOf: [ConnectionID: ReplayClient] = [:]
+        for client in all { for conn in client.connections { clientOf[conn] = client } }
         var source = try open()
         var builders: [ConnectionID: RecordedConnection.Builder] = [:]
         var order: [ConnectionID] = []
@@ -61,59 +59,71 @@ public enum ReplayLoader {
             }
             builders[conn]?.add(record)
         }
-        return order.compactMap { builders[$0]?.connection }
+        return order.compactMap { conn in
+            guard var connection = builders[conn]?.connection else { return nil }
+            connection.client = clientOf[conn]?.id
+            connection.clientKey = clientOf[conn]?.key
+            return connection
+        }
     }
 
-    /// Each connection's client key, in order of opening.
-    static func clientKeys(_ source: any RecordSource) throws -> [(conn: ConnectionID, key: String)] {
+    /// The clients of the capture as the analyzer groups them, in order of first
+    /// appearance: the analyzer itself reads the capture (its grouping depends on when it
+    /// sees a connection's close handshake, so it gets every record).
+    static func clients(_ source: any RecordSource) throws -> [ReplayClient] {
         var source = source
-        var addresses: [ConnectionID: String] = [:]
-        var keyed: Set<ConnectionID> = []
-        var result: [(conn: ConnectionID, key: String)] = []
-        var index: [ConnectionID: Int] = [:]
-        while let record = try source.next() {
-            switch record {
-            case .open(let open):
-                guard addresses[open.conn] == nil else { continue }
-                addresses[open.conn] = open.client
-                index[open.conn] = result.count
-                result.append((open.conn, ReplayClientKey.of(clientAddress: open.client, request: nil)))
-            case .upgrade(let upgrade) where upgrade.from == .client:
-                guard let address = addresses[upgrade.conn], let i = index[upgrade.conn], !keyed.contains(upgrade.conn) else { continue }
-                keyed.insert(upgrade.conn)
-                result[i].key = ReplayClientKey.of(clientAddress: address, request: upgrade)
-            default:
-                continue
+        let spec: LifecycleSpec
+        do { spec = try SpecLoader.load("bird") } catch { throw ReplayInputError("the built-in bird spec does not load: \(error)") }
+        var analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: spec))
+        var clients: [ReplayClient] = []
+        var index: [String: Int] = [:]
+        func take(_ events: [AnalysisEvent]) {
+            for event in events {
+                switch event {
+                case .client(let info):
+                    index[info.id] = clients.count
+                    clients.append(ReplayClient(id: info.id, key: info.key, connections: []))
+                case .connection(let conn, let id):
+                    if let i = index[id], !clients[i].connections.contains(conn) { clients[i].connections.append(conn) }
+                default:
+                    break
+                }
             }
         }
-        return result
+        while let record = try source.next() { take(analyzer.feed(record)) }
+        take(analyzer.finish())
+        return clients
     }
 
     /// The connection ids a selection picks, or an error saying what the capture holds.
-    static func select(keys: [(conn: ConnectionID, key: String)], selection: ReplaySelection) throws(ReplayInputError) -> Set<ConnectionID> {
-        guard let first = keys.first else {
+    static func select(clients: [ReplayClient], selection: ReplaySelection) throws(ReplayInputError) -> Set<ConnectionID> {
+        guard let first = clients.first else {
             throw ReplayInputError("the capture holds no connections (no open records): nothing to replay")
         }
         switch selection {
         case .firstClient:
-            return Set(keys.filter { $0.key == first.key }.map(\.conn))
+            return Set(first.connections)
+        case .allClients:
+            return Set(clients.flatMap(\.connections))
         case .connection(let id):
-            guard keys.contains(where: { $0.conn == id }) else {
-                throw ReplayInputError("no connection \(id) in the capture (it holds connections \(describe(keys.map(\.conn))))")
+            let all = clients.flatMap(\.connections)
+            guard all.contains(id) else {
+                throw ReplayInputError("no connection \(id) in the capture (it holds connections \(describe(all)))")
             }
             return [id]
         case .client(let wanted):
-            var matching = keys.filter { $0.key == wanted }
-            if matching.isEmpty { matching = keys.filter { $0.key.contains(wanted) } }
-            let distinct = Array(Set(matching.map(\.key))).sorted()
-            guard !distinct.isEmpty else {
-                let known = Array(Set(keys.map(\.key))).sorted().prefix(10).map { "\"\($0)\"" }.joined(separator: ", ")
-                throw ReplayInputError("no client matches \"\(wanted)\" (clients in the capture: \(known))")
+            if let byID = clients.first(where: { $0.id == wanted }) { return Set(byID.connections) }
+            var matching = clients.filter { $0.key == wanted }
+            if matching.isEmpty { matching = clients.filter { $0.key.contains(wanted) } }
+            guard !matching.isEmpty else {
+                let known = clients.prefix(10).map { "\($0.id) \"\($0.key)\"" }.joined(separator: ", ")
+                throw ReplayInputError("no client matches \"\(wanted)\" (clients in the capture: \(known)\(clients.count > 10 ? ", ..." : ""))")
             }
-            guard distinct.count == 1 else {
-                throw ReplayInputError("\"\(wanted)\" matches \(distinct.count) clients: \(distinct.prefix(10).map { "\"\($0)\"" }.joined(separator: ", ")); give more of the key")
+            guard matching.count == 1 else {
+                let named = matching.prefix(10).map { "\($0.id) \"\($0.key)\"" }.joined(separator: ", ")
+                throw ReplayInputError("\"\(wanted)\" matches \(matching.count) clients: \(named); give the client id or more of the key")
             }
-            return Set(matching.map(\.conn))
+            return Set(matching[0].connections)
         }
     }
 

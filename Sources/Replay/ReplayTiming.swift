@@ -27,4 +27,14 @@ public struct ReplayTiming: Sendable, Hashable {
         guard scaled.isFinite, scaled < Double(RecordTime.limit) else { return RecordTime.limit }
         return Micros(max(scaled, 0))
     }
+
+    /// A duration as people write it on the command line: "10s", "1.5s", "250ms".
+    public static func describe(_ micros: Micros) -> String {
+        let millis = max(0, micros) / 1000
+        if millis % 1000 == 0 { return "\(millis / 1000)s" }
+        if millis < 1000 { return "\(millis)ms" }
+        var text = Deviation.seconds(micros)
+        while text.hasSuffix("0") { text.removeLast() }
+        return text + "s"
+    }
 }

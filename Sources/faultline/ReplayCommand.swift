@@ -24,7 +24,11 @@ enum ReplayCommand: Command {
             mapped ones (socket_id); differences are reported.
             TLS: a wss:// upstream is verified like the proxy's (--upstream-ca,
             --insecure-upstream); --tls-cert and --tls-key serve --listen over TLS.
-            Exit status: 0 no differences, 1 differences, 2 unusable input.
+            An upstream that cannot be reached (connection refused, a name that does not
+            resolve, a failed TLS handshake, no answer within --connect-timeout) before any
+            connection was made is an unusable run, not a difference.
+            Exit status: 0 no differences, 1 differences, 2 unusable input or an
+            unreachable upstream.
             """,
         usage: "faultline replay <capture> (--listen <host:port> | --upstream <url>) [options]",
         arguments: [ArgumentSpec("capture", help: "The capture (or pcap) to replay, or '-' for standard input (kept in a temporary file: it is read twice).")],
@@ -33,12 +37,15 @@ enum ReplayCommand: Command {
             OptionSpec("upstream", value: "url", help: "Replay as the client against ws://HOST:PORT[/PATH], or wss://... for TLS (PATH replaces the recorded target)."),
         ] + TLSOptions.upstream + TLSOptions.listener + [TLSOptions.keyLog] + [
             OptionSpec("conn", value: "id", help: "Replay only this connection."),
-            OptionSpec("client", value: "key", help: "Replay this client's connections (key: IP, User-Agent and path, or a unique part)."),
+            OptionSpec("client", value: "client", help: "Replay this client's connections: its id or its key as 'faultline analyze' prints them (client-2, or '127.0.0.1 | agent | /path'), or a part of the key only one client has."),
+            OptionSpec("all-clients", help: "As the server: serve every recorded client at once, each live connection matched to a recorded client by its key."),
             OptionSpec("clients", value: "n", help: "As the client: run this many copies at once.", default: "1"),
             OptionSpec("speed", value: "x", help: "Time factor (2 = twice as fast) or 'max' (no waiting).", default: "1"),
             OptionSpec("max-gap", value: "duration", help: "Cap every recorded idle gap at this (500ms, 1s); default: none."),
+            OptionSpec("connect-timeout", value: "duration", help: "As the client: how long the TCP connect, the TLS handshake and the upgrade answer may each take.", default: "10s"),
             OptionSpec("patience", value: "duration", help: "How long past its recorded time a peer frame may come before it is missing.", default: "5s"),
             OptionSpec("ignore-field", value: "name", help: "Also ignore this JSON field when comparing (repeatable).", repeatable: true),
+            OptionSpec("ignore-event", value: "name", help: "Drop the peer's frames with this event name (as the report names it) from the comparison (repeatable).", repeatable: true),
             OptionSpec("app-secret", value: "secret", help: "As the client: re-sign private/presence subscriptions and sign-ins for the live socket_id with this app secret (default: send the recorded signatures)."),
             OptionSpec("strict", help: "Stop at the first difference."),
             OptionSpec("format", value: "format", help: "Report format.", default: "text", choices: ["text", "json"]),
@@ -79,7 +86,13 @@ enum ReplayCommand: Command {
         timing.maxGap = try duration(arguments, "max-gap")
         timing.patience = try duration(arguments, "patience") ?? 5_000_000
         let selection: ReplaySelection
+        let allClients = arguments.flag("all-clients")
+        if allClients && listen == nil { throw UsageError("\(command): '--all-clients' applies to '--listen' only") }
         switch (arguments.value("conn"), arguments.value("client")) {
+        case _ where allClients && (arguments.value("conn") != nil || arguments.value("client") != nil):
+            throw UsageError("\(command): give at most one of '--conn', '--client' and '--all-clients'")
+        case _ where allClients:
+            selection = .allClients
         case (.some, .some):
             throw UsageError("\(command): give at most one of '--conn' and '--client'")
         case (.some(let id), nil):
@@ -109,21 +122,31 @@ enum ReplayCommand: Command {
         }
         guard !recordings.isEmpty else { throw UsageError("\(name): the selection holds no connections") }
 
-        let options = ReplayRunner.Options(mode: mode, timing: timing, rules: rules, strict: arguments.flag("strict"),
+        var options = ReplayRunner.Options(mode: mode, timing: timing, rules: rules, strict: arguments.flag("strict"),
                                            signer: arguments.value("app-secret").map(AuthSigner.init(secret:)),
                                            upstreamTLS: tls.upstream, listenerTLS: tls.listener)
+        options.ignoredEvents = Set(arguments.all("ignore-event"))
+        options.allClients = allClients
+        if let timeout = try duration(arguments, "connect-timeout") {
+            guard timeout > 0 else { throw UsageError("\(command): invalid value '0' for '--connect-timeout': expected a duration above 0") }
+            options.connectTimeout = timeout
+        }
         TLSOptions.warnIfUnverified(tls.upstream, command: command)
         let runner = try ReplayRunner(recordings: recordings, options: options)
         runner.onListening = { address in Console.out("listening on \(address)\n") }
         let deviations: [Deviation]
         do {
             deviations = try runner.run()
+        } catch let unreachable as ReplayUnreachable {
+            throw UsageError("\(command): cannot reach \(upstream ?? "the upstream"): \(unreachable.reason); nothing was replayed")
         } catch {
             throw UsageError("\(command): \(error)")
         }
-        let report = ReplayReport(capture: path, role: listen != nil ? "server" : "client",
+        var report = ReplayReport(capture: path, role: listen != nil ? "server" : "client",
                                   connectionsRecorded: recordings.count, connectionsReplayed: runner.connectionsPlayed,
                                   deviations: deviations, stoppedStrictly: runner.stoppedStrictly, copies: copies)
+        report.loose = runner.looseTallies
+        report.showsClients = allClients
         let rendered = arguments.value("format") == "json" ? report.json : report.text
         if let output = arguments.value("output") {
             try writeFile(output, rendered, command: command)

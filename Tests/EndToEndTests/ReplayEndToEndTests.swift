@@ -23,7 +23,8 @@ import WebSocket
 
     /// Writes a capture of one client's connections, each a list of steps (times relative
     /// to the connection's open), ended by the server's FIN and then the client's.
-    static func writeCapture(_ connections: [[Step]], name: String) throws -> String {
+    static func writeCapture(_ connections: [[Step]], name: String,
+                             agent: (Int) -> String = { _ in "BirdRealtime/2.3" }) throws -> String {
         let path = TestEnvironment.temporaryDirectory("replay-e2e").appendingPathComponent(name).path
         let writer = try CaptureWriter(path: path, header: CaptureHeader(tool: "test", startedAt: 0, source: "test"))
         for (index, steps) in connections.enumerated() {
@@ -33,7 +34,7 @@ import WebSocket
             try writer.append(.upgrade(UpgradeRecord(conn: conn, t: t0 + 1_000, from: .client, method: "GET", target: "/app/key?protocol=7", headers: [
                 HeaderField("Host", "127.0.0.1:6001"), HeaderField("Upgrade", "websocket"), HeaderField("Connection", "Upgrade"),
                 HeaderField("Sec-WebSocket-Key", "x3JJHMbDL1EzLkh9GBhXDw=="), HeaderField("Sec-WebSocket-Version", "13"),
-                HeaderField("User-Agent", "BirdRealtime/2.3")])))
+                HeaderField("User-Agent", agent(conn))])))
             try writer.append(.upgrade(UpgradeRecord(conn: conn, t: t0 + 2_000, from: .server, status: 101, reason: "Switching Protocols", headers: [
                 HeaderField("Upgrade", "websocket"), HeaderField("Connection", "Upgrade"),
                 HeaderField("Sec-WebSocket-Accept", "HSmrc0sMlYUkAGmm5OPpG2HaGWk=")])))
@@ -136,8 +137,8 @@ import WebSocket
         ]], name: "server-conversation.jsonl")
     }
 
-    func startPythonServer() throws -> (ChildProcess, String) {
-        let server = try ChildProcess.python(TestEnvironment.path("Tests/Peers/replay_server.py"))
+    func startPythonServer(_ arguments: [String] = []) throws -> (ChildProcess, String) {
+        let server = try ChildProcess.python(TestEnvironment.path("Tests/Peers/replay_server.py"), arguments)
         let ready = try #require(server.waitForLine(timeout: 20) { $0.hasPrefix("READY ") }, "server: \(server.errorOutput)")
         return (server, String(ready.dropFirst("READY ".count)))
     }
@@ -187,10 +188,13 @@ import WebSocket
                                          "--patience", "2s"], timeout: 60)
         #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
         #expect(verified.stdout == "replayed 1 connection as the client (1 recorded): no differences")
-        // Without the CA the certificate is not trusted: reported as a failed handshake, exit 1.
+        // Without the CA the certificate is not trusted: the upstream is unreachable, an
+        // unusable run (exit 2), not a difference.
         let untrusted = try runFaultline(["replay", capture, "--upstream", "wss://localhost:\(proxyPort)", "--patience", "1s"], timeout: 60)
-        #expect(untrusted.status == 1, "\(untrusted.stdout) \(untrusted.stderr)")
-        #expect(untrusted.stdout.contains("certificate verify failed"), "\(untrusted.stdout)")
+        #expect(untrusted.status == 2, "\(untrusted.stdout) \(untrusted.stderr)")
+        #expect(untrusted.stdout.isEmpty, "\(untrusted.stdout)")
+        #expect(untrusted.stderr.contains("cannot reach wss://localhost:\(proxyPort): TLS handshake"), "\(untrusted.stderr)")
+        #expect(untrusted.stderr.contains("certificate verify failed"), "\(untrusted.stderr)")
     }
 
     /// A piped capture (not seekable) is kept in a temporary file, since a replay reads it twice.
@@ -230,5 +234,201 @@ import WebSocket
         let certAsClient = try runFaultline(["replay", capture, "--upstream", "wss://127.0.0.1:1", "--tls-cert", "a.pem", "--tls-key", "b.pem"])
         #expect(certAsClient.status == 2)
         #expect(certAsClient.stderr.contains("--tls-cert and --tls-key apply to --listen only"))
+    }
+
+    /// Nothing listening, a name that does not resolve, a server that never answers the
+    /// upgrade: the run is unusable (exit 2, one line on standard error), not "2 differences".
+    @Test func anUnreachableUpstreamIsAnErrorNotADifference() throws {
+        let capture = try Self.clientStory()
+        let refused = try runFaultline(["replay", capture, "--upstream", "ws://127.0.0.1:\(TestEnvironment.freePort())", "--speed", "max"])
+        #expect(refused.status == 2, "\(refused.stdout) \(refused.stderr)")
+        #expect(refused.stdout.isEmpty, "\(refused.stdout)")
+        #expect(refused.stderr.contains("connection refused; nothing was replayed"), "\(refused.stderr)")
+        let unresolved = try runFaultline(["replay", capture, "--upstream", "ws://no-such-host.invalid:80", "--speed", "max"])
+        #expect(unresolved.status == 2, "\(unresolved.stdout) \(unresolved.stderr)")
+        #expect(unresolved.stderr.contains("cannot reach ws://no-such-host.invalid:80"), "\(unresolved.stderr)")
+        let silent = try ChildProcess.python(TestEnvironment.path("Tests/Peers/replay_silent_server.py"))
+        defer { silent.stop() }
+        let ready = try #require(silent.waitForLine(timeout: 20) { $0.hasPrefix("READY ") }, "server: \(silent.errorOutput)")
+        let port = ready.dropFirst("READY ".count)
+        let timedOut = try runFaultline(["replay", capture, "--upstream", "ws://127.0.0.1:\(port)", "--connect-timeout", "1s"])
+        #expect(timedOut.status == 2, "\(timedOut.stdout) \(timedOut.stderr)")
+        #expect(timedOut.stderr.contains("no answer to the upgrade request within 1s; nothing was replayed"), "\(timedOut.stderr)")
+    }
+
+    // MARK: Timer events, others' events, no idle waiting
+
+    static let tick = #"{"event":"tick","data":{"n":7}}"#
+
+    /// The server conversation with the server's own `tick` every 300 ms in between
+    /// (replay_server.py --tick 0.3 sends those, with other numbers).
+    static func tickingConversation() throws -> String {
+        try writeCapture([[
+            .server(5_000, established), .client(20_000, subscribe), .server(25_000, succeeded),
+            .server(300_000, tick), .server(600_000, tick), .server(900_000, tick), .client(1_000_000, typing),
+            .server(1_005_000, typingAck), .server(1_200_000, tick), .client(1_500_000, bye),
+            .close(1_505_000, .server, 4009, "bye"), .close(1_507_000, .client, 4009, "bye"),
+        ]], name: "ticking-conversation.jsonl")
+    }
+
+    @Test func timerEventsOfAPythonServerAreMatchedLoosely() throws {
+        let capture = try Self.tickingConversation()
+        let (ticking, tickingPort) = try startPythonServer(["--tick", "0.3"])
+        defer { ticking.stop() }
+        let matched = try runFaultline(["replay", capture, "--upstream", "ws://127.0.0.1:\(tickingPort)", "--patience", "2s"])
+        #expect(matched.status == 0, "\(matched.stdout) \(matched.stderr)")
+        #expect(matched.stdout.hasPrefix("not lined up: tick (the server's own timer, matched loosely): 4 recorded, "), "\(matched.stdout)")
+        #expect(matched.stdout.hasSuffix("replayed 1 connection as the client (1 recorded): no differences"))
+
+        // A server whose timer stopped: a difference, with the counts; unless the event is ignored.
+        let (silent, silentPort) = try startPythonServer()
+        defer { silent.stop() }
+        let stopped = try runFaultline(["replay", capture, "--upstream", "ws://127.0.0.1:\(silentPort)", "--patience", "2s"])
+        #expect(stopped.status == 1, "\(stopped.stdout) \(stopped.stderr)")
+        #expect(stopped.stdout.contains("missing  tick: 0 in "), "\(stopped.stdout)")
+        #expect(stopped.stdout.contains("  missing  1: 1 tick"), "\(stopped.stdout)")
+        let ignored = try runFaultline(["replay", capture, "--upstream", "ws://127.0.0.1:\(silentPort)", "--patience", "2s",
+                                        "--ignore-event", "tick"])
+        #expect(ignored.status == 0, "\(ignored.stdout) \(ignored.stderr)")
+        #expect(ignored.stdout.contains("not lined up: tick (--ignore-event): 4 recorded, 0 live"), "\(ignored.stdout)")
+
+        // No idle waiting: at --speed max nothing waits for the ticks the recording has
+        // between the client's frames. Waiting for them would take the 10 minutes of
+        // patience, far beyond this run's bound.
+        let fast = try runFaultline(["replay", capture, "--upstream", "ws://127.0.0.1:\(silentPort)", "--speed", "max",
+                                     "--patience", "10m"], timeout: 60)
+        #expect(fast.status == 0, "\(fast.stdout) \(fast.stderr)")
+    }
+
+    /// Records `faultline sim client --clients 2` through the proxy to a sim server that
+    /// pushes `sim-tick` every 400 ms; the clients send client events every 300 ms, which
+    /// the server relays to the other client.
+    func recordSimSession() throws -> String {
+        let capture = TestEnvironment.temporaryDirectory("replay-e2e").appendingPathComponent("sim-two-clients.jsonl").path
+        let server = try ChildProcess.faultline(["sim", "server", "--listen", "127.0.0.1:0", "--event-interval", "400ms", "--seed", "3"])
+        defer { server.stop() }
+        let serverPort = try listeningPort(of: server, "the sim server")
+        let proxy = try ChildProcess.faultline(["proxy", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:\(serverPort)",
+                                                "--record", capture])
+        defer { proxy.stop() }
+        let proxyPort = try listeningPort(of: proxy, "the proxy")
+        let clients = try runFaultline(["sim", "client", "--url", "ws://127.0.0.1:\(proxyPort)/app/sim-key", "--clients", "2",
+                                        "--trigger-interval", "300ms", "--duration", "2s", "--seed", "3"], timeout: 60)
+        #expect(clients.status == 0, "\(clients.stderr)")
+        _ = try stopRecordingProxy(proxy, capture: capture)
+        return capture
+    }
+
+    /// Against a fresh sim server (its ticks at other moments with other numbers, and no
+    /// second client to relay client events or join the presence channel), one client's
+    /// replay at --speed max has no differences and waits for none of those frames.
+    @Test func asTheClientAgainstTheSimServerTimerAndOthersFramesAreNotWaitedFor() throws {
+        let capture = try recordSimSession()
+        let server = try ChildProcess.faultline(["sim", "server", "--listen", "127.0.0.1:0", "--event-interval", "400ms"])
+        defer { server.stop() }
+        let port = try listeningPort(of: server, "the sim server")
+        let result = try runFaultline(["replay", capture, "--upstream", "ws://127.0.0.1:\(port)", "--client", "client-1",
+                                       "--app-secret", "sim-secret", "--speed", "max", "--patience", "10m"], timeout: 60)
+        #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+        #expect(result.stdout.contains("not lined up: sim-tick (the server's own timer, matched loosely): "), "\(result.stdout)")
+        #expect(result.stdout.contains("not lined up: client-"), "\(result.stdout)")
+        #expect(result.stdout.contains("(caused by other clients, not compared)"), "\(result.stdout)")
+        #expect(result.stdout.hasSuffix("replayed 1 connection as the client (1 recorded): no differences"), "\(result.stdout)")
+    }
+
+    // MARK: Every client, one name
+
+    /// Two clients told apart by their User-Agent: "Alpha/1" (told to reconnect, 4200) and
+    /// "Beta/1" (terminated, 4009). Beta connects first and still gets Beta's story.
+    @Test func allClientsMatchesPythonClientsByKey() throws {
+        func connection(closeCode: UInt16, reason: String) -> [Step] {
+            [.server(5_000, Self.established), .client(20_000, Self.subscribe), .server(25_000, Self.succeeded),
+             .client(40_000, Self.typing), .close(60_000, .server, closeCode, reason), .close(62_000, .client, closeCode, reason)]
+        }
+        let capture = try Self.writeCapture([connection(closeCode: 4200, reason: "reconnect now"), connection(closeCode: 4009, reason: "bye")],
+                                            name: "two-clients.jsonl", agent: { $0 == 1 ? "Alpha/1" : "Beta/1" })
+        let replay = try ChildProcess.faultline(["replay", capture, "--listen", "127.0.0.1:0", "--all-clients", "--patience", "30s"])
+        defer { replay.stop() }
+        let port = try listeningPort(of: replay, "the replay")
+        for (agent, closed) in [("Beta/1", "CLOSED 4009 bye"), ("Alpha/1", "CLOSED 4200 reconnect now")] {
+            let client = try ChildProcess.python(TestEnvironment.path("Tests/Peers/replay_client.py"),
+                                                 ["ws://127.0.0.1:\(port)/app/key?protocol=7", "--user-agent", agent])
+            defer { client.stop() }
+            #expect(client.waitForExit(timeout: 30) == 0, "client: \(client.output)")
+            #expect(client.output == ["GOT bird_internal:subscription_succeeded", closed])
+        }
+        #expect(replay.waitForExit(timeout: 20) == 0, "replay: \(replay.output) \(replay.errorOutput)")
+        #expect(replay.output.last == "replayed 2 connections as the server (2 recorded): no differences")
+    }
+
+    static var demoCapture: String { TestEnvironment.path("Captures/replay/demo-10s.jsonl") }
+
+    /// `--client` takes the analyzer's client id or key, and says which clients there are.
+    @Test func clientsAreNamedAsAnalyzeNamesThem() throws {
+        let server = try ChildProcess.faultline(["sim", "server", "--listen", "127.0.0.1:0", "--event-interval", "0"])
+        defer { server.stop() }
+        let port = try listeningPort(of: server, "the sim server")
+        let key = "127.0.0.1 | faultline-sim/0.1.0 (client 3) | /app/sim-key?protocol=7&client=faultline-sim&version=0.1.0"
+        let analyzed = try runFaultline(["analyze", Self.demoCapture])
+        #expect(analyzed.stdout.contains("client-3  key \(key)  connections: 3, 8"), "\(analyzed.stdout)")
+        for name in ["client-3", key] {
+            let result = try runFaultline(["replay", Self.demoCapture, "--upstream", "ws://127.0.0.1:\(port)", "--client", name,
+                                           "--app-secret", "sim-secret", "--speed", "max", "--patience", "1s", "--format", "json"])
+            let json = try JSONParser.parse(result.stdout)
+            #expect(json["connections_recorded"]?.intValue == 2, "\(result.stdout) \(result.stderr)")
+            #expect(json["deviations"]?.arrayValue?.allSatisfy { [3, 8].contains($0["conn"]?.intValue) } == true)
+        }
+        let unknown = try runFaultline(["replay", Self.demoCapture, "--listen", "127.0.0.1:0", "--client", "client-9"])
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr.contains("no client matches \"client-9\" (clients in the capture: client-1 \"127.0.0.1 | faultline-sim/0.1.0 (client 1)"),
+                "\(unknown.stderr)")
+    }
+
+    /// The demo's capture (five sim clients, the demo's faults) replayed as the server to
+    /// five sim clients at once, through a recording proxy: `analyze` of that new capture
+    /// shows each client's recorded state transitions, client by client (matched by key).
+    @Test func allClientsReproducesTheDemosLifecycles() throws {
+        let live = TestEnvironment.temporaryDirectory("replay-e2e").appendingPathComponent("demo-replayed.jsonl").path
+        let replay = try ChildProcess.faultline(["replay", Self.demoCapture, "--listen", "127.0.0.1:0", "--all-clients", "--speed", "max"])
+        defer { replay.stop() }
+        let replayPort = try listeningPort(of: replay, "the replay")
+        let proxy = try ChildProcess.faultline(["proxy", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:\(replayPort)",
+                                                "--record", live])
+        defer { proxy.stop() }
+        let proxyPort = try listeningPort(of: proxy, "the proxy")
+        // The demo's clients: seed 1 (the same backoff draws), 1 s pong timeout, user demo-user-N.
+        let clients = try runFaultline(["sim", "client", "--url", "ws://127.0.0.1:\(proxyPort)/app/sim-key", "--clients", "5",
+                                        "--seed", "1", "--pong-timeout", "1s", "--trigger-interval", "2s", "--user", "demo-user",
+                                        "--duration", "6s"], timeout: 60)
+        #expect(clients.status == 0, "\(clients.stderr)")
+        #expect(replay.waitForExit(timeout: 30) != nil, "replay: \(replay.output) \(replay.errorOutput)")
+        #expect(replay.output.last?.hasPrefix("replayed 10 connections as the server (10 recorded)") == true, "\(replay.output)")
+        _ = try stopRecordingProxy(proxy, capture: live)
+        let recorded = try lifecycles(Self.demoCapture), replayed = try lifecycles(live)
+        #expect(recorded.count == 5)
+        for (key, transitions) in recorded {
+            #expect(replayed[key] == transitions, "client \(key)")
+        }
+    }
+
+    /// Each client's state transitions in `analyze` (with the demo's timings), by key:
+    /// "connected -> failed (close 4009 from server)". The cause is kept for close frames
+    /// only: the replay resets client 4's connection as recorded, but the proxy in front
+    /// relays that reset to the client as a FIN (the transition is the same).
+    func lifecycles(_ capture: String) throws -> [String: [String]] {
+        let result = try runFaultline(["analyze", capture, "--pong-timeout", "1", "--resubscribe-window", "3", "--format", "json"])
+        let json = try JSONParser.parse(result.stdout)
+        var keys: [String: String] = [:]
+        for client in json["clients"]?.arrayValue ?? [] {
+            if let id = client["id"]?.stringValue, let key = client["key"]?.stringValue { keys[id] = key }
+        }
+        var out: [String: [String]] = [:]
+        for transition in json["transitions"]?.arrayValue ?? [] {
+            guard let id = transition["client"]?.stringValue, let key = keys[id] else { continue }
+            let cause = transition["cause"]?.stringValue ?? ""
+            out[key, default: []].append("\(transition["from"]?.stringValue ?? "-") -> \(transition["to"]?.stringValue ?? "-")"
+                                         + (cause.hasPrefix("close") ? " (\(cause))" : ""))
+        }
+        return out
     }
 }

@@ -5,7 +5,8 @@ Connects to URL, reads bird:connection_established, subscribes to --channel (wit
 signature that differs on every run), waits for the subscription to succeed, sends a
 client-typing event carrying the socket_id it was given, then waits for the server to
 close and prints `CLOSED <code> <reason>`. With --connections N it connects again after
-each close, N times in all. A wss:// URL is verified against --ca (a PEM file). Prints `FAILED ...` and exits 1 on anything unexpected.
+each close, N times in all. A wss:// URL is verified against --ca (a PEM file).
+--user-agent sets the User-Agent (default BirdRealtime/2.3): the replay's client key. Prints `FAILED ...` and exits 1 on anything unexpected.
 """
 import argparse
 import asyncio
@@ -18,9 +19,9 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 
-async def once(url, channel, ca):
+async def once(url, channel, ca, agent):
     context = ssl.create_default_context(cafile=ca) if url.startswith("wss://") else None
-    async with connect(url, open_timeout=10, ping_interval=None, user_agent_header="BirdRealtime/2.3", ssl=context) as ws:
+    async with connect(url, open_timeout=10, ping_interval=None, user_agent_header=agent, ssl=context) as ws:
         hello = json.loads(await asyncio.wait_for(ws.recv(), 10))
         assert hello["event"] == "bird:connection_established", hello
         socket_id = json.loads(hello["data"])["socket_id"]
@@ -45,9 +46,10 @@ async def main():
     parser.add_argument("--channel", default="private-orders")
     parser.add_argument("--connections", type=int, default=1)
     parser.add_argument("--ca", help="CA certificates (PEM) to verify a wss:// server against")
+    parser.add_argument("--user-agent", default="BirdRealtime/2.3")
     args = parser.parse_args()
     for _ in range(args.connections):
-        await once(args.url, args.channel, args.ca)
+        await once(args.url, args.channel, args.ca, args.user_agent)
     return 0
 
 

@@ -1,5 +1,6 @@
 import Capture
 import Foundation
+import Lifecycle
 import Testing
 import TestSupport
 import WebSocket
@@ -41,11 +42,18 @@ import WebSocket
         #expect(recordings[0].response?.status == 101)
     }
 
-    @Test func byConnectionOrByClientKey() throws {
+    /// A client is named as `faultline analyze` names it: its id, its key, or a unique part.
+    @Test func byConnectionOrByTheAnalyzersClientIDOrKey() throws {
         let path = try capture()
         #expect(try load(path, .connection(2)).map(\.conn) == [2])
-        #expect(try load(path, .client("10.0.0.8 B/1 /app/key")).map(\.conn) == [2])
+        #expect(try load(path, .client("client-2")).map(\.conn) == [2])
+        #expect(try load(path, .client("10.0.0.8 | B/1 | /app/key?protocol=7")).map(\.conn) == [2])
         #expect(try load(path, .client("A/1")).map(\.conn) == [1, 3])
+        let all = try load(path, .allClients)
+        #expect(all.map(\.conn) == [1, 2, 3])
+        #expect(all.map(\.client) == ["client-1", "client-2", "client-1"])
+        #expect(all.map(\.clientKey) == ["10.0.0.7 | A/1 | /app/key?protocol=7", "10.0.0.8 | B/1 | /app/key?protocol=7",
+                                         "10.0.0.7 | A/1 | /app/key?protocol=7"])
     }
 
     @Test func selectionsThatMatchNothingOrTooMuchSaySo() throws {
@@ -64,8 +72,22 @@ import WebSocket
         }
     }
 
-    @Test func clientKeysLeaveOutPortAndQuery() {
-        #expect(ReplayClientKey.of(clientAddress: "[::1]:5000", request: Fixture.request()) == "::1 BirdRealtime/2.3 /app/key")
-        #expect(ReplayClientKey.of(clientAddress: "10.1.2.3:9", request: nil) == "10.1.2.3 - -")
+    /// The same grouping as the analyzer: the key is `ClientKeyMode.standard`'s, and two
+    /// overlapping connections of one key are two clients.
+    @Test func clientsAreTheAnalyzersClients() throws {
+        let path = TestEnvironment.temporaryDirectory("replay-loader").appendingPathComponent("overlap.jsonl").path
+        let writer = try CaptureWriter(path: path, header: CaptureHeader(tool: "test", startedAt: 0, source: "test"))
+        for (conn, t) in [(1, Micros(0)), (2, Micros(5))] {
+            try writer.append(.open(OpenRecord(conn: conn, t: t, client: "[::1]:\(5000 + conn)", server: "[::1]:80")))
+            try writer.append(.upgrade(Fixture.request(conn, t: t + 1)))
+        }
+        try writer.close()
+        let all = try load(path, .allClients)
+        #expect(all.map(\.client) == ["client-1", "client-2"])
+        let open = OpenRecord(conn: 1, t: 0, client: "[::1]:5001", server: "[::1]:80")
+        #expect(all.first?.clientKey == ClientKeyMode.standard.key(open: open, request: Fixture.request(1, t: 1)))
+        #expect(all.first?.clientKey == "::1 | BirdRealtime/2.3 | /app/key?protocol=7")
+        let ambiguous = #expect(throws: ReplayInputError.self) { try load(path, .client("BirdRealtime")) }
+        #expect(ambiguous?.message.contains("give the client id") == true)
     }
 }
