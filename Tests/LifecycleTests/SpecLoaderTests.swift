@@ -22,9 +22,8 @@ import JSON
     }
 
     func bird(with change: (inout JSONObject) -> Void) throws -> JSONValue {
-        let path = try #require(SpecFiles.path(ofBuiltIn: "bird"))
-        let data = try #require(FileManager.default.contents(atPath: path))
-        let parsed = try JSONParser.parse(Array(data))
+        let text = try #require(SpecFiles.embedded("bird"))
+        let parsed = try JSONParser.parse(Array(text.utf8))
         var object = try #require(parsed.objectValue)
         change(&object)
         return .object(object)
