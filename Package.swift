@@ -62,8 +62,7 @@ let package = Package(
                 dependencies: libraries.map { .byName(name: $0.name) },
                 plugins: ["BuildInfo"]),
             // Build-time generators: the built-in specs as Swift literals, the commit for --version.
-            .executableTarget(name: "EmbedSpecsTool"),
-            .plugin(name: "EmbedSpecs", capability: .buildTool(), dependencies: ["EmbedSpecsTool"]),
+            .plugin(name: "EmbedSpecs", capability: .buildTool()),
             .plugin(name: "BuildInfo", capability: .buildTool()),
             // Tests that run the built `faultline` binary against real peers.
             .testTarget(name: "EndToEndTests", dependencies: ["Capture", "JSON", "WebSocket", "Pcap", "TestSupport"]),

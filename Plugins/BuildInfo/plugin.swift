@@ -2,21 +2,51 @@ import Foundation
 import PackagePlugin
 
 /// Writes `BuildInfo.swift` with the commit the package is built from, for
-/// `faultline --version`. A prebuild command, so it runs at every build and a new commit
-/// is picked up without a clean build; the file is rewritten only when it changes. With no
-/// git, or outside a checkout (a source tarball), the commit is "unknown"; with changes not
-/// committed, it ends in "-modified".
+/// `faultline --version`. A build command whose inputs are git's HEAD, the branch's ref,
+/// packed-refs and the index (so a commit or a checkout re-runs it) and every Swift source
+/// of the package (so "-modified", for changes not committed, follows edits). The source
+/// is rewritten only when it changes. With no git, or outside a checkout (a source
+/// tarball), the commit is "unknown".
 @main
 struct BuildInfo: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
-        let output = context.pluginWorkDirectoryURL.appending(path: "generated")
-        try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
-        return [.prebuildCommand(
+        let package = context.package.directoryURL
+        var inputs = Self.gitFiles(package)
+        for case let module as SourceModuleTarget in context.package.targets {
+            inputs += module.sourceFiles(withSuffix: "swift").map(\.url)
+        }
+        let output = context.pluginWorkDirectoryURL.appending(path: "BuildInfo.swift")
+        return [.buildCommand(
             displayName: "Reading the commit for --version",
             executable: URL(fileURLWithPath: "/bin/sh"),
-            arguments: ["-c", Self.script, "build-info", context.package.directoryURL.path,
-                        output.appending(path: "BuildInfo.swift").path],
-            outputFilesDirectory: output)]
+            arguments: ["-c", Self.script, "build-info", package.path, output.path],
+            inputFiles: inputs.filter { FileManager.default.fileExists(atPath: $0.path) },
+            outputFiles: [output])]
+    }
+
+    /// HEAD, index, the branch's ref file and packed-refs of the checkout at `package`:
+    /// `.git` is a folder, or in a linked worktree a file `gitdir: PATH` whose folder names
+    /// the shared one in `commondir`.
+    static func gitFiles(_ package: URL) -> [URL] {
+        let dotGit = package.appending(path: ".git")
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: dotGit.path, isDirectory: &isFolder) else { return [] }
+        var gitDir = dotGit
+        if !isFolder.boolValue {
+            guard let text = try? String(contentsOf: dotGit, encoding: .utf8), text.hasPrefix("gitdir: ") else { return [] }
+            let path = text.dropFirst("gitdir: ".count).trimmingCharacters(in: .whitespacesAndNewlines)
+            gitDir = path.hasPrefix("/") ? URL(fileURLWithPath: path) : package.appending(path: path)
+        }
+        var common = gitDir
+        if let text = try? String(contentsOf: gitDir.appending(path: "commondir"), encoding: .utf8) {
+            let path = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            common = path.hasPrefix("/") ? URL(fileURLWithPath: path) : gitDir.appending(path: path)
+        }
+        var files = [gitDir.appending(path: "HEAD"), gitDir.appending(path: "index"), common.appending(path: "packed-refs")]
+        if let head = try? String(contentsOf: gitDir.appending(path: "HEAD"), encoding: .utf8), head.hasPrefix("ref: ") {
+            files.append(common.appending(path: head.dropFirst("ref: ".count).trimmingCharacters(in: .whitespacesAndNewlines)))
+        }
+        return files
     }
 
     /// `sh -c SCRIPT build-info PACKAGE_DIR OUTPUT`.

@@ -17,7 +17,7 @@ import Foundation
             let name = String(file.dropLast(".json".count))
             let bytes = try #require(FileManager.default.contents(atPath: Self.folder.appendingPathComponent(file).path))
             let embedded = try #require(SpecFiles.embedded(name), "\(file) is not embedded")
-            #expect(Array(embedded.utf8) == Array(bytes), "embedded \(name) differs from \(file)")
+            #expect(embedded == Array(bytes), "embedded \(name) differs from \(file)")
             // And each one loads: a built-in spec that does not parse would fail every run.
             #expect(try SpecLoader.load(name, overrides: nil).name == name)
         }
@@ -28,7 +28,7 @@ import Foundation
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("specs-override-\(getpid())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        let changed = try #require(SpecFiles.embedded("bird")).replacingOccurrences(
+        let changed = String(decoding: try #require(SpecFiles.embedded("bird")), as: UTF8.self).replacingOccurrences(
             of: "\"name\": \"bird\"", with: "\"name\": \"bird-override\"")
         #expect(FileManager.default.createFile(atPath: dir.appendingPathComponent("bird.json").path, contents: Data(changed.utf8)))
         #expect(try SpecLoader.load("bird", overrides: dir.path).name == "bird-override")

@@ -22,8 +22,7 @@ import JSON
     }
 
     func bird(with change: (inout JSONObject) -> Void) throws -> JSONValue {
-        let text = try #require(SpecFiles.embedded("bird"))
-        let parsed = try JSONParser.parse(Array(text.utf8))
+        let parsed = try JSONParser.parse(try #require(SpecFiles.embedded("bird")))
         var object = try #require(parsed.objectValue)
         change(&object)
         return .object(object)

@@ -10,9 +10,9 @@ enum SpecFiles {
     /// Every built-in name, in name order.
     static var names: [String] { EmbeddedSpecs.files.map(\.name) }
 
-    /// The embedded text of built-in `name`, or nil for an unknown name.
-    static func embedded(_ name: String) -> String? {
-        EmbeddedSpecs.files.first { $0.name == name }?.text
+    /// The embedded bytes of built-in `name`, or nil for an unknown name.
+    static func embedded(_ name: String) -> [UInt8]? {
+        EmbeddedSpecs.files.first { $0.name == name }?.bytes
     }
 
     /// The override folder, `$FAULTLINE_SPECS`, or nil when unset or empty.

@@ -17,9 +17,9 @@ public enum SpecLoader {
 
     /// `load(_:)` with the override folder given (nil: none).
     static func load(_ nameOrPath: String, overrides: String?) throws(SpecError) -> LifecycleSpec {
-        guard let text = SpecFiles.embedded(nameOrPath) else { return try load(file: nameOrPath) }
+        guard let bytes = SpecFiles.embedded(nameOrPath) else { return try load(file: nameOrPath) }
         if let path = SpecFiles.overridePath(for: nameOrPath, in: overrides) { return try load(file: path) }
-        return try parse(Array(text.utf8), file: "built-in spec \(nameOrPath)")
+        return try parse(bytes, file: "built-in spec \(nameOrPath)")
     }
 
     public static func load(file path: String) throws(SpecError) -> LifecycleSpec {
