@@ -23,11 +23,16 @@ public struct CommandLineTool {
     public var commands: [any Command.Type]
     public var groups: [CommandGroup]
 
-    public init(root: CommandSpec, version: String, commands: [any Command.Type], groups: [CommandGroup] = []) {
+    /// Sections the manual page (`help --man`) adds after the commands (ENVIRONMENT, ...).
+    public var manSections: [ManPage.Section]
+
+    public init(root: CommandSpec, version: String, commands: [any Command.Type], groups: [CommandGroup] = [],
+                manSections: [ManPage.Section] = []) {
         self.root = root
         self.version = version
         self.commands = commands
         self.groups = groups
+        self.manSections = manSections
         self.root.subcommands = commands.map { $0.spec } + groups.map(\.spec)
     }
 
@@ -75,6 +80,10 @@ public struct CommandLineTool {
         let name = root.name
         guard let first = path.first else {
             Console.out(HelpFormatter.help(for: root, commandPath: name, root: name))
+            return ExitStatus.success
+        }
+        if first == "--man", path.count == 1 {
+            Console.out(ManPage.render(root: root, version: version, sections: manSections))
             return ExitStatus.success
         }
         if let command = commands.first(where: { $0.spec.name == first }) {
