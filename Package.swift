@@ -44,11 +44,11 @@ let package = Package(
     products: [.executable(name: "faultline", targets: ["faultline"])],
     targets: systemLibraries
         + libraries.map {
-            // Lifecycle ships the built-in specs (bird, agora-rtm, ...) as JSON resources.
+            // Lifecycle embeds the built-in specs (Specs/*.json) in its code at build time.
             .target(name: $0.name, dependencies: $0.dependencies,
-                    resources: $0.name == "Lifecycle" ? [.copy("Specs")] : nil,
                     swiftSettings: uncheckedExclusivityInRelease.contains($0.name)
-                        ? [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))] : nil)
+                        ? [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))] : nil,
+                    plugins: $0.name == "Lifecycle" ? [.plugin(name: "EmbedSpecs")] : nil)
         }
         + libraries.map {
             .testTarget(name: "\($0.name)Tests",
@@ -59,7 +59,11 @@ let package = Package(
             .target(name: "TestSupport"),
             .executableTarget(
                 name: "faultline",
-                dependencies: libraries.map { .byName(name: $0.name) }),
+                dependencies: libraries.map { .byName(name: $0.name) },
+                plugins: ["BuildInfo"]),
+            // Build-time generators: the built-in specs as Swift literals, the commit for --version.
+            .plugin(name: "EmbedSpecs", capability: .buildTool()),
+            .plugin(name: "BuildInfo", capability: .buildTool()),
             // Tests that run the built `faultline` binary against real peers.
             .testTarget(name: "EndToEndTests", dependencies: ["Capture", "JSON", "WebSocket", "Pcap", "TestSupport"]),
         ],

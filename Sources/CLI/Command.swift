@@ -25,13 +25,17 @@ public struct CommandLineTool {
     /// Examples and required options by command path ("faultline proxy").
     public var extras: [String: HelpExtras]
 
+    /// Sections the manual page (`help --man`) adds after the commands (ENVIRONMENT, ...).
+    public var manSections: [ManPage.Section]
+
     public init(root: CommandSpec, version: String, commands: [any Command.Type], groups: [CommandGroup] = [],
-                extras: [String: HelpExtras] = [:]) {
+                extras: [String: HelpExtras] = [:], manSections: [ManPage.Section] = []) {
         self.root = root
         self.version = version
         self.commands = commands
         self.groups = groups
         self.extras = extras
+        self.manSections = manSections
         self.root.subcommands = commands.map { $0.spec } + groups.map(\.spec)
     }
 
@@ -82,6 +86,10 @@ public struct CommandLineTool {
         let name = root.name
         guard let first = path.first else {
             Console.out(HelpFormatter.help(for: root, commandPath: name, root: name, extras: extras[name]))
+            return ExitStatus.success
+        }
+        if first == "--man", path.count == 1 {
+            Console.out(ManPage.render(root: root, version: version, sections: manSections))
             return ExitStatus.success
         }
         if let command = commands.first(where: { $0.spec.name == first }) {

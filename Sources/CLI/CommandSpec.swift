@@ -30,12 +30,15 @@ public struct ArgumentSpec: Sendable {
     public var optional: Bool
     /// Takes every remaining positional argument (at least one unless optional).
     public var variadic: Bool
+    /// The words it may be, for help and shell completion (nil: a file or free text).
+    public var choices: [String]?
 
-    public init(_ name: String, help: String, optional: Bool = false, variadic: Bool = false) {
+    public init(_ name: String, help: String, optional: Bool = false, variadic: Bool = false, choices: [String]? = nil) {
         self.name = name
         self.help = help
         self.optional = optional
         self.variadic = variadic
+        self.choices = choices
     }
 }
 

@@ -10,7 +10,8 @@ public enum HelpFormatter {
         if !spec.arguments.isEmpty {
             out += "\nARGUMENTS:\n"
             for argument in spec.arguments {
-                out += row("<\(argument.name)>" + (argument.variadic ? " ..." : ""), argument.help)
+                let values = argument.choices.map { " (values: \($0.joined(separator: ", ")))" } ?? ""
+                out += row("<\(argument.name)>" + (argument.variadic ? " ..." : ""), argument.help + values)
             }
         }
         out += "\nOPTIONS:\n"

@@ -60,7 +60,8 @@ enum AnalyzeCommand: Command {
         do {
             spec = try SpecLoader.load(arguments.value("spec") ?? "bird")
         } catch {
-            throw UsageError("\(command): --spec: \(error)")
+            // Blame --spec only when it was given; the default's error names its own source.
+            throw UsageError("\(command): \(arguments.value("spec") == nil ? "" : "--spec: ")\(error)")
         }
         spec = try overrides(arguments).apply(to: spec)
         var clientKey = ClientKeyMode.standard

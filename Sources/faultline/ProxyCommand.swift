@@ -199,7 +199,10 @@ enum ProxyCommand: Command {
         let live = arguments.flag("live")
         guard let name = arguments.value("spec") ?? (live ? "bird" : nil) else { return nil }
         let spec: LifecycleSpec
-        do { spec = try SpecLoader.load(name) } catch { throw UsageError("faultline proxy: --spec: \(error)") }
+        do { spec = try SpecLoader.load(name) } catch {
+            // Blame --spec only when it was given; `--live` alone uses the default.
+            throw UsageError("faultline proxy: \(arguments.value("spec") == nil ? "" : "--spec: ")\(error)")
+        }
         return LiveAnalysis(spec: spec, transitions: live)
     }
 

@@ -38,9 +38,7 @@ import JSON
     }
 
     func bird(with change: (inout JSONObject) -> Void) throws -> JSONValue {
-        let path = try #require(SpecFiles.path(ofBuiltIn: "bird"))
-        let data = try #require(FileManager.default.contents(atPath: path))
-        let parsed = try JSONParser.parse(Array(data))
+        let parsed = try JSONParser.parse(try #require(SpecFiles.embedded("bird")))
         var object = try #require(parsed.objectValue)
         change(&object)
         return .object(object)

@@ -1,39 +1,29 @@
 import Foundation
 
-/// Finds the built-in spec files. SwiftPM copies them into a resource bundle next to the
-/// executable (what `Bundle.module` finds); a binary copied elsewhere falls back to a
-/// `specs` folder beside it, `$FAULTLINE_SPECS`, or the repository's source folder.
+/// The built-in specs: the JSON files of `Sources/Lifecycle/Specs`, embedded in the binary
+/// at build time (`EmbeddedSpecs`, written by the EmbedSpecs plugin), so a binary copied
+/// anywhere has them. `$FAULTLINE_SPECS` names a folder whose `NAME.json` replaces the
+/// embedded copy of built-in `NAME` (to try a change without rebuilding).
 enum SpecFiles {
-    static let bundleName = "Faultline_Lifecycle.resources"
+    static let overrideVariable = "FAULTLINE_SPECS"
 
-    static func searchedDirectories() -> [String] {
-        var dirs: [String] = []
-        if let env = ProcessInfo.processInfo.environment["FAULTLINE_SPECS"] { dirs.append(env) }
-        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").resolvingSymlinksInPath()
-            .deletingLastPathComponent().path
-        let mainBundle = Bundle.main.bundlePath
-        for base in [mainBundle, executable] {
-            dirs.append(base + "/" + bundleName + "/Specs")
-            dirs.append(base + "/" + bundleName)
-            dirs.append(base + "/specs")
-        }
-        // Bundle.module aborts when its bundle is missing, so ask it only when it exists.
-        if FileManager.default.fileExists(atPath: mainBundle + "/" + bundleName),
-           let url = Bundle.module.url(forResource: "bird", withExtension: "json", subdirectory: "Specs") {
-            dirs.insert(url.deletingLastPathComponent().path, at: 0)
-        }
-        // The repository this file was built from (a binary run from a checkout).
-        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        dirs.append(source.path + "/Specs")
-        dirs.append(FileManager.default.currentDirectoryPath + "/Sources/Lifecycle/Specs")
-        return dirs
+    /// Every built-in name, in name order.
+    static var names: [String] { EmbeddedSpecs.files.map(\.name) }
+
+    /// The embedded bytes of built-in `name`, or nil for an unknown name.
+    static func embedded(_ name: String) -> [UInt8]? {
+        EmbeddedSpecs.files.first { $0.name == name }?.bytes
     }
 
-    static func path(ofBuiltIn name: String) -> String? {
-        for dir in searchedDirectories() {
-            let path = dir + "/" + name + ".json"
-            if FileManager.default.isReadableFile(atPath: path) { return path }
-        }
-        return nil
+    /// The override folder, `$FAULTLINE_SPECS`, or nil when unset or empty.
+    static var overrideFolder: String? {
+        ProcessInfo.processInfo.environment[overrideVariable].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// `FOLDER/NAME.json` when that file exists.
+    static func overridePath(for name: String, in folder: String?) -> String? {
+        guard let folder else { return nil }
+        let path = folder + "/" + name + ".json"
+        return FileManager.default.fileExists(atPath: path) ? path : nil
     }
 }

@@ -2,21 +2,24 @@ import JSON
 import Capture
 import Foundation
 
-/// Loads specs: built-in names (`bird`, `pusher`, `websocket`, `agora-rtm`, `agora-rtm-stream`) are JSON files
-/// shipped with the package and go through exactly the same parser as a user's file.
+/// Loads specs: built-in names (`bird`, `agora-rtm`, ...: one a JSON file in
+/// `Sources/Lifecycle/Specs`, embedded in the binary) go through exactly the same parser as
+/// a user's file.
 public enum SpecLoader {
-    public static let builtInNames = ["bird", "pusher", "websocket", "agora-rtm", "agora-rtm-stream"]
+    /// Every built-in spec's name, in name order.
+    public static var builtInNames: [String] { SpecFiles.names }
 
-    /// `NAME` of a built-in spec, or the path of a JSON spec file.
+    /// `NAME` of a built-in spec, or the path of a JSON spec file. `$FAULTLINE_SPECS/NAME.json`
+    /// replaces built-in NAME when it exists.
     public static func load(_ nameOrPath: String) throws(SpecError) -> LifecycleSpec {
-        if builtInNames.contains(nameOrPath) {
-            guard let path = SpecFiles.path(ofBuiltIn: nameOrPath) else {
-                throw SpecError(file: "\(nameOrPath).json", field: "",
-                                message: "built-in spec file not found (searched: \(SpecFiles.searchedDirectories().joined(separator: ", ")))")
-            }
-            return try load(file: path)
-        }
-        return try load(file: nameOrPath)
+        try load(nameOrPath, overrides: SpecFiles.overrideFolder)
+    }
+
+    /// `load(_:)` with the override folder given (nil: none).
+    static func load(_ nameOrPath: String, overrides: String?) throws(SpecError) -> LifecycleSpec {
+        guard let bytes = SpecFiles.embedded(nameOrPath) else { return try load(file: nameOrPath) }
+        if let path = SpecFiles.overridePath(for: nameOrPath, in: overrides) { return try load(file: path) }
+        return try parse(bytes, file: "built-in spec \(nameOrPath)")
     }
 
     public static func load(file path: String) throws(SpecError) -> LifecycleSpec {
