@@ -51,10 +51,9 @@ extension RelaySession {
         }
     }
 
+    /// The end of `side`'s leg that the timeout caused, recorded once (see `recordEnd(_:into:)`).
     mutating func recordEnd(of side: Side, kind: EndKind, detail: String, now: Micros, into out: inout [RelayCommand]) {
-        guard !recordedEnds.contains(side) else { return }
-        recordedEnds.insert(side)
-        out.append(.record(.end(EndRecord(conn: conn, t: now, side: side, kind: kind, detail: detail))))
+        recordEnd(EndRecord(conn: conn, t: now, side: side, kind: kind, detail: detail, leg: Leg(peer: side)), into: &out)
     }
 
     /// "10 s", "2.5 s".

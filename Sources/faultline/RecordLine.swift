@@ -30,6 +30,17 @@ enum RecordLine {
         case .note(let r):
             (t, conn, kind) = (r.t, r.conn, "note")
             detail = "\(r.level.rawValue): \(safe(r.message))"
+        case .tunnel(let r):
+            (t, conn, kind) = (r.t, r.conn, "tunnel")
+            var text = "\(r.event.rawValue) \(safe(r.target))"
+            if let client = r.client { text += " from \(safe(client))" }
+            if let up = r.bytesUp, let down = r.bytesDown { text += " (\(up) bytes up, \(down) down)" }
+            if let d = r.detail { text += " (\(safe(d)))" }
+            detail = text
+        case .http(let r):
+            (t, conn, kind) = (r.t, r.conn, "http")
+            detail = "\(safe(r.method)) \(safe(r.url)) -> " + (r.status.map(String.init) ?? "no response")
+                + (r.error.map { " (\(safe($0)))" } ?? "")
         }
         let time = FrameLine.seconds(t)
         let connText = conn.map { "#\($0)" } ?? "-"
@@ -63,6 +74,18 @@ enum RecordLine {
         case .note(let r):
             o["record"] = "note"; o["conn"] = r.conn.map { .int(Int64($0)) } ?? .null; o["t"] = time(r.t)
             o["level"] = .string(r.level.rawValue); o["message"] = .string(r.message)
+        case .tunnel(let r):
+            o["record"] = "tunnel"; o["conn"] = .int(Int64(r.conn)); o["t"] = time(r.t)
+            o["event"] = .string(r.event.rawValue); o["target"] = .string(r.target)
+            if let client = r.client { o["client"] = .string(client) }
+            if let up = r.bytesUp { o["bytes_up"] = .int(Int64(up)) }
+            if let down = r.bytesDown { o["bytes_down"] = .int(Int64(down)) }
+            if let detail = r.detail { o["detail"] = .string(detail) }
+        case .http(let r):
+            o["record"] = "http"; o["conn"] = .int(Int64(r.conn)); o["t"] = time(r.t)
+            o["method"] = .string(r.method); o["url"] = .string(r.url)
+            o["status"] = r.status.map { .int(Int64($0)) } ?? .null
+            if let error = r.error { o["error"] = .string(error) }
         }
         var out: [UInt8] = []
         JSONWriter.write(.object(o), into: &out)
