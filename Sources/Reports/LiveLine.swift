@@ -4,21 +4,28 @@ import Lifecycle
 /// One line per analyzer event for `faultline proxy --live`: transitions and findings as
 /// they happen, in the text report's wording. Nil for events not worth a line.
 public enum LiveLine {
+    /// "3.028 s  client-1 conn 1  ERROR ...": the demo's condensed view.
     public static func format(_ event: AnalysisEvent) -> String? {
+        body(event).map { "\(seconds($0.t)) s  \($0.text)" }
+    }
+
+    /// The event's time and its line without the time, for a view that writes times its
+    /// own way (`proxy --live`: "+3.028000 client-1 conn 1  ERROR ...").
+    public static func body(_ event: AnalysisEvent) -> (t: Micros, text: String)? {
         switch event {
         case .client(let info):
-            return "\(seconds(info.firstSeen)) s  \(info.id)  new client: \(info.key)"
+            return (info.firstSeen, "\(info.id)  new client: \(info.key)")
         case .transition(let t):
             let conn = t.conn.map { " conn \($0)" } ?? ""
-            return "\(seconds(t.t)) s  \(t.client)\(conn)  \(t.from.map { "\($0) -> " } ?? "")\(t.to)  (\(t.cause))"
+            return (t.t, "\(t.client)\(conn)  \(t.from.map { "\($0) -> " } ?? "")\(t.to)  (\(t.cause))")
         case .finding(let f):
-            var line = "\(seconds(f.t)) s  \(f.client) conn \(f.conn)  \(f.severity.rawValue.uppercased()) \(f.rule): \(f.message)"
+            var line = "\(f.client) conn \(f.conn)  \(f.severity.rawValue.uppercased()) \(f.rule): \(f.message)"
             if let fault = f.causedByFault { line += " (caused by injected fault \(fault))" }
-            return line
+            return (f.t, line)
         case .fault(let mark):
-            return "\(seconds(mark.t)) s  \(mark.client)  fault injected: \(mark.rule) (\(mark.detail))"
+            return (mark.t, "\(mark.client)  fault injected: \(mark.rule) (\(mark.detail))")
         case .undetermined(let u):
-            return "\(seconds(u.t)) s  \(u.client) conn \(u.conn)  UNDETERMINED \(u.rule): \(u.message)"
+            return (u.t, "\(u.client) conn \(u.conn)  UNDETERMINED \(u.rule): \(u.message)")
         case .connection, .connectionEnded:
             return nil
         }

@@ -33,6 +33,10 @@ final class ProxyServer {
     var onStopped: (() -> Void)?
     /// Sees every record as it is made, before it is written (live analysis).
     var recordObserver: ((CaptureRecord) -> Void)?
+    /// Fault records written (faults that fired), and the capture's size once closed: for
+    /// the shutdown summary.
+    private(set) var faultsFired = 0
+    private(set) var captureBytes: Int64?
 
     init(loop: EventLoop, settings: ProxySettings, live: LiveView? = nil) {
         self.loop = loop
@@ -93,6 +97,7 @@ final class ProxyServer {
         for id in pairs.keys.sorted() { pairs[id]?.captureEnded(now: t) }
         if let capture {
             do { try capture.close() } catch { live?.problem("closing the capture: \(error)") }
+            captureBytes = capture.bytesWritten
             self.capture = nil
         }
         onStopped?()
@@ -166,6 +171,7 @@ final class ProxyServer {
     /// Appends to the capture, updates the counters, and shows what matters in the live view.
     func record(_ record: CaptureRecord) {
         counters.observe(record)
+        if case .fault = record { faultsFired += 1 }
         live?.show(record)
         recordObserver?(record)
         guard let capture else { return }
