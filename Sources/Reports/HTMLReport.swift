@@ -68,10 +68,23 @@ public enum HTMLReport {
         if byRule.isEmpty {
             out += "<p class=\"ok\">no findings</p>\n"
         } else {
+            // Each client links to its first finding group of that rule (the group numbers
+            // are the ones its section uses).
+            var firstGroup: [String: Int] = [:]
+            for client in report.clients {
+                for (g, group) in FindingGroup.make(client.findings).enumerated() {
+                    let f = client.findings[group.indices[0]]
+                    let key = "\(client.info.id)\u{1}\(f.rule)\u{1}\(f.severity.rawValue)"
+                    if firstGroup[key] == nil { firstGroup[key] = g + 1 }
+                }
+            }
             out += "<div class=\"scroll\"><table id=\"rules\"><tr><th>rule</th><th>severity</th><th>findings</th><th>clients</th></tr>\n"
             for row in byRule {
                 out += "<tr data-rule=\"\(escapeXML(row.rule))\"><td><code>\(escapeXML(row.rule))</code></td><td class=\"sev-\(row.severity.rawValue)\">\(row.severity.rawValue)</td><td>\(row.count)</td><td>"
-                out += row.clients.map { clientLink($0) }.joined(separator: " ")
+                out += row.clients.map { id in
+                    let g = firstGroup["\(id)\u{1}\(row.rule)\u{1}\(row.severity.rawValue)"]
+                    return clientLink(id, fragment: g.map { "f-\(anchor(id))-\($0)" })
+                }.joined(separator: " ")
                 out += "</td></tr>\n"
             }
             if report.findings.count < report.findingCount {

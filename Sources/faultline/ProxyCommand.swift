@@ -122,8 +122,27 @@ enum ProxyCommand: Command {
         server.stop()
         analysis?.finish(at: server.now)
         loop.close()
+        Console.out(shutdownSummary(server) + "\n")
         let failOn = FailOn(rawValue: arguments.value("fail-on") ?? "never") ?? .never
         return analysis?.exitStatus(failOn: failOn) == 1 ? ExitStatus.failure : ExitStatus.success
+    }
+
+    /// "stopped after 12.301 s: 3 connections, 41 frames (20 from clients, 21 from the
+    /// server), 2 faults fired; capture session.jsonl (18.2 KB)".
+    static func shutdownSummary(_ server: ProxyServer) -> String {
+        let m = server.metrics()
+        let frames = m.framesClientToServer + m.framesServerToClient
+        var line = "stopped after \(FrameLine.seconds(server.now)) s: \(m.connectionsTotal) connection\(m.connectionsTotal == 1 ? "" : "s"), "
+            + "\(frames) frame\(frames == 1 ? "" : "s") (\(m.framesClientToServer) from clients, \(m.framesServerToClient) from the server), "
+            + "\(server.faultsFired) fault\(server.faultsFired == 1 ? "" : "s") fired"
+        if let path = server.settings.recordPath {
+            let bytes = server.captureBytes ?? 0
+            let size = bytes >= 1 << 20 ? "\(Double(bytes * 10 / (1 << 20)) / 10) MB" : bytes >= 1024 ? "\(Double(bytes * 10 / 1024) / 10) KB" : "\(bytes) bytes"
+            line += "; capture \(path) (\(size))"
+        } else {
+            line += "; nothing recorded (no --record)"
+        }
+        return line
     }
 
     /// Every flag checked and combined; the first unusable one is a `UsageError` naming it.

@@ -158,6 +158,9 @@ enum ReplayCommand: Command {
 
     static func duration(_ arguments: ParsedArguments, _ name: String) throws -> Int64? {
         guard let text = arguments.value(name) else { return nil }
+        // One duration syntax on the command line: a bare number is seconds, as for sim,
+        // demo and analyze; 500ms, 1.5s, 2m say their unit.
+        if let seconds = Double(text), seconds >= 0, seconds < 1e9 { return Int64((seconds * 1_000_000).rounded()) }
         switch FaultDuration.parse(text) {
         case .success(let micros): return micros
         case .failure(let error): throw UsageError("\(arguments.command): invalid value '\(text)' for '--\(name)': \(error)")

@@ -85,6 +85,11 @@ import TestSupport
         let units = try runFaultline(["analyze", capture, "--base", "200ms", "--cap", "0.4s", "--format", "json"])
         #expect(plain.status == 1 && units.status == 1)
         #expect(plain.stdout == units.stdout)
+        // replay reads its durations the same way: a bare number is seconds.
+        let replayPlain = try runFaultline(["replay", capture, "--upstream", "ws://127.0.0.1:9", "--patience", "1", "--max-gap", "0.5"])
+        let replayBad = try runFaultline(["replay", capture, "--upstream", "ws://127.0.0.1:9", "--patience", "soon"])
+        #expect(replayPlain.status != 2 || !replayPlain.stderr.contains("--patience"), "\(replayPlain.stderr)")
+        #expect(replayBad.status == 2 && replayBad.stderr.contains("--patience"))
         let bad = try runFaultline(["analyze", capture, "--tolerance", "soon"])
         #expect(bad.status == 2 && bad.stderr.contains("--tolerance") && bad.stderr.contains("250ms"))
     }

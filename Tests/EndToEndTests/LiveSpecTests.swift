@@ -29,9 +29,14 @@ import TestSupport
         let (finding, lines, status) = try Self.run(["--live", "--spec", "bird"])
         let all = lines.joined(separator: "\n")
         let line = try #require(finding, "no finding in: \(all)")
-        #expect(line.hasPrefix("live: ") && line.contains(" s  client-1 conn 1  ERROR stale.ping-missing: "), "\(line)")
-        #expect(lines.contains { $0.hasPrefix("live: ") && $0.contains("client-1 conn 1  connecting -> connected") },
+        #expect(line.hasPrefix("+") && line.contains(" client-1 conn 1  ERROR stale.ping-missing: "), "\(line)")
+        #expect(lines.contains { $0.hasPrefix("+") && $0.contains("client-1 conn 1  connecting -> connected") },
                 "transitions shown with --live: \(all)")
+        // One time format for the record lines and the analyzer's, and times never go back.
+        let times = lines.filter { $0.hasPrefix("+") }.compactMap { Double($0.dropFirst().prefix { $0 != " " }) }
+        #expect(times.count == lines.filter { $0.hasPrefix("+") }.count && times.count > 5)
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 <= $1 }, "lines out of order: \(all)")
+        #expect(!lines.contains { $0.hasPrefix("live: ") }, "\(all)")
         #expect(status == 0)
         let summary = try #require(lines.last { $0.hasPrefix("live analysis (spec bird): ") }, "\(all)")
         #expect(summary.hasPrefix("live analysis (spec bird): 1 client, 1 connection: ") && !summary.contains(" 0 errors"), "\(summary)")

@@ -173,12 +173,17 @@ func sampleReport() throws -> AnalysisReport {
         // Findings are numbered per client; markers link to their entry.
         #expect(html.contains("id=\"f-lane-client-1-1\""))
         #expect(html.contains("id=\"f-lane-client-1-2\""))
-        #expect(html.components(separatedBy: "href=\"#f-lane-client-1-").count - 1 == 2)
+        #expect(html.components(separatedBy: "\"><g class=\"mk finding\"").count - 1 == 2)
+        #expect(html.contains("<a href=\"#f-lane-client-1-1\"><g class=\"mk finding\""))
+        #expect(html.contains("<a href=\"#f-lane-client-1-2\"><g class=\"mk finding\""))
         #expect(html.contains("ua &lt;&amp;&gt;"))
         // Self-contained: an inline script and style, nothing loaded.
         #expect(!html.contains("<link") && !html.contains(" src=") && !html.contains("https:"))
         #expect(html.contains(">4009</text>"))  // the close code marker
         #expect(html.contains("fault close:4009"))
+        // The summary's rule rows link each client to its first finding of that rule.
+        #expect(html.contains("<tr data-rule=\"failed.retried\">"))
+        #expect(html.contains("<a href=\"#f-lane-client-1-2\">client-1</a>"))
     }
 }
 
@@ -244,7 +249,7 @@ final class XMLCollector: NSObject, XMLParserDelegate {
         let html = HTMLReport.render(builder.build(spec: spec, inputs: ["x"], grouping: "g", prefix: nil))
         #expect(html.components(separatedBy: "<li class=\"finding\"").count - 1 == 2)
         #expect(html.contains("<span class=\"count\">×2</span>"))
-        #expect(html.components(separatedBy: "href=\"#f-lane-client-1-1\"").count - 1 == 2)
-        #expect(html.components(separatedBy: "href=\"#f-lane-client-1-2\"").count - 1 == 1)
+        #expect(html.components(separatedBy: "href=\"#f-lane-client-1-1\"><g class=\"mk finding\"").count - 1 == 2)
+        #expect(html.components(separatedBy: "href=\"#f-lane-client-1-2\"><g class=\"mk finding\"").count - 1 == 1)
     }
 }

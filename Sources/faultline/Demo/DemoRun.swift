@@ -47,6 +47,7 @@ final class DemoRun {
         settings.faultRules = try scenario.parsedRules()
         let proxy = ProxyServer(loop: loop, settings: settings, live: nil)
         let analysis = LiveAnalysis(spec: try scenario.spec(), transitions: false)
+        analysis.style = .demo
         analysis.emit = { [unowned self] line in
             guard line.hasPrefix("live: ") else { return }
             emit("  " + line.dropFirst(6))

@@ -26,6 +26,14 @@ final class LiveAnalysis {
     let transitions: Bool
     /// Where lines go: standard error by default, a closure in tests and the demo.
     var emit: (String) -> Void = { Console.err($0 + "\n") }
+    /// `proxy`: "+3.028000 client-1 ..." like the live view's record lines, times never
+    /// going back; `demo`: "live: 3.028 s  client-1 ..." (the demo reformats these).
+    enum Style { case proxy, demo }
+    var style = Style.proxy
+    /// The latest time shown, so lines stay in order: a finding found late (at a timer's
+    /// deadline, seen on the next record) is shown at the time it was found, with its own
+    /// time in the text.
+    private var shownUntil: Micros = 0
     private var timer: TimerHandle?
     private var last: Micros = 0
     private var finished = false
@@ -99,7 +107,15 @@ final class LiveAnalysis {
                 continue
             case .connectionEnded: continue
             }
-            if let line = LiveLine.format(event) { emit("live: " + line) }
+            switch style {
+            case .demo:
+                if let line = LiveLine.format(event) { emit("live: " + line) }
+            case .proxy:
+                guard let (t, text) = LiveLine.body(event) else { continue }
+                let at = max(t, shownUntil, last)
+                shownUntil = at
+                emit("+\(FrameLine.seconds(at)) \(text)" + (t < at ? " (at \(FrameLine.seconds(t)))" : ""))
+            }
         }
     }
 }

@@ -42,6 +42,10 @@ final class ProxyServer {
     var recordObserver: ((CaptureRecord) -> Void)?
     /// Watchers of the control API's event stream (`ctl watch`).
     let watchHub = WatchHub()
+    /// Fault records written (faults that fired), and the capture's size once closed: for
+    /// the shutdown summary.
+    private(set) var faultsFired = 0
+    private(set) var captureBytes: Int64?
 
     init(loop: EventLoop, settings: ProxySettings, live: LiveView? = nil) {
         self.loop = loop
@@ -102,6 +106,7 @@ final class ProxyServer {
         forward?.captureEnded(now: t)
         if let capture {
             do { try capture.close() } catch { live?.problem("closing the capture: \(error)") }
+            captureBytes = capture.bytesWritten
             self.capture = nil
         }
         onStopped?()
@@ -237,6 +242,7 @@ final class ProxyServer {
     /// Appends to the capture, updates the counters, and shows what matters in the live view.
     func record(_ record: CaptureRecord) {
         counters.observe(record)
+        if case .fault = record { faultsFired += 1 }
         live?.show(record)
         recordObserver?(record)
         watchHub.publish(record)

@@ -132,8 +132,9 @@ final class RelayPair {
             switch result {
             case .success(let connection): upstreamConnected(connection)
             case .failure(let error):
-                // A refused certificate is the operator's business too, not only the client's 502.
-                if tls != nil, error.message.hasPrefix("TLS handshake") { server.live?.problem("conn \(id): upstream \(error.message)") }
+                // A refused certificate or an unreachable upstream is the operator's business
+                // too, not only the client's 502: logged for plain TCP as for TLS.
+                server.live?.problem("conn \(id): upstream \(upstream.host):\(upstream.port): \(error.message)")
                 upstreamFailed(error)
             }
         }
