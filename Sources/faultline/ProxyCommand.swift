@@ -39,7 +39,7 @@ enum ProxyCommand: Command {
             OptionSpec("spec", value: "name|file",
                        help: "Check lifecycles live against a spec: bird, agora-rtm, agora-rtm-stream or a file; findings on stderr (with --live also state changes; default: bird with --live)."),
             OptionSpec("verbose", short: "v", help: "Also print a debug line for every frame and note."),
-        ] + ProxyControl.options + ForwardOptions.options)
+        ] + ProxyControl.options + ForwardOptions.options + [ReverseRoutes.option])
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let settings = try settings(from: arguments)
@@ -101,12 +101,16 @@ enum ProxyCommand: Command {
         }
         let forward = try ForwardOptions.settings(from: arguments, command: command)
         let upstream: UpstreamURL
-        switch forward == nil ? UpstreamURL.parse(try arguments.required("upstream")) : .success(ForwardOptions.noUpstream) {
+        let routes = try ReverseRoutes.parse(arguments, command: command, forward: forward != nil)
+        let needsUpstream = forward == nil && (routes.isEmpty || arguments.value("upstream") != nil)
+        switch needsUpstream ? UpstreamURL.parse(try arguments.required("upstream")) : .success(ForwardOptions.noUpstream) {
         case .success(let value): upstream = value
         case .failure(let error): throw UsageError("\(command): --upstream \(error)")
         }
         var settings = ProxySettings(listen: listen, upstream: upstream)
         settings.forward = forward
+        settings.routes = routes
+        settings.routes.hasDefault = needsUpstream
         settings.recordPath = arguments.value("record")
         if settings.recordPath == "" { throw UsageError("\(command): --record needs a file name") }
         settings.seed = try arguments.parse("seed", as: "a whole number from 0 to 2^64-1") { UInt64($0) } ?? 0
@@ -140,7 +144,8 @@ enum ProxyCommand: Command {
     /// contexts, with every file read now so a bad one stops the proxy before it listens.
     static func configureTLS(_ settings: inout ProxySettings, from arguments: ParsedArguments) throws(UsageError) {
         let contexts = try TLSOptions.contexts(arguments, command: "faultline proxy",
-                                               secureUpstream: settings.upstream.secure || settings.forward != nil,
+                                               secureUpstream: settings.upstream.secure || settings.forward != nil
+                                                   || settings.routes.upstreams.contains(where: \.secure),
                                                listens: settings.forward == nil)
         settings.upstreamTLS = contexts.upstream
         settings.listenerTLS = contexts.listener

@@ -129,16 +129,21 @@ final class ProxyServer {
 
     /// Starts relaying `connection`. Forward mode passes the pair's own `target`, the `Host`
     /// to send it, and the bytes already read from the client (its request, rewritten).
-    func admit(_ connection: any ByteStream, target: ForwardTarget? = nil, hostHeader: String? = nil, firstBytes: [UInt8] = []) {
+    func admit(_ connection: any ByteStream, target: ForwardTarget? = nil, hostHeader: String? = nil, pathPrefix: String = "",
+               firstBytes: [UInt8] = []) {
         guard pairs.count < settings.maxConnections else {
             refuse(connection)
+            return
+        }
+        if target == nil, !settings.routes.isEmpty {   // --route: the request picks the upstream
+            RouteReader(server: self, stream: connection).start()
             return
         }
         let id = takeConnectionID()
         var config = settings.relayConfig
         if let target {
             config.upstreamHost = hostHeader ?? target.authority
-            config.upstreamPathPrefix = ""
+            config.upstreamPathPrefix = pathPrefix
         }
         let session = RelaySession(conn: id, clientAddress: connection.remoteAddress, listenAddress: listenAddress,
                                    upstreamAddress: target?.description ?? settings.upstream.hostHeader, config: config,
