@@ -17,6 +17,9 @@ enum ProxyCommand: Command {
             relays frames both ways one by one, unchanged (client frames re-masked), recording
             every upgrade, frame, close and TCP end to --record. Prints 'listening on HOST:PORT'
             once ready. SIGINT or SIGTERM stops accepting, completes the capture and exits 0.
+            With --route, each request goes to the upstream of its Host and path. With
+            --forward it is instead an HTTP proxy for any host (CONNECT and absolute URLs),
+            intercepting TLS with --tls-ca; see docs/forward-proxy.md.
 
             Fault rules (--fault, repeatable, or --faults FILE with one rule a line):
             \(FaultRegistry.helpLines.joined(separator: "\n"))

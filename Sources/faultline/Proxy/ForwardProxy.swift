@@ -34,7 +34,18 @@ final class ForwardProxy {
         minter = settings.authority.flatMap { try? TLSLeafMinter(authority: $0) }
     }
 
+    /// Connections being routed, tunnels and exchanges count against `--max-connections`
+    /// with the relayed pairs; past it a client gets a 503 that says why.
     func accept(_ connection: TCPConnection) {
+        let open = clients.count + tunnels.count + exchanges.count + server.openConnections
+        guard open < server.settings.maxConnections else {
+            let message = "too many connections (limit \(server.settings.maxConnections), see --max-connections)"
+            connection.write(ProxyRequestRouter.rejection(status: 503, message: "faultline: " + message))
+            connection.onRead = { _ in }
+            connection.closeAfterFlush()
+            note(.warning, "refused a connection from \(connection.remoteAddress): \(message)")
+            return
+        }
         track(ForwardClient(proxy: self, stream: connection, tcp: connection, tunnel: nil))
     }
 
