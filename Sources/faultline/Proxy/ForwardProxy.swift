@@ -91,8 +91,16 @@ final class ForwardClient {
         case handedOff
     }
 
-    private var state = State.readingHead
+    private var state = State.readingHead {
+        didSet {
+            if case .handedOff = state {
+                deadline?.cancel()
+                deadline = nil
+            }
+        }
+    }
     private var parser = HTTPHeadParser()
+    private var deadline: TimerHandle?
 
     init(proxy: ForwardProxy, stream: any ByteStream, tcp: TCPConnection?, tunnel: ForwardTarget?, firstBytes: [UInt8] = []) {
         self.proxy = proxy
@@ -112,7 +120,16 @@ final class ForwardClient {
             state = .handedOff
             proxy.forget(self)
         }
+        deadline = proxy.server.loop.schedule(after: proxy.settings.headTimeout) { [weak self] in self?.timedOut() }
         if !firstBytes.isEmpty { received(firstBytes) }
+    }
+
+    private func timedOut() {
+        deadline = nil
+        if case .handedOff = state { return }
+        state = .handedOff
+        proxy.note(.warning, "forward proxy: \(stream.remoteAddress) sent no complete request within \(proxy.settings.headTimeout / 1_000_000) s; closed")
+        stream.close()
     }
 
     private func received(_ bytes: [UInt8]) {
