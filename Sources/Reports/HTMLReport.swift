@@ -47,7 +47,8 @@ public enum HTMLReport {
             out += " · final state: \(escapeXML(client.finalState ?? "-"))</p>\n"
             if let note = TextReport.omittedNote(client.omitted) { out += "<p class=\"meta\">\(escapeXML(note))</p>\n" }
             let clientNumbers = numbers[client.info.id] ?? []
-            out += lane(client, spec: report.spec, numbers: clientNumbers)
+            out += lane(client, spec: report.spec, numbers: clientNumbers,
+                        auth: report.authRequests.filter { client.connectionIDs.contains($0.conn) })
             if client.findings.isEmpty {
                 out += "<p class=\"ok\">no findings</p>\n"
             } else {
@@ -99,8 +100,9 @@ public enum HTMLReport {
         return out
     }
 
-    static func lane(_ client: AnalysisReport.Client, spec: LifecycleSpec, numbers: [Int]) -> String {
-        let start = client.info.firstSeen
+    static func lane(_ client: AnalysisReport.Client, spec: LifecycleSpec, numbers: [Int],
+                     auth: [AuthRequestLink] = []) -> String {
+        let start = auth.map(\.t).reduce(client.info.firstSeen, min)
         var end = start
         for t in client.transitions { end = max(end, t.t) }
         for c in client.connections { end = max(end, c.endedAt ?? c.openedAt) }
@@ -158,6 +160,15 @@ public enum HTMLReport {
             let fx = x(f.t)
             svg += "<path d=\"M\(fmt(fx - 6)) 128 L\(fmt(fx + 6)) 128 L\(fmt(fx)) 116 Z\" fill=\"#8e24aa\">"
             svg += "<title>fault \(escapeXML(f.rule)) at \(seconds(f.t)) s: \(escapeXML(f.detail))</title></path>\n"
+        }
+        // Channel-auth requests (forward mode) as green squares on the connections row, a
+        // dashed line to the subscribe that used their signature.
+        for a in auth {
+            let ax = x(a.t), sx = x(a.subscribeT)
+            svg += "<line x1=\"\(fmt(ax))\" y1=\"92\" x2=\"\(fmt(sx))\" y2=\"92\" stroke=\"#2e7d32\" stroke-dasharray=\"2 2\"/>"
+            svg += "<rect x=\"\(fmt(ax - 4))\" y=\"88\" width=\"8\" height=\"8\" fill=\"#2e7d32\"><title>auth request "
+            svg += "\(escapeXML(a.method)) \(escapeXML(a.url)) -> \(a.status.map(String.init) ?? "no response") at \(seconds(a.t)) s; "
+            svg += "its signature used by the subscribe\(escapeXML(a.channel.map { " to \($0)" } ?? "")) on conn \(a.conn) at \(seconds(a.subscribeT)) s</title></rect>\n"
         }
         // Findings as numbered dots linking to the list.
         for (k, f) in client.findings.enumerated() {
