@@ -22,6 +22,8 @@ struct HTMLLane {
     let end: Micros
     /// Group number (per client, from 1) of each finding of `client.findings`.
     let groupOf: [Int]
+    /// Forward mode: the channel-auth requests whose signatures this client's subscribes used.
+    var auth: [AuthRequestLink] = []
 
     var span: Double { Double(max(end, 1_000_000)) }
     func x(_ t: Micros) -> Double {
@@ -38,7 +40,7 @@ struct HTMLLane {
         svg += "<text class=\"row\" x=\"6\" y=\"\(f(Self.findingY + 4))\">findings</text></g>\n"
         svg += "<g class=\"axis\">\(ticks())</g>\n"
         svg += "<g class=\"plot\" clip-path=\"url(#clip-\(id))\">\n"
-        svg += states() + connections() + faults() + findings()
+        svg += states() + connections() + authRequests() + faults() + findings()
         svg += "</g></svg>\n"
         return svg
     }
@@ -92,6 +94,21 @@ struct HTMLLane {
                 out += "<text class=\"ce\" x=\"\(f(x1))\" y=\"\(f(Self.connY + 32))\" text-anchor=\"\(anchor)\">\(esc(label))</text>"
             }
             out += "<title>conn \(c.conn): \(seconds(c.openedAt)) s to \(seconds(stop)) s, \(esc(c.end ?? "open"))</title></g>\n"
+        }
+        return out
+    }
+
+    /// Channel-auth requests (forward mode): a green square under the connections row, with
+    /// a dashed line to the subscribe that used their signature.
+    private func authRequests() -> String {
+        var out = ""
+        let y = Self.connY + 24
+        for a in auth {
+            let ax = x(a.t), sx = x(a.subscribeT)
+            out += "<line x1=\"\(f(ax))\" y1=\"\(f(y))\" x2=\"\(f(sx))\" y2=\"\(f(y))\" stroke=\"#2e7d32\" stroke-dasharray=\"2 2\"/>"
+            out += "<rect class=\"mk auth\" data-t=\"\(a.t)\" x=\"\(f(ax - 4))\" y=\"\(f(y - 4))\" width=\"8\" height=\"8\" fill=\"#2e7d32\"><title>auth request "
+            out += "\(esc(a.method)) \(esc(a.url)) -> \(a.status.map(String.init) ?? "no response") at \(seconds(a.t)) s; "
+            out += "its signature used by the subscribe\(esc(a.channel.map { " to \($0)" } ?? "")) on conn \(a.conn) at \(seconds(a.subscribeT)) s</title></rect>\n"
         }
         return out
     }

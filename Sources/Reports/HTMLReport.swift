@@ -199,7 +199,8 @@ public enum HTMLReport {
         if client.omitted.connections > 0 { out += " and \(client.omitted.connections) more" }
         out += " · final state \(escapeXML(client.finalState ?? "-"))</p>\n"
         if let note = TextReport.omittedNote(client.omitted) { out += "<p class=\"meta\">\(escapeXML(note))</p>\n" }
-        out += "<div class=\"lanebox\">" + HTMLLane(client: client, spec: report.spec, end: report.endTime, groupOf: groupOf).render() + "</div>\n"
+        out += "<div class=\"lanebox\">" + HTMLLane(client: client, spec: report.spec, end: report.endTime, groupOf: groupOf,
+                                                  auth: report.authRequests.filter { client.connectionIDs.contains($0.conn) }).render() + "</div>\n"
         if !client.faults.isEmpty {
             out += "<h3 id=\"faults-\(id)\">Faults fired</h3>\n<ol class=\"faults\">\n"
             for (k, mark) in client.faults.enumerated() {

@@ -20,6 +20,9 @@ enum ProxyCommand: Command {
             every upgrade, frame, close and TCP end to --record. Prints 'listening on HOST:PORT'
             once ready. SIGINT or SIGTERM stops accepting, completes the capture and exits 0
             (1 with --fail-on error|warning when the live check saw such a finding).
+            With --route, each request goes to the upstream of its Host and path. With
+            --forward it is instead an HTTP proxy for any host (CONNECT and absolute URLs),
+            intercepting TLS with --tls-ca; see docs/forward-proxy.md.
 
             Fault rules (--fault, repeatable, or --faults FILE with one rule a line):
             \(FaultRegistry.helpLines.joined(separator: "\n"))
@@ -52,7 +55,7 @@ enum ProxyCommand: Command {
             OptionSpec("verbose", short: "v", help: "Also print a debug line for every frame and note."),
             OptionSpec("toxiproxy-api", value: "host:port",
                        help: "Serve a toxiproxy-compatible REST API here (loopback only): its clients create WebSocket-aware, recorded proxies at run time."),
-        ] + ProxyControl.options + ForwardOptions.options)
+        ] + ProxyControl.options + ForwardOptions.options + [ReverseRoutes.option])
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let settings = try settings(from: arguments)
@@ -156,12 +159,16 @@ enum ProxyCommand: Command {
         }
         let forward = try ForwardOptions.settings(from: arguments, command: command)
         let upstream: UpstreamURL
-        switch forward == nil ? UpstreamURL.parse(try arguments.required("upstream")) : .success(ForwardOptions.noUpstream) {
+        let routes = try ReverseRoutes.parse(arguments, command: command, forward: forward != nil)
+        let needsUpstream = forward == nil && (routes.isEmpty || arguments.value("upstream") != nil)
+        switch needsUpstream ? UpstreamURL.parse(try arguments.required("upstream")) : .success(ForwardOptions.noUpstream) {
         case .success(let value): upstream = value
         case .failure(let error): throw UsageError("\(command): --upstream \(error)")
         }
         var settings = ProxySettings(listen: listen, upstream: upstream)
         settings.forward = forward
+        settings.routes = routes
+        settings.routes.hasDefault = needsUpstream
         settings.recordPath = arguments.value("record")
         if settings.recordPath == "" { throw UsageError("\(command): --record needs a file name") }
         settings.overwriteRecord = arguments.flag("overwrite")
@@ -206,7 +213,8 @@ enum ProxyCommand: Command {
     /// contexts, with every file read now so a bad one stops the proxy before it listens.
     static func configureTLS(_ settings: inout ProxySettings, from arguments: ParsedArguments) throws(UsageError) {
         let contexts = try TLSOptions.contexts(arguments, command: "faultline proxy",
-                                               secureUpstream: settings.upstream.secure || settings.forward != nil,
+                                               secureUpstream: settings.upstream.secure || settings.forward != nil
+                                                   || settings.routes.upstreams.contains(where: \.secure),
                                                listens: settings.forward == nil)
         settings.upstreamTLS = contexts.upstream
         settings.listenerTLS = contexts.listener

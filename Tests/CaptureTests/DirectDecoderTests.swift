@@ -176,12 +176,19 @@ import Testing
     }
 
     /// The reader's errors (file, line, offset, message) are the tree-based decoder's.
+    /// (A record type the reader does not know is skipped instead: see CaptureReaderTests.)
     @Test func readerErrorsAreUnchanged() throws {
         let header = RecordCoding.encode(.header(CaptureHeader(tool: "t", startedAt: 0, source: "s")))
         for line in Self.leftToTheTree where !line.isEmpty && !line.contains("\"header\"") {
             let bytes = Array(line.utf8)
             let expected: String?
-            do { _ = try RecordCoding.decode(bytes); expected = nil } catch { expected = error.message }
+            do {
+                _ = try RecordCoding.decode(bytes)
+                expected = nil
+            } catch {
+                if error.unknownType != nil { continue }
+                expected = error.message
+            }
             var reader = try CaptureReader(file: "f.jsonl", lines: LineReader(fd: -1, ownsDescriptor: false,
                                                                               prefix: header + bytes + [0x0A]))
             if let expected {

@@ -52,6 +52,9 @@ struct ForwardAppTests {
         #expect(report.status == 0, "\(report.stderr)")
         #expect(report.stdout.contains("auth request POST https://localhost:\(app.httpPort)/auth -> 200 "
                                        + "(its signature used by the subscribe to private-orders on conn 2"), "\(report.stdout)")
+        // The HTML report puts it on the client's lane.
+        let html = try runFaultline(["analyze", rig.capturePath, "--format", "html"])
+        #expect(html.stdout.contains("<title>auth request POST https://localhost:\(app.httpPort)/auth -> 200 at "), "\(html.stdout)")
     }
 
     @Test("headless Chromium through the proxy, trusting the CA via NSS: page, auth, wss://, a fault, analyze")

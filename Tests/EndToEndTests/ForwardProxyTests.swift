@@ -48,6 +48,15 @@ struct ForwardProxyTests {
         // curl with the CA trusted: CONNECT, TLS to the proxy's minted certificate, upgrade.
         let curl = try curlUpgrade(["-x", rig.proxyURL, "--cacert", interception.ca, "https://localhost:\(server.port)/app/key"])
         #expect(curl.first?.hasPrefix("< HTTP/1.1 200") == true && curl.last?.hasPrefix("< HTTP/1.1 101") == true, "\(curl)")
+        // CONNECT names 127.0.0.1 but SNI says localhost: the certificate follows the SNI name.
+        // (A plain GET this time: the WebSocket server answers 426, relayed as an http exchange.)
+        let sni = try runCommand("/usr/bin/curl", ["-sS", "-v", "--http1.1", "-o", "/dev/null", "-x", rig.proxyURL,
+                                                   "--cacert", interception.ca,
+                                                   "--connect-to", "localhost:\(server.port):127.0.0.1:\(server.port)",
+                                                   "https://localhost:\(server.port)/"], timeout: 30)
+        #expect(sni.stderr.contains("> CONNECT 127.0.0.1:\(server.port)"), "\(sni.stderr)")
+        #expect(sni.stderr.contains(#"subjectAltName: host "localhost" matched cert's "localhost""#), "\(sni.stderr)")
+        #expect(sni.stderr.contains("< HTTP/1.1 426"), "\(sni.stderr)")
         // A client that trusts only the server's own CA (pinning) refuses the minted certificate.
         let pinned = try rig.websocketClient(url, ca: upstream.ca, ["--send", "x"])
         #expect(pinned.of(kind: "error").first?["detail"]?.stringValue?.contains("CERTIFICATE_VERIFY_FAILED") == true, "\(pinned)")
@@ -58,6 +67,8 @@ struct ForwardProxyTests {
         #expect(texts == ["through TLS", "through TLS"], "plaintext frames recorded")
         #expect(capture.notes.contains { $0.message.contains("TLS interception of localhost:\(server.port) failed") },
                 "the pinned client's refusal is noted")
+        #expect(capture.exchanges.map(\.url) == ["https://127.0.0.1:\(server.port)/"])
+        #expect(capture.exchanges.first?.status == 426)
     }
 
     @Test("a --passthrough host is tunnelled untouched: a pinned client connects, the tunnel is recorded")

@@ -34,7 +34,18 @@ final class ForwardProxy {
         minter = settings.authority.flatMap { try? TLSLeafMinter(authority: $0) }
     }
 
+    /// Connections being routed, tunnels and exchanges count against `--max-connections`
+    /// with the relayed pairs; past it a client gets a 503 that says why.
     func accept(_ connection: TCPConnection) {
+        let open = clients.count + tunnels.count + exchanges.count + server.openConnections
+        guard open < server.settings.maxConnections else {
+            let message = "too many connections (limit \(server.settings.maxConnections), see --max-connections)"
+            connection.write(ProxyRequestRouter.rejection(status: 503, message: "faultline: " + message))
+            connection.onRead = { _ in }
+            connection.closeAfterFlush()
+            note(.warning, "refused a connection from \(connection.remoteAddress): \(message)")
+            return
+        }
         track(ForwardClient(proxy: self, stream: connection, tcp: connection, tunnel: nil))
     }
 
@@ -80,8 +91,16 @@ final class ForwardClient {
         case handedOff
     }
 
-    private var state = State.readingHead
+    private var state = State.readingHead {
+        didSet {
+            if case .handedOff = state {
+                deadline?.cancel()
+                deadline = nil
+            }
+        }
+    }
     private var parser = HTTPHeadParser()
+    private var deadline: TimerHandle?
 
     init(proxy: ForwardProxy, stream: any ByteStream, tcp: TCPConnection?, tunnel: ForwardTarget?, firstBytes: [UInt8] = []) {
         self.proxy = proxy
@@ -101,7 +120,16 @@ final class ForwardClient {
             state = .handedOff
             proxy.forget(self)
         }
+        deadline = proxy.server.loop.schedule(after: proxy.settings.headTimeout) { [weak self] in self?.timedOut() }
         if !firstBytes.isEmpty { received(firstBytes) }
+    }
+
+    private func timedOut() {
+        deadline = nil
+        if case .handedOff = state { return }
+        state = .handedOff
+        proxy.note(.warning, "forward proxy: \(stream.remoteAddress) sent no complete request within \(proxy.settings.headTimeout / 1_000_000) s; closed")
+        stream.close()
     }
 
     private func received(_ bytes: [UInt8]) {

@@ -10,6 +10,9 @@ struct ForwardSettings: Sendable {
     var passthrough: [String] = []
     /// Bytes of each HTTP body kept in an `http` record (the rest is counted, not kept).
     var bodyLimit = 64 * 1024
+    /// How long a client may take to send its request head (and a tunnel its first bytes)
+    /// before the connection is closed, so idle connections cannot pile up.
+    var headTimeout: Int64 = 30_000_000
 
     /// Adds forward mode's settings to the capture header (`upstream` becomes "forward").
     func describe(into object: inout JSONObject) {

@@ -155,7 +155,8 @@ final class ProxyServer {
 
     /// Starts relaying `connection`. Forward mode passes the pair's own `target`, the `Host`
     /// to send it, and the bytes already read from the client (its request, rewritten).
-    func admit(_ connection: any ByteStream, target: ForwardTarget? = nil, hostHeader: String? = nil, firstBytes: [UInt8] = []) {
+    func admit(_ connection: any ByteStream, target: ForwardTarget? = nil, hostHeader: String? = nil, pathPrefix: String = "",
+               firstBytes: [UInt8] = []) {
         switch settings.admission.decide(open: pairs.count, pending: pending.count) {
         case .admit: break
         case .refuse:
@@ -164,11 +165,15 @@ final class ProxyServer {
         case .admitEvictingOldestPending:
             evictOldestPending()
         }
+        if target == nil, !settings.routes.isEmpty {   // --route: the request picks the upstream
+            RouteReader(server: self, stream: connection).start()
+            return
+        }
         let id = takeConnectionID()
         var config = settings.relayConfig
         if let target {
             config.upstreamHost = hostHeader ?? target.authority
-            config.upstreamPathPrefix = ""
+            config.upstreamPathPrefix = pathPrefix
         }
         let session = RelaySession(conn: id, clientAddress: connection.remoteAddress, listenAddress: listenAddress,
                                    upstreamAddress: target?.description ?? settings.upstream.hostHeader, config: config,

@@ -39,6 +39,8 @@ struct ProxySettings: Sendable {
     var listenerTLS: TLSContext?
     /// Forward mode (`--forward`): an HTTP proxy for any host; nil for the reverse proxy.
     var forward: ForwardSettings?
+    /// Reverse mode's `--route HOST[/PATH]=UPSTREAM` table (empty: every client goes to `upstream`).
+    var routes = ReverseRoutes()
 
     var relayConfig: RelayConfig {
         var config = RelayConfig(upstreamHost: upstream.hostHeader, upstreamPathPrefix: upstream.pathPrefix,
@@ -62,6 +64,7 @@ struct ProxySettings: Sendable {
         object["tls_listener"] = .bool(listenerTLS != nil)
         if let upstreamTLS { object["tls_upstream_verified"] = .bool(upstreamTLS.verifies) }
         forward?.describe(into: &object)
+        routes.describe(into: &object)
         return object
     }
 }
