@@ -20,6 +20,7 @@ public struct LooseTally: Sendable, Hashable {
 /// `ignored` event names): when the recording and the live peer sent them, and, at the end,
 /// the loose check of the `timer` ones. Pure.
 ///
+/// Counts are of firings: frames of one name less than the response window apart are one.
 /// A timer event passes when the live count is within the tolerance of the recorded rate
 /// over the live connection's lifetime (a peer's timer runs on the wall clock whatever the
 /// replay's speed): with `e` = recorded count x live span / recorded span, from
@@ -70,7 +71,7 @@ struct LooseEvents: Sendable {
         guard recordedSpan > 0, liveSpan >= 0 else { return [] }
         var findings: [Finding] = []
         for event in order where treatments[event] == .timer {
-            let times = recorded[event] ?? [], seen = live[event] ?? []
+            let times = Self.firings(recorded[event] ?? []), seen = Self.firings(live[event] ?? [])
             let expected = Double(times.count) * Double(liveSpan) / Double(recordedSpan)
             let low = Int((expected * (1 - Self.tolerance)).rounded(.down))
             let high = Int(min(1e9, (expected * (1 + Self.tolerance)).rounded(.up))) + 1
@@ -87,6 +88,22 @@ struct LooseEvents: Sendable {
             }
         }
         return findings
+    }
+
+    /// One time per firing of the peer's timer: frames less than the response window apart
+    /// are one burst (a server's tick sends one frame per subscribed channel at once).
+    static func firings(_ times: [Micros]) -> [Micros] {
+        var out: [Micros] = []
+        var last: Micros?
+        for t in times {
+            if let previous = last, t - previous < PeerFrameClasses.responseWindow {
+                last = t
+                continue
+            }
+            out.append(t)
+            last = t
+        }
+        return out
     }
 
     /// The median gap between successive times; nil for fewer than two.
