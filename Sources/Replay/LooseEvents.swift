@@ -27,34 +27,52 @@ public struct LooseTally: Sendable, Hashable {
 /// floor(e x (1 - tolerance)) to ceil(e x (1 + tolerance)) + 1; and, with two or more
 /// on both sides, when the median live interval is within the tolerance of the recorded one
 /// (and never closer than the response window: bursts are not intervals).
+///
+/// Bounded, since the live peer feeds it: at most `maxNames` event names (later names are
+/// tallied under `overflowName`) and `maxTimes` times kept per name and side (later frames
+/// are counted, not timed: the check then sees the first `maxTimes`).
 struct LooseEvents: Sendable {
     static let tolerance = 0.5
+    static let maxNames = 64
+    static let maxTimes = 10_000
+    static let overflowName = "(more event names)"
 
     private(set) var recorded: [String: [Micros]] = [:]
     private(set) var live: [String: [Micros]] = [:]
+    private var counts: [String: (recorded: Int, live: Int)] = [:]
     private var treatments: [String: PeerFrameClasses.Treatment] = [:]
     private var order: [String] = []
 
     mutating func noteRecorded(_ event: String, _ treatment: PeerFrameClasses.Treatment, at t: Micros) {
-        note(event, treatment)
-        recorded[event, default: []].append(t)
+        let name = note(event, treatment)
+        counts[name, default: (0, 0)].recorded += 1
+        if recorded[name, default: []].count < Self.maxTimes { recorded[name, default: []].append(t) }
     }
 
     mutating func noteLive(_ event: String, _ treatment: PeerFrameClasses.Treatment, at t: Micros) {
-        note(event, treatment)
-        live[event, default: []].append(t)
+        let name = note(event, treatment)
+        counts[name, default: (0, 0)].live += 1
+        if live[name, default: []].count < Self.maxTimes { live[name, default: []].append(t) }
     }
 
-    private mutating func note(_ event: String, _ treatment: PeerFrameClasses.Treatment) {
-        if treatments[event] == nil {
-            treatments[event] = treatment
-            order.append(event)
+    /// The name to keep `event` under (the overflow name past `maxNames`).
+    private mutating func note(_ event: String, _ treatment: PeerFrameClasses.Treatment) -> String {
+        if treatments[event] != nil { return event }
+        guard order.count < Self.maxNames else {
+            if treatments[Self.overflowName] == nil {
+                treatments[Self.overflowName] = .others   // counted, never checked
+                order.append(Self.overflowName)
+            }
+            return Self.overflowName
         }
+        treatments[event] = treatment
+        order.append(event)
+        return event
     }
 
     var tallies: [LooseTally] {
-        order.map { LooseTally(event: $0, treatment: treatments[$0] ?? .strict, recorded: recorded[$0]?.count ?? 0,
-                               live: live[$0]?.count ?? 0) }
+        order.map { LooseTally(event: $0, treatment: treatments[$0] ?? .strict, recorded: counts[$0]?.recorded ?? 0,
+                               live: counts[$0]?.live ?? 0) }
     }
 
     /// A timer event outside the tolerance: fewer (`missing`), more (`extra`), or at

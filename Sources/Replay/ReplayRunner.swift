@@ -355,9 +355,14 @@ public final class ReplayRunner {
 
     // MARK: From live connections
 
-    /// Adds one connection's loosely matched frames to the totals.
+    /// Adds one connection's loosely matched frames to the totals (at most
+    /// `LooseEvents.maxNames` names; the rest under `LooseEvents.overflowName`).
     func tally(_ tallies: [LooseTally]) {
-        for tally in tallies {
+        for var tally in tallies {
+            if looseTallies.count >= LooseEvents.maxNames, !looseTallies.contains(where: { $0.event == tally.event && $0.treatment == tally.treatment }) {
+                tally.event = LooseEvents.overflowName
+                tally.treatment = .others
+            }
             if let i = looseTallies.firstIndex(where: { $0.event == tally.event && $0.treatment == tally.treatment }) {
                 looseTallies[i].recorded += tally.recorded
                 looseTallies[i].live += tally.live

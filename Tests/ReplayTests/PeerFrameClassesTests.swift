@@ -160,4 +160,13 @@ import WebSocket
         #expect(LooseEvents.firings([2_000_000, 2_000_100, 2_000_200, 4_000_000]) == [2_000_000, 4_000_000])
         #expect(channels.check(recordedSpan: 3_000_000, liveSpan: 3_000_000).isEmpty)
     }
+
+    /// A live peer cannot grow the bookkeeping without bound: names past the limit are
+    /// counted under one name.
+    @Test func theLooseBookkeepingIsBounded() {
+        var events = LooseEvents()
+        for i in 0..<(LooseEvents.maxNames + 10) { events.noteLive("client-\(i)", .others, at: Micros(i)) }
+        #expect(events.tallies.count == LooseEvents.maxNames + 1)
+        #expect(events.tallies.last == LooseTally(event: LooseEvents.overflowName, treatment: .others, recorded: 0, live: 10))
+    }
 }
