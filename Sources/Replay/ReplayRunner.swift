@@ -228,8 +228,10 @@ public final class ReplayRunner {
             return candidates.first { lanes[$0].started && lanes[$0].open == 0 } ?? candidates.first { !lanes[$0].started } ?? candidates.first
         }
         guard let i = pick({ $0.key == key }) ?? pick({ Self.withoutAddress($0.key) == Self.withoutAddress(key) }) else {
-            report(Deviation(kind: .extraConnection, conn: recordings.last?.conn ?? 0, t: now,
-                             observed: "connection from \(address) (key \(key)) beyond the recorded ones of every client with that key"))
+            var extra = Deviation(kind: .extraConnection, conn: recordings.last?.conn ?? 0, t: now,
+                                  observed: "connection from \(address) (key \(key)) beyond the recorded ones of every client with that key")
+            extra.client = "(no recorded client)"
+            report(extra)
             return nil
         }
         lanes[i].timer?.cancel()
