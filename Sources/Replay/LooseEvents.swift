@@ -20,40 +20,59 @@ public struct LooseTally: Sendable, Hashable {
 /// `ignored` event names): when the recording and the live peer sent them, and, at the end,
 /// the loose check of the `timer` ones. Pure.
 ///
+/// Counts are of firings: frames of one name less than the response window apart are one.
 /// A timer event passes when the live count is within the tolerance of the recorded rate
 /// over the live connection's lifetime (a peer's timer runs on the wall clock whatever the
 /// replay's speed): with `e` = recorded count x live span / recorded span, from
 /// floor(e x (1 - tolerance)) to ceil(e x (1 + tolerance)) + 1; and, with two or more
 /// on both sides, when the median live interval is within the tolerance of the recorded one
 /// (and never closer than the response window: bursts are not intervals).
+///
+/// Bounded, since the live peer feeds it: at most `maxNames` event names (later names are
+/// tallied under `overflowName`) and `maxTimes` times kept per name and side (later frames
+/// are counted, not timed: the check then sees the first `maxTimes`).
 struct LooseEvents: Sendable {
     static let tolerance = 0.5
+    static let maxNames = 64
+    static let maxTimes = 10_000
+    static let overflowName = "(more event names)"
 
     private(set) var recorded: [String: [Micros]] = [:]
     private(set) var live: [String: [Micros]] = [:]
+    private var counts: [String: (recorded: Int, live: Int)] = [:]
     private var treatments: [String: PeerFrameClasses.Treatment] = [:]
     private var order: [String] = []
 
     mutating func noteRecorded(_ event: String, _ treatment: PeerFrameClasses.Treatment, at t: Micros) {
-        note(event, treatment)
-        recorded[event, default: []].append(t)
+        let name = note(event, treatment)
+        counts[name, default: (0, 0)].recorded += 1
+        if recorded[name, default: []].count < Self.maxTimes { recorded[name, default: []].append(t) }
     }
 
     mutating func noteLive(_ event: String, _ treatment: PeerFrameClasses.Treatment, at t: Micros) {
-        note(event, treatment)
-        live[event, default: []].append(t)
+        let name = note(event, treatment)
+        counts[name, default: (0, 0)].live += 1
+        if live[name, default: []].count < Self.maxTimes { live[name, default: []].append(t) }
     }
 
-    private mutating func note(_ event: String, _ treatment: PeerFrameClasses.Treatment) {
-        if treatments[event] == nil {
-            treatments[event] = treatment
-            order.append(event)
+    /// The name to keep `event` under (the overflow name past `maxNames`).
+    private mutating func note(_ event: String, _ treatment: PeerFrameClasses.Treatment) -> String {
+        if treatments[event] != nil { return event }
+        guard order.count < Self.maxNames else {
+            if treatments[Self.overflowName] == nil {
+                treatments[Self.overflowName] = .others   // counted, never checked
+                order.append(Self.overflowName)
+            }
+            return Self.overflowName
         }
+        treatments[event] = treatment
+        order.append(event)
+        return event
     }
 
     var tallies: [LooseTally] {
-        order.map { LooseTally(event: $0, treatment: treatments[$0] ?? .strict, recorded: recorded[$0]?.count ?? 0,
-                               live: live[$0]?.count ?? 0) }
+        order.map { LooseTally(event: $0, treatment: treatments[$0] ?? .strict, recorded: counts[$0]?.recorded ?? 0,
+                               live: counts[$0]?.live ?? 0) }
     }
 
     /// A timer event outside the tolerance: fewer (`missing`), more (`extra`), or at
@@ -70,7 +89,7 @@ struct LooseEvents: Sendable {
         guard recordedSpan > 0, liveSpan >= 0 else { return [] }
         var findings: [Finding] = []
         for event in order where treatments[event] == .timer {
-            let times = recorded[event] ?? [], seen = live[event] ?? []
+            let times = Self.firings(recorded[event] ?? []), seen = Self.firings(live[event] ?? [])
             let expected = Double(times.count) * Double(liveSpan) / Double(recordedSpan)
             let low = Int((expected * (1 - Self.tolerance)).rounded(.down))
             let high = Int(min(1e9, (expected * (1 + Self.tolerance)).rounded(.up))) + 1
@@ -87,6 +106,22 @@ struct LooseEvents: Sendable {
             }
         }
         return findings
+    }
+
+    /// One time per firing of the peer's timer: frames less than the response window apart
+    /// are one burst (a server's tick sends one frame per subscribed channel at once).
+    static func firings(_ times: [Micros]) -> [Micros] {
+        var out: [Micros] = []
+        var last: Micros?
+        for t in times {
+            if let previous = last, t - previous < PeerFrameClasses.responseWindow {
+                last = t
+                continue
+            }
+            out.append(t)
+            last = t
+        }
+        return out
     }
 
     /// The median gap between successive times; nil for fewer than two.

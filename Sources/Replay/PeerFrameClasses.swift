@@ -26,6 +26,9 @@ public struct PeerFrameClasses: Sendable, Hashable {
     public var others: Set<String>
     /// Event names dropped from the comparison.
     public var ignored: Set<String>
+    /// The peer is a server: its client and member events are others' whether or not the
+    /// recording has them (the copies of `--clients N` cause them for each other).
+    public var peerIsServer = false
 
     public init(timer: Set<String> = [], others: Set<String> = [], ignored: Set<String> = []) {
         self.timer = timer
@@ -36,7 +39,7 @@ public struct PeerFrameClasses: Sendable, Hashable {
     /// The treatment of frames with this event name (see `PeerFrameClasses.event`).
     public func treatment(of event: String) -> Treatment {
         if ignored.contains(event) { return .ignored }
-        if others.contains(event) { return .others }
+        if others.contains(event) || (peerIsServer && Self.causedByOthers(event)) { return .others }
         if timer.contains(event) { return .timer }
         return .strict
     }
@@ -75,18 +78,18 @@ public struct PeerFrameClasses: Sendable, Hashable {
     ///
     /// Close frames, pings and pongs are never classified (they are the connection's own
     /// life). With a server as the peer, client events and presence member events are
-    /// `others`. Any other event name is `timer` when more than a tenth of its occurrences
-    /// came more than `responseWindow` after every frame of ours (nothing of ours prompted
-    /// them) and fewer than nine in ten were followed within the window by a frame of ours
-    /// (we did not answer them), or when three or more came within the window but at lags
-    /// spread over more than `lagSpread` (an answer keeps its latency; a timer event lands
-    /// at any point between our frames); otherwise strict. The handshake counts as our first frame. A client's
+    /// `others`. Any other event name is strict when it looks like an answer to our frames
+    /// (nine in ten came within `responseWindow` after one of ours, at lags that vary by
+    /// `lagSpread` at most) or like something we answer (nine in ten followed by one of ours
+    /// the same way), and `timer` otherwise: busy traffic puts timer events close to our
+    /// frames too, but at scattered lags, where a cause and its effect keep their latency. The handshake counts as our first frame. A client's
     /// client events (`client-*`, from a client peer) are the application's own initiative:
     /// when one repeats within a connection, `repeatGap` or more apart, it is `timer` too (clients that trigger on a
     /// timer at once make their events look like answers to each other's relayed ones).
     public static func learn(from recordings: [RecordedConnection], role: Side, ignoring ignored: Set<String> = []) -> PeerFrameClasses {
         var classes = PeerFrameClasses(ignored: ignored)
-        var tally: [String: (total: Int, unprompted: Int, answered: Int, shortest: Micros, longest: Micros)] = [:]
+        classes.peerIsServer = role == .client
+        var tally: [String: Tally] = [:]
         for recording in recordings {
             var clientEvents: [String: Micros] = [:]
             let start = recording.response?.t ?? recording.request?.t ?? recording.openedAt
@@ -106,32 +109,47 @@ public struct PeerFrameClasses: Sendable, Hashable {
                     if clientEvents[name] == nil { clientEvents[name] = frame.t }
                 }
                 let sent = RecordedConnection.sentAt(frame)
-                let lag = latest(in: ours, atOrBefore: sent).map { sent - $0 }
-                let prompted = lag.map { $0 <= responseWindow } ?? false
-                let answered = earliest(in: ours, atOrAfter: frame.t).map { $0 - frame.t <= responseWindow } ?? false
-                var entry = tally[name] ?? (0, 0, 0, .max, 0)
+                var entry = tally[name] ?? Tally()
                 entry.total += 1
-                if !prompted { entry.unprompted += 1 }
-                if answered { entry.answered += 1 }
-                if let lag, prompted {
-                    entry.shortest = min(entry.shortest, lag)
-                    entry.longest = max(entry.longest, lag)
-                }
+                entry.before.add(latest(in: ours, atOrBefore: sent).map { sent - $0 })
+                entry.after.add(earliest(in: ours, atOrAfter: frame.t).map { $0 - frame.t })
                 tally[name] = entry
             }
         }
-        // An answer comes after its request every time; a timer event lands after one of
-        // our frames only by chance, so more than a tenth unprompted makes a timer (unless
-        // we answered nine in ten of them: then our side depends on it).
-        // Busy traffic puts every timer event close after one of our frames, but at lags
-        // all over the place, where an answer keeps its latency: lags spread wider than
-        // `lagSpread` make a timer too.
-        for (name, entry) in tally where entry.answered * 10 < entry.total * 9
-            && (entry.unprompted * 10 > entry.total || (entry.total >= 3 && entry.longest - entry.shortest > lagSpread)) {
+        for (name, entry) in tally where !entry.before.consistent(of: entry.total) && !entry.after.consistent(of: entry.total) {
             classes.timer.insert(name)
         }
         classes.timer.subtract(classes.others)
         return classes
+    }
+
+    /// Lags from one side's frames to the other's, for one event name.
+    struct Lags {
+        /// Occurrences with a lag within the response window, and those lags' range.
+        var within = 0
+        var shortest: Micros = .max
+        var longest: Micros = 0
+
+        mutating func add(_ lag: Micros?) {
+            guard let lag, lag <= responseWindow else { return }
+            within += 1
+            shortest = min(shortest, lag)
+            longest = max(longest, lag)
+        }
+
+        /// Nine in ten within the window, at a steady lag (or too few to tell): a cause and
+        /// its effect. A timer lands near busy traffic too, but at lags all over the place.
+        func consistent(of total: Int) -> Bool {
+            within * 10 >= total * 9 && (total < 3 || longest - shortest <= lagSpread)
+        }
+    }
+
+    struct Tally {
+        var total = 0
+        /// From our latest frame to the peer's frame (did we prompt it?).
+        var before = Lags()
+        /// From the peer's frame to our next one (did we answer it?).
+        var after = Lags()
     }
 
     /// The latest time at or before `t` in ascending `times` (binary search).

@@ -228,8 +228,10 @@ public final class ReplayRunner {
             return candidates.first { lanes[$0].started && lanes[$0].open == 0 } ?? candidates.first { !lanes[$0].started } ?? candidates.first
         }
         guard let i = pick({ $0.key == key }) ?? pick({ Self.withoutAddress($0.key) == Self.withoutAddress(key) }) else {
-            report(Deviation(kind: .extraConnection, conn: recordings.last?.conn ?? 0, t: now,
-                             observed: "connection from \(address) (key \(key)) beyond the recorded ones of every client with that key"))
+            var extra = Deviation(kind: .extraConnection, conn: recordings.last?.conn ?? 0, t: now,
+                                  observed: "connection from \(address) (key \(key)) beyond the recorded ones of every client with that key")
+            extra.client = "(no recorded client)"
+            report(extra)
             return nil
         }
         lanes[i].timer?.cancel()
@@ -355,9 +357,14 @@ public final class ReplayRunner {
 
     // MARK: From live connections
 
-    /// Adds one connection's loosely matched frames to the totals.
+    /// Adds one connection's loosely matched frames to the totals (at most
+    /// `LooseEvents.maxNames` names; the rest under `LooseEvents.overflowName`).
     func tally(_ tallies: [LooseTally]) {
-        for tally in tallies {
+        for var tally in tallies {
+            if looseTallies.count >= LooseEvents.maxNames, !looseTallies.contains(where: { $0.event == tally.event && $0.treatment == tally.treatment }) {
+                tally.event = LooseEvents.overflowName
+                tally.treatment = .others
+            }
             if let i = looseTallies.firstIndex(where: { $0.event == tally.event && $0.treatment == tally.treatment }) {
                 looseTallies[i].recorded += tally.recorded
                 looseTallies[i].live += tally.live

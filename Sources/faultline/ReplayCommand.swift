@@ -17,11 +17,16 @@ enum ReplayCommand: Command {
             recorded upgrade answer (with a correct Sec-WebSocket-Accept) and the recorded
             server frames, closes, FINs and resets, each sent once the client frames that
             preceded it in the recording have arrived, then after the recorded gap.
-            Successive client connections replay successive recorded connections.
+            Successive client connections replay successive recorded connections;
+            with --all-clients each connection replays the next connection of the
+            recorded client with its key (IP, User-Agent, path, as 'analyze' groups).
             With --upstream, Faultline is the client and plays the recorded client frames
             against a live server the same way. Either way, the live peer's frames are
             compared with the recorded ones modulo ignored fields (auth, channel_data) and
-            mapped ones (socket_id); differences are reported.
+            mapped ones (socket_id); differences are reported, grouped by kind and
+            event. Peer frames nothing of ours caused are never waited for: those the
+            peer sends on its own timer are matched loosely (count and interval, not
+            content), those other clients caused are counted, not compared.
             TLS: a wss:// upstream is verified like the proxy's (--upstream-ca,
             --insecure-upstream); --tls-cert and --tls-key serve --listen over TLS.
             An upstream that cannot be reached (connection refused, a name that does not

@@ -10,7 +10,10 @@ import asyncio
 
 
 async def handler(reader, writer):
-    while await reader.read(4096):
+    try:
+        while await reader.read(4096):
+            pass
+    except ConnectionError:
         pass
     writer.close()
 

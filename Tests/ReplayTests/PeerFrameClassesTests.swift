@@ -152,7 +152,21 @@ import WebSocket
         // The right count at another interval: different.
         var bursts = LooseEvents()
         for t in [Micros(5_000_000), 10_000_000, 15_000_000, 20_000_000] { bursts.noteRecorded("tick", .timer, at: t) }
-        for t in [Micros(1_000_000), 1_100_000, 1_200_000, 1_300_000] { bursts.noteLive("tick", .timer, at: t) }
+        for t in [Micros(1_000_000), 1_300_000, 1_600_000, 1_900_000] { bursts.noteLive("tick", .timer, at: t) }
         #expect(bursts.check(recordedSpan: 20_000_000, liveSpan: 20_000_000).map(\.kind) == [.different])
+        // One tick on three channels at once is one firing of the timer.
+        var channels = LooseEvents()
+        for t in [Micros(2_000_000), 2_000_100, 2_000_200] { channels.noteRecorded("tick", .timer, at: t) }
+        #expect(LooseEvents.firings([2_000_000, 2_000_100, 2_000_200, 4_000_000]) == [2_000_000, 4_000_000])
+        #expect(channels.check(recordedSpan: 3_000_000, liveSpan: 3_000_000).isEmpty)
+    }
+
+    /// A live peer cannot grow the bookkeeping without bound: names past the limit are
+    /// counted under one name.
+    @Test func theLooseBookkeepingIsBounded() {
+        var events = LooseEvents()
+        for i in 0..<(LooseEvents.maxNames + 10) { events.noteLive("client-\(i)", .others, at: Micros(i)) }
+        #expect(events.tallies.count == LooseEvents.maxNames + 1)
+        #expect(events.tallies.last == LooseTally(event: LooseEvents.overflowName, treatment: .others, recorded: 0, live: 10))
     }
 }
