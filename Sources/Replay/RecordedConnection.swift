@@ -85,6 +85,10 @@ public struct RecordedConnection: Sendable, Hashable {
             case .frame(let frame):
                 connection.frames.append(frame)
             case .end(let end):
+                // A side's end as its peer saw it: with both legs recorded, the server's end is
+                // the one on the client's leg (what the proxy passed on), the client's the one
+                // on the upstream leg; an end a fault swallowed never reached the peer.
+                if let leg = end.leg, leg != Leg(peer: end.side.other) { return }
                 let kind: RecordedEnd
                 switch end.kind {
                 case .fin: kind = .fin

@@ -60,16 +60,23 @@ import WebSocket
         #expect(capture.header.source == "proxy")
         #expect(capture.header.settings["upstream"]?.stringValue == "ws://127.0.0.1:\(rig.serverPort)")
         #expect(capture.header.settings["listen"]?.stringValue == "127.0.0.1:\(rig.proxyPort)")
-        // Record by record: open, upgrade request, upgrade response, then the frames.
-        guard case .open(let open) = capture.records.first else { Issue.record("first record is not open"); return }
+        // Record by record: open, upgrade request, upgrade response, then the frames, then the
+        // TCP ends of both legs (notes aside: where the upstream leg runs).
+        let records = capture.records.filter { if case .note = $0 { false } else { true } }
+        guard case .open(let open) = records.first else { Issue.record("first record is not open"); return }
         #expect(open.conn == 1)
         #expect(open.server == "127.0.0.1:\(rig.proxyPort)")
-        guard case .upgrade(let request) = capture.records[1], case .upgrade(let response) = capture.records[2] else {
+        guard case .upgrade(let request) = records[1], case .upgrade(let response) = records[2] else {
             Issue.record("records 2 and 3 are not the upgrade"); return
         }
         #expect(request.from == .client && request.method == "GET" && request.target == "/app/test-key")
         #expect(response.from == .server && response.status == 101)
-        #expect(capture.records.dropFirst(3).allSatisfy { if case .frame = $0 { true } else { false } })
+        let afterFrames = records.dropFirst(3).drop { if case .frame = $0 { true } else { false } }
+        #expect(afterFrames.allSatisfy { if case .end = $0 { true } else { false } }, "\(afterFrames)")
+        // After the close handshake: the proxy's FIN to each peer, and each peer's own end (its
+        // FIN, or the capture's end if the proxy was stopped before it read it).
+        let ends = Set(capture.ends.map { "\($0.leg?.rawValue ?? "-") \($0.side) \($0.kind == .captureEnd ? .fin : $0.kind)" })
+        #expect(ends == ["client client fin", "client server fin", "upstream client fin", "upstream server fin"], "\(ends)")
         for side in Side.allCases {
             let frames = capture.frames.filter { $0.from == side }
             #expect(frames.allSatisfy { $0.masked == (side == .client) && $0.action == .forwarded && $0.protocolError == nil })

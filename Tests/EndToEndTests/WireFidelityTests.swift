@@ -16,7 +16,12 @@ import TestSupport
 
         init(ports: [Int]) throws {
             let filter = "tcp and (" + ports.map { "port \($0)" }.joined(separator: " or ") + ")"
-            process = try ChildProcess("/usr/bin/tcpdump", ["-i", "lo", "-U", "-l", "-n", "-tt", "-S", filter])
+            // Through Python, which unblocks and resets SIGINT before becoming tcpdump (same
+            // pid): a child of a Swift Testing test may inherit a blocked signal mask, and
+            // tcpdump must see the SIGINT that stops it cleanly.
+            let exec = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); "
+                + "signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+            process = try ChildProcess(TestEnvironment.python, ["-c", exec, "/usr/bin/tcpdump", "-i", "lo", "-U", "-l", "-n", "-tt", "-S", filter])
             // tcpdump says "listening on lo" once its capture runs.
             try #require(process.waitForLine(timeout: 30, stderr: true) { $0.contains("listening on") } != nil,
                          "tcpdump did not start: \(process.errorOutput)")
@@ -56,7 +61,9 @@ import TestSupport
         /// SIGINT, then everything it printed (to end of file).
         func stop() -> [End] {
             process.signal(SIGINT)
-            if process.waitForExit(timeout: 20) == nil { process.stop() }
+            let status = process.waitForExit(timeout: 20)
+            #expect(status == 0, "tcpdump did not stop on SIGINT: \(process.errorOutput)")
+            if status == nil { process.stop() }
             return ends
         }
     }

@@ -2,6 +2,7 @@ import Testing
 import Foundation
 import Capture
 import TestSupport
+import WebSocket
 @testable import Pcap
 
 /// `PcapExporter` (behind `faultline export`): a capture written as synthetic TCP must read
@@ -101,6 +102,58 @@ import TestSupport
 
 /// `faultline export` through the command line: tshark decodes the written pcap exactly as
 /// `faultline frames --format json` lists it.
+/// Issue 17 item 6: a proxy capture exported as both legs, each with only what crossed it,
+/// and a pcapng comment on every packet a fault touched, as tshark reads them.
+@Suite struct ExportLegTests {
+    @Test func eachLegCarriesWhatCrossedItWithFaultComments() throws {
+        let directory = TestEnvironment.temporaryDirectory("export-legs")
+        let capture = directory.appendingPathComponent("proxy.jsonl").path
+        let writer = try CaptureWriter(path: capture, header: CaptureHeader(tool: "test", startedAt: 1_700_000_000_000_000,
+                                                                            source: "proxy"))
+        func text(_ t: Micros, _ from: Side, _ body: String, _ action: FrameAction, _ fault: String? = nil) -> CaptureRecord {
+            .frame(FrameRecord(conn: 1, t: t, from: from, opcode: .text, masked: from == .client, payload: Array(body.utf8),
+                               action: action, fault: fault))
+        }
+        for record: CaptureRecord in [
+            .open(OpenRecord(conn: 1, t: 0, client: "127.0.0.1:50000", server: "127.0.0.1:7000", upstream: "127.0.0.1:8000")),
+            .upgrade(UpgradeRecord(conn: 1, t: 10, from: .client, method: "GET", target: "/app/key",
+                                   headers: [HeaderField("Host", "127.0.0.1:7000"), HeaderField("Upgrade", "websocket"),
+                                             HeaderField("Connection", "Upgrade"),
+                                             HeaderField("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+                                             HeaderField("Sec-WebSocket-Version", "13")])),
+            .note(NoteRecord(conn: 1, t: 20, level: .info, message: "upstream leg: 127.0.0.1:51000 -> 127.0.0.1:8000")),
+            .upgrade(UpgradeRecord(conn: 1, t: 30, from: .server, status: 101, reason: "Switching Protocols",
+                                   headers: [HeaderField("Upgrade", "websocket"), HeaderField("Connection", "Upgrade"),
+                                             HeaderField("Sec-WebSocket-Accept", "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")])),
+            text(100, .client, "relayed", .forwarded),
+            text(200, .server, "held", .delayed(50_000), "latency:50ms"),
+            text(300, .server, "made-up", .injected, "inject:{}"),
+            text(400, .client, "swallowed", .dropped, "blackhole"),
+            .end(EndRecord(conn: 1, t: 500, side: .server, kind: .rst, detail: "sent by the proxy to the client (fault reset)", leg: .client)),
+            .end(EndRecord(conn: 1, t: 500, side: .client, kind: .rst, detail: "sent by the proxy to the server (fault reset)", leg: .upstream)),
+        ] { try writer.append(record) }
+        try writer.close()
+        var reader = try CaptureReader(path: capture)
+        let pcap = directory.appendingPathComponent("proxy.pcapng").path
+        var exporter = try PcapExporter(path: pcap)
+        try exporter.export(&reader)
+
+        let run = try runCommand("/usr/bin/tshark", ["-r", pcap, "-d", "tcp.port==7000,http", "-d", "tcp.port==8000,http",
+                                                      "-T", "fields", "-E", "separator=|", "-e", "tcp.srcport", "-e", "tcp.dstport",
+                                                      "-e", "websocket.payload.text", "-e", "frame.comment"], timeout: 60)
+        #expect(run.status == 0, "\(run.stderr)")
+        let rows = run.stdout.split(separator: "\n").map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }
+        func carrying(_ text: String) -> [String] { rows.filter { $0[2] == text }.map { "\($0[0])>\($0[1]) \($0[3])" } }
+        #expect(carrying("relayed") == ["50000>7000 ", "51000>8000 "])
+        #expect(carrying("held") == ["8000>51000 faultline: delayed 50.0 ms by fault latency:50ms",
+                                       "7000>50000 faultline: delayed 50.0 ms by fault latency:50ms"])
+        #expect(carrying("made-up") == ["7000>50000 faultline: injected by fault inject:{}: made up, not sent by the server"])
+        #expect(carrying("swallowed") == ["50000>7000 faultline: dropped by fault blackhole: not passed on to the server"])
+        let resets = rows.filter { $0[3].hasPrefix("faultline: RST") }.map { "\($0[0])>\($0[1])" }
+        #expect(resets == ["7000>50000", "51000>8000"])
+    }
+}
+
 @Suite struct ExportCommandTests {
     @Test func exportedPcapDecodesAsFramesLists() throws {
         try #require(FileManager.default.isExecutableFile(atPath: TestEnvironment.faultlineBinary))

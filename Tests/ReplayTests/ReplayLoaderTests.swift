@@ -90,4 +90,19 @@ import WebSocket
         let ambiguous = #expect(throws: ReplayInputError.self) { try load(path, .client("BirdRealtime")) }
         #expect(ambiguous?.message.contains("give the client id") == true)
     }
+
+    /// Issue 17 item 1: with both legs recorded, a side's end is the one its peer saw: a
+    /// server FIN a blackhole swallowed (upstream leg only) is no end for the client, and the
+    /// client's end is the one the proxy passed to the server.
+    @Test func endsAreTakenFromThePeersLeg() {
+        var builder = RecordedConnection.Builder(OpenRecord(conn: 1, t: 0, client: "127.0.0.1:5000", server: "127.0.0.1:80"))
+        builder.add(.end(EndRecord(conn: 1, t: 10, side: .server, kind: .fin, leg: .upstream)))
+        builder.add(.end(EndRecord(conn: 1, t: 20, side: .client, kind: .rst, leg: .client)))
+        builder.add(.end(EndRecord(conn: 1, t: 21, side: .client, kind: .rst, detail: "sent by the proxy to the server",
+                                   leg: .upstream)))
+        #expect(builder.connection.end(of: .server) == nil)
+        #expect(builder.connection.end(of: .client)?.t == 21)
+        builder.add(.end(EndRecord(conn: 1, t: 22, side: .server, kind: .rst, leg: .client)))
+        #expect(builder.connection.end(of: .server)?.t == 22)
+    }
 }

@@ -50,6 +50,14 @@ struct LiveView {
             return status == 101 ? "upgraded (101)" : "upgrade refused: \(status) \(upgrade.reason ?? "")"
         case .frame(let frame):
             return frameLine(frame)
+        case .end(let end) where end.byProxy:
+            // The proxy's own end towards a peer (a FIN passed on, a fault's drop or reset).
+            let peer = end.side.other.rawValue
+            switch end.kind {
+            case .fin: return "proxy closed TCP to the \(peer) (FIN)"
+            case .rst: return "proxy reset the \(peer)'s connection (RST)"
+            case .error, .captureEnd: return nil
+            }
         case .end(let end):
             switch end.kind {
             case .fin: return "\(end.side.rawValue) closed TCP (FIN)"
