@@ -27,6 +27,8 @@ public struct RelaySession {
         case open
         /// A fault sent a close frame to `target`: waiting for its reply, then closing it.
         case faultClosing(target: Side, deadline: Micros, rule: String)
+        /// Not HTTP: bytes relayed both ways as they come (`connected`: the upstream is up).
+        case plainTCP(connected: Bool)
         /// Nothing more to relay.
         case finished
     }
@@ -54,6 +56,10 @@ public struct RelaySession {
     /// Sockets the session closed or reset (or saw end), to know when the pair is over.
     var closedSockets: Set<Side> = []
     var recordedEnds: Set<Side> = []
+    /// Bytes relayed each way on a plain TCP connection.
+    var plainCounts = (client: 0, server: 0)
+    /// Some of the client's request head has arrived (so its first byte was checked).
+    var sawClientBytes = false
     var timerID = 0
     var scheduledAt: Micros?
 
