@@ -195,6 +195,8 @@ extension RelaySession {
             if kind == .fin { finish(into: &out) } else { abort(after: side, into: &out) }
         case .faultClosing(let target, _, _):
             if side == target { finish(into: &out) }
+        case .plainTCP:
+            plainEnded(side, kind: kind, now: now, into: &out)
         case .open:
             if var faults {
                 let decision = faults.judgeEnd(from: side, now: now)

@@ -7,12 +7,19 @@ extension RelaySession {
     mutating func clientBytes(_ bytes: [UInt8], now: Micros, into out: inout [RelayCommand]) {
         switch phase {
         case .awaitingRequest:
+            if !sawClientBytes, let first = bytes.first, !Self.canStartHTTPRequest(first) {
+                startPlainTCP(bytes, now: now, into: &out)
+                return
+            }
+            sawClientBytes = sawClientBytes || !bytes.isEmpty
             requestParser.append(bytes)
             readRequest(now: now, into: &out)
         case .connecting, .awaitingResponse, .relayingRefusal:
             earlyClientBytes += bytes
         case .open, .faultClosing:
             receiveFrames(from: .client, bytes, now: now, into: &out)
+        case .plainTCP:
+            plainBytes(from: .client, bytes, into: &out)
         case .finished:
             break
         }
@@ -28,6 +35,8 @@ extension RelaySession {
             relayRefusalBody(bytes, remaining: remaining, into: &out)
         case .open, .faultClosing:
             receiveFrames(from: .server, bytes, now: now, into: &out)
+        case .plainTCP:
+            plainBytes(from: .server, bytes, into: &out)
         case .awaitingRequest, .connecting, .finished:
             break
         }
@@ -111,6 +120,7 @@ extension RelaySession {
 
     mutating func upstreamConnected(now: Micros, into out: inout [RelayCommand]) {
         upstreamOpen = true
+        if case .plainTCP = phase { return plainUpstreamConnected(into: &out) }
         guard phase == .connecting, let request else { return }
         phase = .awaitingResponse
         out.append(.send(to: .server, bytes: upstreamRequest(request).serialized))

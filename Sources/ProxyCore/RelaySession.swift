@@ -27,6 +27,8 @@ public struct RelaySession {
         case open
         /// A fault sent a close frame to `target`: waiting for its reply, then closing it.
         case faultClosing(target: Side, deadline: Micros, rule: String)
+        /// Not HTTP: bytes relayed both ways as they come (`connected`: the upstream is up).
+        case plainTCP(connected: Bool)
         /// Nothing more to relay.
         case finished
     }
@@ -61,6 +63,10 @@ public struct RelaySession {
     var upstreamOpen = false
     /// The time of the event being handled, for records made by helpers that are not given it.
     var clock: Micros = 0
+    /// Bytes relayed each way on a plain TCP connection.
+    var plainCounts = (client: 0, server: 0)
+    /// Some of the client's request head has arrived (so its first byte was checked).
+    var sawClientBytes = false
     var timerID = 0
     /// When the handshake must be over (set at `start`); see `RelayConfig.handshakeTimeout`.
     var handshakeDeadline: Micros = .max

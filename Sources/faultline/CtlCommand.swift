@@ -16,10 +16,10 @@ enum CtlCommand: Command {
         discussion: """
             Talks to 'faultline proxy --control HOST:PORT'. Actions:
               connections          list open connections (id, state, client, frames, bytes, faults)
-              rules                list installed fault rules
+              rules                list installed fault rules and how often each fired
               add RULE             install a rule for every connection, e.g. close:4009,after=5s
               remove ID            remove rule ID
-              apply CONN RULE      apply RULE to connection CONN now (triggers and scope ignored)
+              apply CONN RULE      apply RULE to open connection CONN (after=, on=, for= count from now)
               reset                remove every rule
               metrics              counters in Prometheus text format
               watch                stream events as JSON lines until the proxy stops:

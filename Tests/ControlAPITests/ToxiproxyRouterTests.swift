@@ -116,4 +116,17 @@ extension String {
         #expect(backend.table["a"]?.enabled == true && backend.table["a"]?.toxics.isEmpty == true)
         #expect(call("GET", "/nope", "", backend).status == 404)
     }
+
+    @Test func proxiesAndToxicsAreBounded() {
+        let backend = FakeToxiproxy()
+        for n in 0..<ToxiproxyRouter.maxProxies {
+            #expect(call("POST", "/proxies", #"{"name":"p\#(n)","upstream":"127.0.0.1:1"}"#, backend).status == 201)
+        }
+        let over = call("POST", "/proxies", #"{"name":"one-more","upstream":"127.0.0.1:1"}"#, backend)
+        #expect(over.status == 400 && over.jsonBody?["error"]?.stringValue?.contains("256 proxies") == true)
+        for n in 0..<ToxiproxyRouter.maxToxicsPerProxy {
+            #expect(call("POST", "/proxies/p0/toxics", #"{"name":"t\#(n)","type":"timeout"}"#, backend).status == 200)
+        }
+        #expect(call("POST", "/proxies/p0/toxics", #"{"name":"last","type":"timeout"}"#, backend).status == 400)
+    }
 }

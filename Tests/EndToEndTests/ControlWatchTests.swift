@@ -38,4 +38,25 @@ import TestSupport
         #expect(refused.stderr.contains("rewrites the server's handshake event, which an open connection has already received"))
         _ = try rig.stopProxy()
     }
+
+    /// In live mode (`--spec`), findings are events too: a sim client that never pings, with
+    /// the handshake's activity timeout rewritten to 1 s, is reported while it is connected.
+    @Test func watchStreamsLiveFindings() throws {
+        let (server, serverPort) = try ProxySimTests.simServer()
+        defer { server.stop() }
+        let (proxy, proxyPort, _) = try ProxySimTests.proxy(upstreamPort: serverPort, [
+            "--spec", "bird", "--control", "127.0.0.1:0", "--fault", "activity-timeout:1"])
+        defer { proxy.stop() }
+        let line = try #require(proxy.waitForLine(timeout: 20) { $0.hasPrefix("control API on http://") })
+        let watch = try ChildProcess.faultline(["ctl", "--control", String(line.dropFirst("control API on http://".count)), "watch"])
+        defer { watch.stop() }
+        #expect(watch.waitForLine(timeout: 20) { $0 == #"{"type":"watching"}"# } != nil, "watch: \(watch.errorOutput)")
+        let client = try ProxySimTests.simClient(proxyPort: proxyPort, ["--bug", "no-ping", "--no-signin", "--duration", "30s"])
+        defer { client.stop() }
+        let finding = try #require(watch.waitForLine(timeout: 30) { $0.contains(#""type":"finding""#) }, "watch: \(watch.output)")
+        let event = try JSONParser.parse(finding)
+        #expect(event["rule"]?.stringValue == "stale.ping-missing")
+        #expect(event["conn"]?.intValue == 1)
+        #expect(event["severity"]?.stringValue == "error")
+    }
 }

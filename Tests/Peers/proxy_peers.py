@@ -11,7 +11,7 @@ arrived, fragment by fragment (`recv_streaming` yields one item per WebSocket fr
   {"kind": "error", "type": "...", "detail": "..."}
 
 Usage:
-  proxy_peers.py server [--mode script|refuse|rst|flood|hold|bird] [--closer client|server]
+  proxy_peers.py server [--mode script|refuse|rst|flood|hold|bird|tcp-echo] [--closer client|server]
                         [--code N] [--reason TEXT]
   proxy_peers.py client URL [--mode script|bird|get|hold|flood|bad-utf8] [--closer ...] [--code N] [--reason TEXT]
                         [--delay SECONDS] [--send TEXT]... [--ping] [--wait SECONDS]
@@ -198,7 +198,22 @@ def hold_server():
     time.sleep(3600)
 
 
+async def tcp_echo_server():
+    """Plain TCP: echoes every byte, then ends its side when the client does."""
+    async def echo(reader, writer):
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(echo, "127.0.0.1", 0)
+    emit(kind="listening", port=server.sockets[0].getsockname()[1])
+    await server.serve_forever()
+
+
 async def server_main(args):
+    if args.mode == "tcp-echo":
+        return await tcp_echo_server()
     if args.mode == "hold":
         return hold_server()
     async def handler(ws):

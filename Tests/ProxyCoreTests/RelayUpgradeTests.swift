@@ -102,8 +102,10 @@ import WebSocket
     }
 
     @Test func garbageRequestGets400() {
+        // Starts like a method token, so it is taken for HTTP (other first bytes mean plain
+        // TCP: RelayPlainTCPTests).
         var harness = Harness()
-        let commands = harness.client(Array("\u{1}\u{2}garbage\r\n\r\n".utf8))
+        let commands = harness.client(Array("GARBAGE\u{1}\u{2}\r\n\r\n".utf8))
         #expect(String(decoding: commands.sent(to: .client), as: UTF8.self).hasPrefix("HTTP/1.1 400 "))
         #expect(commands.socketCommands == [.close(.client)])
         #expect(commands.notes.count == 1)

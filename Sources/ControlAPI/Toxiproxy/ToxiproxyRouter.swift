@@ -19,6 +19,9 @@ import JSON
 /// PROXY is `{"name","listen","upstream","enabled","toxics"}`; errors are
 /// `{"error": MESSAGE, "status": N}` with 400, 404, 405 or 409.
 public struct ToxiproxyRouter: Sendable {
+    /// Bounds on what clients may create: each proxy is a listener, each toxic a rule.
+    public static let maxProxies = 256
+    public static let maxToxicsPerProxy = 64
     /// Same access rules as the control API: loopback `Host` only, no browsers.
     let access: ControlRouter
 
@@ -85,6 +88,9 @@ public struct ToxiproxyRouter: Sendable {
             if proxy.toxics.contains(where: { $0.name == toxic.name }) {
                 return .error(409, "toxic already exists: \(toxic.name)")
             }
+            guard proxy.toxics.count < Self.maxToxicsPerProxy else {
+                return .error(400, "proxy \(proxy.name) has \(Self.maxToxicsPerProxy) toxics, the most Faultline keeps; delete one first")
+            }
             return result(backend.setToxics(proxy.toxics + [toxic], proxy: proxy.name)) { _ in .json(200, toxic.json) }
         case 4 where parts[0] == "proxies" && parts[2] == "toxics":
             if let refused = allow("GET", "POST", "DELETE") { return refused }
@@ -122,7 +128,11 @@ public struct ToxiproxyRouter: Sendable {
             return .error(400, "missing or bad proxy name")
         }
         guard let upstream = body["upstream"]?.stringValue, !upstream.isEmpty else { return .error(400, "missing upstream") }
-        if backend.proxies().contains(where: { $0.name == name }) { return .error(409, "proxy already exists") }
+        let proxies = backend.proxies()
+        if proxies.contains(where: { $0.name == name }) { return .error(409, "proxy already exists") }
+        guard proxies.count < Self.maxProxies else {
+            return .error(400, "\(Self.maxProxies) proxies exist, the most Faultline serves; delete one first")
+        }
         let listen = body["listen"]?.stringValue ?? "127.0.0.1:0"
         let enabled = body["enabled"]?.boolValue ?? true
         return result(backend.createProxy(name: name, listen: listen, upstream: upstream, enabled: enabled)) {

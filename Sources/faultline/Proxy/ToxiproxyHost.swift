@@ -22,6 +22,9 @@ final class ToxiproxyHost: ToxiproxyBackend {
     /// The main proxy's settings: limits, seed and `--record` carry over.
     let base: ProxySettings
     private var entries: [String: Entry] = [:]
+    /// Stopped servers whose connections may still be closing: their pairs hold them
+    /// `unowned`, so they are kept until the last pair is gone (pruned on each change).
+    private var retired: [ProxyServer] = []
     let version = FaultlineVersion.tool
 
     init(loop: EventLoop, base: ProxySettings) {
@@ -128,6 +131,8 @@ final class ToxiproxyHost: ToxiproxyBackend {
         }
         server.stop()
         entry.server = nil
+        retired.removeAll { $0.openConnections == 0 }
+        retired.append(server)
     }
 
     private func install(_ rules: [FaultRule], on server: ProxyServer) {
