@@ -84,6 +84,22 @@ public final class TCPConnection: HandleOwner {
     /// Whether the socket is closed (or closing).
     public var isClosed: Bool { tcp == nil }
 
+    /// The socket's file descriptor (nil once closed): how close the process is to its
+    /// descriptor limit, since the kernel hands out the lowest free number.
+    public var descriptor: Int32? {
+        guard let tcp else { return nil }
+        var fd: uv_os_fd_t = -1
+        guard uv_fileno(CUV_handle(tcp), &fd) == 0 else { return nil }
+        return Int32(fd)
+    }
+
+    /// The process's soft limit on open descriptors (RLIMIT_NOFILE), nil if unlimited.
+    public static var descriptorLimit: Int? {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return nil }
+        return Int(clamping: limit.rlim_cur)
+    }
+
     /// Bytes accepted by `write` and not yet handed to the kernel.
     public var writeQueueBytes: Int {
         guard let tcp else { return 0 }

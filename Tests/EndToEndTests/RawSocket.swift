@@ -50,4 +50,15 @@ final class RawSocket {
     }
 
     var text: String { String(decoding: readToEnd().bytes, as: UTF8.self) }
+
+    /// The first line the peer sends (without its CRLF), or what came before EOF or the timeout.
+    func firstLine() -> String {
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        while recv(fd, &byte, 1, 0) == 1 {
+            if byte == 10 { break }
+            if byte != 13 { bytes.append(byte) }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 }

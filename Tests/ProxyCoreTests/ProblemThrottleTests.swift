@@ -18,3 +18,14 @@ import Testing
         #expect(throttle.occurred(now: .max) == nil)
     }
 }
+
+@Suite struct DescriptorBudgetTests {
+    @Test func keepsAnEighthOfTheLimitFreeWithinBounds() {
+        #expect(DescriptorBudget.headroom(limit: 40) == 5)
+        #expect(DescriptorBudget.headroom(limit: 1024) == 64)
+        #expect(DescriptorBudget.headroom(limit: 10) == 4)
+        #expect(!DescriptorBudget.isNearLimit(descriptor: 34, limit: 40))
+        #expect(DescriptorBudget.isNearLimit(descriptor: 35, limit: 40))
+        #expect(!DescriptorBudget.isNearLimit(descriptor: 1_000_000, limit: nil))
+    }
+}

@@ -36,6 +36,8 @@ final class ProxyServer {
     private var stopped = false
     var counters = ProxyMetrics()
     private var acceptProblems = ProblemThrottle()
+    /// RLIMIT_NOFILE's soft limit, read at start (nil: unlimited).
+    private let descriptorLimit = TCPConnection.descriptorLimit
     /// Called once when `stop()` has finished (the capture is closed).
     var onStopped: (() -> Void)?
     /// Sees every record as it is made, before it is written (live analysis).
@@ -130,9 +132,30 @@ final class ProxyServer {
         if let live { live.problem(message) } else { Console.err("faultline proxy: \(message)\n") }
     }
 
+    /// A client accepted inside the descriptor headroom (`DescriptorBudget`): 503 and closed
+    /// at once, so the descriptors left serve the open relays; reported like accept failures.
+    private func refuseNearDescriptorLimit(_ connection: TCPConnection, descriptor: Int) {
+        let limit = descriptorLimit ?? 0
+        let body = "faultline: out of file descriptors (descriptor \(descriptor) of \(limit)); try again later\n"
+        connection.write(Array(("HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body).utf8))
+        connection.closeAfterFlush()
+        guard let count = acceptProblems.occurred(now: now) else { return }
+        let message = "refused a connection from \(connection.remoteAddress) with 503: descriptor \(descriptor) is within "
+            + "\(DescriptorBudget.headroom(limit: limit)) of the limit of \(limit) open files (too many open files ahead)"
+            + (count > 1 ? "; \(count) connections refused or failed since the last report" : "")
+            + "; raise the limit (ulimit -n) or lower --max-connections"
+        record(.note(NoteRecord(conn: nil, t: now, level: .error, message: message)))
+        if let live { live.problem(message) } else { Console.err("faultline proxy: \(message)\n") }
+    }
+
     /// A new client: with `--tls-cert` its TLS handshake runs first (a failed one is noted
     /// and shown, and never becomes a connection); then it is admitted as a byte stream.
     private func accept(_ connection: TCPConnection) {
+        if let fd = connection.descriptor, DescriptorBudget.isNearLimit(descriptor: Int(fd), limit: descriptorLimit) {
+            refuseNearDescriptorLimit(connection, descriptor: Int(fd))
+            return
+        }
         if let forward {
             forward.accept(connection)
             return
