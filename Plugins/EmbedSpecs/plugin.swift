@@ -24,7 +24,8 @@ struct EmbedSpecs: BuildToolPlugin {
             displayName: "Embedding \(inputs.count) built-in specs of \(target.name)",
             executable: URL(fileURLWithPath: "/bin/sh"),
             arguments: ["-c", Self.script, "embed-specs", folder.path, output.path],
-            inputFiles: inputs,
+            // This file too: SwiftPM does not re-run a command whose script alone changed.
+            inputFiles: inputs + [context.package.directoryURL.appending(path: "Plugins/EmbedSpecs/plugin.swift")],
             outputFiles: [output])]
     }
 
