@@ -11,7 +11,8 @@ import PackagePlugin
 struct BuildInfo: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
         let package = context.package.directoryURL
-        var inputs = Self.gitFiles(package)
+        // This file too: SwiftPM does not re-run a command whose script alone changed.
+        var inputs = Self.gitFiles(package) + [package.appending(path: "Plugins/BuildInfo/plugin.swift")]
         for case let module as SourceModuleTarget in context.package.targets {
             inputs += module.sourceFiles(withSuffix: "swift").map(\.url)
         }

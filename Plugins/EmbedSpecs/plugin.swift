@@ -24,7 +24,8 @@ struct EmbedSpecs: BuildToolPlugin {
             displayName: "Embedding \(inputs.count) built-in specs of \(target.name)",
             executable: URL(fileURLWithPath: "/bin/sh"),
             arguments: ["-c", Self.script, "embed-specs", folder.path, output.path],
-            inputFiles: inputs,
+            // This file too: SwiftPM does not re-run a command whose script alone changed.
+            inputFiles: inputs + [context.package.directoryURL.appending(path: "Plugins/EmbedSpecs/plugin.swift")],
             outputFiles: [output])]
     }
 
@@ -32,12 +33,13 @@ struct EmbedSpecs: BuildToolPlugin {
     /// (letters, digits, `.`, `_`, `-`) stops the build rather than break the literal.
     static let script = #"""
         set -eu
+        export LC_ALL=C
         folder=$1 out=$2
         new=$(
             echo "// Generated at build time by the EmbedSpecs plugin from $(basename "$(dirname "$folder")")/Specs/*.json: do not edit."
             echo ""
             echo "/// The built-in specs, each JSON file's bytes under its name (the file name without"
-            echo "/// \`.json\`), in name order."
+            echo "/// \`.json\`), in file name order (LC_ALL=C)."
             echo "enum EmbeddedSpecs {"
             echo "    static let files: [(name: String, bytes: [UInt8])] = ["
             for file in "$folder"/*.json; do

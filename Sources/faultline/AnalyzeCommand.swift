@@ -61,7 +61,7 @@ enum AnalyzeCommand: Command {
             spec = try SpecLoader.load(arguments.value("spec") ?? "bird")
         } catch {
             // Blame --spec only when it was given; the default's error names its own source.
-            throw UsageError("\(command): \(arguments.value("spec") == nil ? "" : "--spec: ")\(error)")
+            throw UsageError("\(command): \(arguments.all("spec").isEmpty ? "" : "--spec: ")\(error)")
         }
         spec = try overrides(arguments).apply(to: spec)
         var clientKey = ClientKeyMode.standard

@@ -228,7 +228,7 @@ enum ProxyCommand: Command {
         let spec: LifecycleSpec
         do { spec = try SpecLoader.load(name) } catch {
             // Blame --spec only when it was given; `--live` alone uses the default.
-            throw UsageError("faultline proxy: \(arguments.value("spec") == nil ? "" : "--spec: ")\(error)")
+            throw UsageError("faultline proxy: \(arguments.all("spec").isEmpty ? "" : "--spec: ")\(error)")
         }
         return LiveAnalysis(spec: spec, transitions: live)
     }

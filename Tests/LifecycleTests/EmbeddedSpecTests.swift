@@ -12,7 +12,7 @@ import Foundation
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.folder.path)
             .filter { $0.hasSuffix(".json") }.sorted()
         #expect(files.count >= 3)
-        #expect(SpecLoader.builtInNames == files.map { String($0.dropLast(".json".count)) })
+        #expect(SpecLoader.builtInNames == files.map { String($0.dropLast(".json".count)) }.sorted())
         for file in files {
             let name = String(file.dropLast(".json".count))
             let bytes = try #require(FileManager.default.contents(atPath: Self.folder.appendingPathComponent(file).path))

@@ -8,7 +8,7 @@ enum SpecFiles {
     static let overrideVariable = "FAULTLINE_SPECS"
 
     /// Every built-in name, in name order.
-    static var names: [String] { EmbeddedSpecs.files.map(\.name) }
+    static var names: [String] { EmbeddedSpecs.files.map(\.name).sorted() }
 
     /// The embedded bytes of built-in `name`, or nil for an unknown name.
     static func embedded(_ name: String) -> [UInt8]? {
