@@ -43,7 +43,7 @@ extension RelaySession {
     mutating func plainEnded(_ side: Side, kind: EndKind, now: Micros, into out: inout [RelayCommand]) {
         guard case .plainTCP(let connected) = phase else { return }
         if kind == .fin, connected, !(client.readEnded && server.readEnded) {
-            out.append(.shutdown(side.other))
+            shutdownSocket(side.other, into: &out)   // the FIN passed on, recorded on its leg
             return
         }
         out.append(note(.info, "plain TCP relayed \(plainCounts.client) bytes client to server, \(plainCounts.server) server to client", now: now))

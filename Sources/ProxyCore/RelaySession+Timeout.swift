@@ -39,21 +39,17 @@ extension RelaySession {
     /// client's stream while its request is incomplete, else the upstream's), and an HTTP
     /// answer to the client (`status`, or 504 when the upstream is the one being waited for).
     mutating func abandonHandshake(reason: String, status: Int, now: Micros, into out: inout [RelayCommand]) {
+        clock = now   // `evict` comes from outside `handle`: the ends are recorded at this time
         out.append(note(.warning, reason + "; closed", now: now))
         if phase == .awaitingRequest {
             out.append(.send(to: .client, bytes: HTTPReplies.response(status: status, body: "faultline: \(reason)")))
-            recordEnd(of: .client, kind: .error, detail: reason, now: now, into: &out)
+            recordProxyEnd(towards: .client, kind: .fin, detail: reason, into: &out)
             finishBeforeUpstream(into: &out)
         } else {
-            recordEnd(of: .server, kind: .error, detail: reason, now: now, into: &out)
+            recordProxyEnd(towards: .server, kind: .fin, detail: reason, into: &out)
             answerUpgrade(status: status == 408 ? 504 : status, body: "faultline: \(reason)", now: now, into: &out)
             finish(into: &out)
         }
-    }
-
-    /// The end of `side`'s leg that the timeout caused, recorded once (see `recordEnd(_:into:)`).
-    mutating func recordEnd(of side: Side, kind: EndKind, detail: String, now: Micros, into out: inout [RelayCommand]) {
-        recordEnd(EndRecord(conn: conn, t: now, side: side, kind: kind, detail: detail, leg: Leg(peer: side)), into: &out)
     }
 
     /// "10 s", "2.5 s".

@@ -219,6 +219,6 @@ import TestSupport
         #expect(report.stdout.contains("warning: client-1: no bird events seen; analyzed at connection level"), "\(report.stdout)")
         #expect(report.stdout.contains("connecting -> connected  (upgrade 101 (no protocol events: connection level))"), "\(report.stdout)")
         #expect(report.stdout.contains("connected -> disconnected  (close 1000 from client)"), "\(report.stdout)")
-        #expect(report.stdout.contains("findings:\n  none"), "\(report.stdout)")
+        #expect(report.stdout.contains("  findings: none\n"), "\(report.stdout)")
     }
 }

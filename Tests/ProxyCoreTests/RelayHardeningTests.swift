@@ -26,8 +26,9 @@ import Testing
         #expect(h.now == 3_000_000)
         #expect(String(decoding: end.sent(to: .client), as: UTF8.self).hasPrefix("HTTP/1.1 408 Request Timeout\r\n"))
         #expect(end.socketCommands == [.close(.client)])
+        // Recorded as the client saw it: its server (the proxy) ended the connection.
         #expect(end.ends.count == 1)
-        #expect(end.ends.first?.side == .client)
+        #expect(end.ends.first?.side == .server && end.ends.first?.leg == .client && end.ends.first?.kind == .fin)
         #expect(end.ends.first?.detail?.contains("handshake timeout") == true)
         #expect(end.ends.first?.detail?.contains("2 bytes received") == true)
         #expect(end.notes.first?.message.contains("handshake timeout") == true)
@@ -48,7 +49,9 @@ import Testing
         h.handle(.upstreamConnected, at: 10)
         let end = h.fireTimer()
         #expect(String(decoding: end.sent(to: .client), as: UTF8.self).hasPrefix("HTTP/1.1 504 Gateway Timeout\r\n"))
-        #expect(end.ends.first?.side == .server)
+        // The proxy ended the upstream leg (as its client) with the reason, then the client's.
+        #expect(end.ends.first?.leg == .upstream && end.ends.first?.side == .client)
+        #expect(end.ends.first?.detail?.contains("handshake timeout") == true)
         #expect(end.upgrades.map(\.status) == [504])
         #expect(Set(end.socketCommands) == [.close(.client), .close(.server)])
     }

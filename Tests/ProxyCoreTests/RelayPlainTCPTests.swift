@@ -33,7 +33,10 @@ import WebSocket
         let serverFIN = h.handle(.ended(side: .server, kind: .fin, detail: nil))
         #expect(serverFIN.socketCommands == [.close(.client), .close(.server)])
         #expect(serverFIN.notes.last?.message == "plain TCP relayed 14 bytes client to server, 7 server to client")
-        #expect(h.log.ends.map(\.side) == [.client, .server])
+        // Each FIN on both legs, in order: the client's, passed on to the server, the
+        // server's, passed on to the client (leg, then who sent it on that leg).
+        #expect(h.log.ends.map { "\($0.leg?.rawValue ?? "-") \($0.side)" }
+                == ["client client", "upstream client", "upstream server", "client server"])
     }
 
     @Test func aResetIsPassedOn() {

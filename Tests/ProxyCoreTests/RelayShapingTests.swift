@@ -62,7 +62,8 @@ import WebSocket
         let end = h.handle(.ended(side: .server, kind: .fin, detail: nil), at: 1_000_000)
         #expect(!end.contains(.shutdown(.client)))
         #expect(end.faults.first?.detail == "held the server's FIN for 2s")
-        #expect(end.contains(.schedule(id: 1, at: 3_000_000)))
+        // Timer 1 is the handshake deadline, armed at accept.
+        #expect(end.contains(.schedule(id: 2, at: 3_000_000)))
         let later = h.fireTimer()
         #expect(later.contains(.shutdown(.client)))
     }
