@@ -11,7 +11,8 @@ enum FramesCommand: Command {
         discussion: """
             INPUT is a faultline capture (or '-' for standard input); its kind is detected
             from its first bytes. Records are read and printed as they come, in constant
-            memory. Warnings (a torn last line) go to standard error.
+            memory. Warnings (a torn last line, a pcap stream error: where frames may be
+            missing) go to standard error.
             """,
         arguments: [ArgumentSpec("input", help: "The capture to read, or '-' for standard input.")],
         options: [
@@ -26,12 +27,25 @@ enum FramesCommand: Command {
         var source = try InputSources.open(path)
         var output = BufferedOutput()
         defer { output.flush() }
+        var notes = StreamNotes()
         while let record = try nextRecord(&source, output: &output) {
-            guard case .frame(let frame) = record else { continue }
-            if json { FrameLine.json(frame, into: &output) } else { FrameLine.text(frame, into: &output) }
+            switch record {
+            case .frame(let frame):
+                if json { FrameLine.json(frame, into: &output) } else { FrameLine.text(frame, into: &output) }
+            case .note(let note):
+                // A stream error (a frame length of 2^63, a hole, a conflict) is where
+                // frames went missing: said on standard error as it happens.
+                if let line = notes.take(note) {
+                    output.flush()
+                    Console.err("faultline: \(line)\n")
+                }
+            default:
+                continue
+            }
         }
         output.flush()
-        for warning in source.warnings { Console.err("faultline: warning: \(warning)\n") }
+        if let line = notes.omittedLine { Console.err("faultline: \(line)\n") }
+        for warning in source.warnings { Console.err(TerminalText.escape("faultline: warning: \(warning)") + "\n") }
         return ExitStatus.success
     }
 
