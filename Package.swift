@@ -60,6 +60,12 @@ let package = Package(
             .executableTarget(
                 name: "faultline",
                 dependencies: libraries.map { .byName(name: $0.name) }),
+            // libFuzzer targets (Tools/fuzz builds them with --sanitize=fuzzer -DFUZZING); in a
+            // normal build, a driver that replays inputs through them (Tools/test's smoke run).
+            .executableTarget(
+                name: "faultline-fuzz",
+                dependencies: ["WebSocket", "Capture", "JSON", "Pcap", "Lifecycle", "Faults", "Realtime", "ControlAPI"],
+                path: "Sources/Fuzz"),
             // Tests that run the built `faultline` binary against real peers.
             .testTarget(name: "EndToEndTests", dependencies: ["Capture", "JSON", "WebSocket", "Pcap", "TestSupport"]),
         ],
