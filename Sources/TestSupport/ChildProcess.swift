@@ -140,15 +140,26 @@ private final class CollectedOutput: @unchecked Sendable {
         return stderr ? stderrLines : stdoutLines
     }
 
+    /// The predicate runs without the lock held: tests' predicates read `output` and
+    /// `errorOutput` themselves, which take the lock (held, it deadlocked). Every line is
+    /// looked at again on each wake-up, since a predicate may depend on other state.
     func waitForLine(until deadline: Date, stderr: Bool, where predicate: (String) -> Bool) -> String? {
-        condition.lock()
-        defer { condition.unlock() }
-        var checked = 0
+        let index = stderr ? 1 : 0
         while true {
+            condition.lock()
             let lines = stderr ? stderrLines : stdoutLines
-            if let line = lines[checked...].first(where: predicate) { return line }
-            checked = lines.count
-            if ended[stderr ? 1 : 0] || !condition.wait(until: deadline) { return nil }
+            let seen = stdoutLines.count + stderrLines.count
+            let finished = ended[index]
+            condition.unlock()
+            if let line = lines.first(where: predicate) { return line }
+            if finished { return nil }
+            if Date() >= deadline { return nil }
+            // Woken by a line, or every 100 ms for predicates that look at other state.
+            condition.lock()
+            if stdoutLines.count + stderrLines.count == seen, !ended[index] {
+                _ = condition.wait(until: min(deadline, Date().addingTimeInterval(0.1)))
+            }
+            condition.unlock()
         }
     }
 }
