@@ -7,7 +7,7 @@ import Lifecycle
 /// not worth a line.
 public enum LiveLine {
     public static func format(_ event: AnalysisEvent) -> String? {
-        raw(event).map(TerminalText.escape)
+        raw(event).map { TerminalText.escape($0) }
     }
 
     private static func raw(_ event: AnalysisEvent) -> String? {
