@@ -64,6 +64,12 @@ let package = Package(
             // Build-time generators: the built-in specs as Swift literals, the commit for --version.
             .plugin(name: "EmbedSpecs", capability: .buildTool()),
             .plugin(name: "BuildInfo", capability: .buildTool()),
+            // libFuzzer targets (Tools/fuzz builds them with --sanitize=fuzzer -DFUZZING); in a
+            // normal build, a driver that replays inputs through them (Tools/test's smoke run).
+            .executableTarget(
+                name: "faultline-fuzz",
+                dependencies: ["WebSocket", "Capture", "JSON", "Pcap", "Lifecycle", "Faults", "Realtime", "ControlAPI"],
+                path: "Sources/Fuzz"),
             // Tests that run the built `faultline` binary against real peers.
             .testTarget(name: "EndToEndTests", dependencies: ["Capture", "JSON", "WebSocket", "Pcap", "TestSupport"]),
         ],

@@ -127,8 +127,9 @@ public struct CommandLineTool {
 
     private func usageError(_ message: String) -> Int32 {
         let prefix = message.hasPrefix(root.name) ? "" : "\(root.name): "
-        // Messages quote input (record types, file names, header values): escaped.
-        Console.err(TerminalText.escape(prefix + message) + "\n")
+        // Messages quote input (record types, file names, header values): escaped. Some
+        // are several lines on purpose (a fault rule with a caret under the bad part).
+        Console.err(TerminalText.escape(prefix + message, keepingNewlines: true) + "\n")
         return ExitStatus.usage
     }
 }

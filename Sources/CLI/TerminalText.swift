@@ -11,11 +11,14 @@ public enum TerminalText {
     /// bidirectional overrides and isolates that make text display in another order than
     /// it is stored. A backslash is left as it is. Text of printable ASCII only (nearly
     /// all) is returned unchanged after one pass over its bytes.
-    public static func escape(_ text: String) -> String {
+    /// `keepingNewlines` leaves LF as it is, for text made of several lines on purpose
+    /// (an error message with the bad rule and a caret under it); every other control
+    /// character is still escaped.
+    public static func escape(_ text: String, keepingNewlines: Bool = false) -> String {
         guard text.utf8.contains(where: { $0 < 0x20 || $0 >= 0x7F }) else { return text }
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
-            guard needsEscape(scalar) else { out.append(scalar); continue }
+            guard needsEscape(scalar), !(keepingNewlines && scalar == "\n") else { out.append(scalar); continue }
             let escaped: String
             switch scalar.value {
             case 0x0A: escaped = "\\n"

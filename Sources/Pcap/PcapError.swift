@@ -2,7 +2,13 @@
 /// capture are warnings and notes instead.
 public struct PcapError: Error, Sendable, CustomStringConvertible {
     public var message: String
-    public init(_ message: String) { self.message = message }
+    /// The file ended inside a packet record: the packets before it are good, and readers
+    /// keep them with a warning. False for every other error.
+    public var isTornTail: Bool
+    public init(_ message: String, tornTail: Bool = false) {
+        self.message = message
+        self.isTornTail = tornTail
+    }
     public var description: String { message }
 }
 

@@ -17,24 +17,45 @@ public struct PcapRecordSource: RecordSource {
     }
 
     public let header: CaptureHeader
-    public var warnings: [String] { state.warningList() }
+    public var warnings: [String] {
+        var list = state.warningList()
+        if reader.badTimestamps > 0 {
+            list.append("\(reader.badTimestamps) packets skipped: timestamp negative or beyond year 146,000 "
+                        + "(first: packet \(reader.firstBadTimestamp ?? 0))")
+        }
+        return list
+    }
 
     private let reader: PcapReader
     private let state: DecoderState
     private var pendingPacket: PcapReader.Packet?
     private var batch = PacketBatch()
     private var finished = false
+    /// Corruption in the middle of the file: thrown once the records decoded before it
+    /// are out.
+    private var failure: PcapError?
 
     /// Opens `path` ("-" for stdin). `tool` goes into the synthesized header ("faultline 0.1.0").
     public init(path: String, filter: String? = nil, tool: String, limits: Limits = Limits()) throws(PcapError) {
-        reader = try PcapReader(path: path, filter: filter)
+        try self.init(reader: try PcapReader(path: path, filter: filter), filter: filter, tool: tool, limits: limits)
+    }
+
+    /// Decodes an open reader (one reading from memory, in the fuzz target).
+    public init(reader: PcapReader, filter: String? = nil, tool: String, limits: Limits = Limits()) throws(PcapError) {
+        let path = reader.path
+        self.reader = reader
         guard let link = reader.linkType else {
             throw PcapError("\(path): link type \(reader.dlt) is not supported "
                             + "(Ethernet, Linux cooked SLL/SLL2, BSD loopback/NULL and raw IP are)")
         }
         var first: PcapReader.Packet?
         var torn: String?
-        do { first = try reader.next() } catch { torn = error.message }
+        do {
+            first = try reader.next()
+        } catch {
+            guard error.isTornTail else { throw error }
+            torn = error.message
+        }
         pendingPacket = first
         var settings = JSONObject()
         settings["input"] = .string(path)
@@ -50,6 +71,10 @@ public struct PcapRecordSource: RecordSource {
     public mutating func next() throws -> CaptureRecord? {
         while true {
             if let record = state.queue.popFirst() { return record }
+            if let failure {
+                self.failure = nil
+                throw failure
+            }
             if finished { return nil }
             batch.removeAll()
             if let packet = pendingPacket {
@@ -65,13 +90,14 @@ public struct PcapRecordSource: RecordSource {
                 }
             } catch {
                 // A torn tail (a capture still being written, or cut): keep what was read.
-                torn = error.message
+                // Corruption with data after it: an error once the packets before are out.
+                if error.isTornTail { torn = error.message } else { failure = error }
             }
             state.handle(batch)
-            if atEnd || torn != nil {
+            if atEnd || torn != nil || failure != nil {
                 if let torn { state.warn(torn) }
                 finished = true
-                state.finish()
+                if failure == nil { state.finish() }
             }
         }
     }

@@ -16,12 +16,12 @@ extension WebSocketConnection {
             directions[index].segmentEnds = []
             if sawSYN && directions[index].offset == count && index == clientIndex { ignore() }
         case .request, .response:
-            note(.error, "\(count) \(reason.rawValue) during the upgrade (\(side(index)) stream offset \(at)): "
+            note(.error, "\(count) \(reason.rawValue) during the upgrade (\(streamName(index)), offset \(at)): "
                  + "connection not decoded further", t: t)
             ignore()
         case .open:
             guard directions[index].state != .idle else { return }
-            startResync(index, reason: "\(count) \(reason.rawValue) in the \(side(index)) stream at offset \(at)", t: t)
+            startResync(index, reason: "\(count) \(reason.rawValue) in the \(streamName(index)) at offset \(at)", t: t)
         }
     }
 
@@ -58,7 +58,7 @@ extension WebSocketConnection {
             dir.segmentEnds = []
             dir.skipped = 0
             directions[index] = dir
-            note(.info, "\(side(index)) stream: frames picked up at a proven frame boundary after skipping \(skipped) bytes", t: t)
+            note(.info, "\(streamName(index)): frames picked up at a proven frame boundary after skipping \(skipped) bytes", t: t)
             if phase == .open { drainFrames(index, t: t) }
         case .needMore(let discardable):
             var drop = discardable
@@ -78,11 +78,11 @@ extension WebSocketConnection {
         guard !directions[index].ended else { return }
         directions[index].ended = true
         if case .resync = directions[index].state, directions[index].skipped + directions[index].resync.count > 0 {
-            note(.warning, "\(side(index)) stream ended before a frame boundary could be proven: "
+            note(.warning, "\(streamName(index)) ended before a frame boundary could be proven: "
                  + "\(directions[index].skipped + directions[index].resync.count) bytes not decoded", t: t)
         }
         if case .frames = directions[index].state, directions[index].decoder.bufferedByteCount > 0, phase == .open {
-            note(.warning, "\(side(index)) stream ended inside a frame: \(directions[index].decoder.bufferedByteCount) bytes left undecoded", t: t)
+            note(.warning, "\(streamName(index)) ended inside a frame: \(directions[index].decoder.bufferedByteCount) bytes left undecoded", t: t)
         }
         directions[index].state = .idle
         guard let id else { return }
@@ -90,7 +90,7 @@ extension WebSocketConnection {
     }
 
     func conflict(offset: Int64, count: Int, from index: Int, t: Micros) {
-        note(.warning, "\(side(index)) stream: \(count) retransmitted bytes differ from the first copy near offset \(offset) "
+        note(.warning, "\(streamName(index)): \(count) retransmitted bytes differ from the first copy near offset \(offset) "
              + "(the first copy was kept)", t: t)
     }
 

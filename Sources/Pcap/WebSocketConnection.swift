@@ -28,6 +28,11 @@ final class WebSocketConnection: TCPFlow {
         var maxResyncBuffer = 1 << 20
         /// Bytes held per direction while detecting a connection that started mid-stream.
         var maxDetectBytes = 64 << 10
+        /// Of an inflated message, the bytes recorded (the analyzer reads a message's start:
+        /// its event name, channel and data); the rest is inflated and dropped.
+        var maxRecordedMessage = 64 << 10
+        /// Client bytes held after an upgrade request while its response has not come.
+        var maxUnansweredBytes = 1 << 20
     }
 
     /// One direction's decoding state.
@@ -50,6 +55,9 @@ final class WebSocketConnection: TCPFlow {
         /// Stream offset of the next byte, for notes.
         var offset: Int64 = 0
         var lastTime: Micros = 0
+        /// Stream offset just past the segment being fed (`offset` moves there after it),
+        /// so a decoding error can say where it happened.
+        var fedEnd: Int64 = 0
         var decoder: FrameDecoder
         var validator: MessageValidator?
         var inflater: MessageInflater?
@@ -60,6 +68,8 @@ final class WebSocketConnection: TCPFlow {
         var resync: [UInt8] = []
         var segmentEnds: [Int] = []
         var skipped = 0
+        /// A message of this direction was cut to `maxRecordedMessage` (noted once).
+        var cutNoted = false
     }
 
     // Per-packet fields first: with the object header they share one cache line.
@@ -98,6 +108,10 @@ final class WebSocketConnection: TCPFlow {
     }
 
     func side(_ index: Int) -> Side { index == clientIndex ? .client : .server }
+
+    /// "client stream 10.0.0.1:40000 -> 10.0.0.2:80": one direction named for a note, with
+    /// its flow, so a warning can be traced to the packets.
+    func streamName(_ index: Int) -> String { "\(side(index)) stream \(endpoint(index)) -> \(endpoint(1 - index))" }
     func endpoint(_ index: Int) -> Endpoint { index == 0 ? key.low : key.high }
 
     func note(_ level: NoteRecord.Level, _ message: String, t: Micros) {
@@ -111,6 +125,7 @@ final class WebSocketConnection: TCPFlow {
             directions[i].state = .idle
             directions[i].resync = []
             directions[i].message = CompressedMessage(maxBytes: limits.maxPayload)
+            directions[i].decoder = FrameDecoder(maxPayload: 0)  // frees what it buffered
         }
     }
 
@@ -128,6 +143,7 @@ final class WebSocketConnection: TCPFlow {
 
     func data(_ bytes: UnsafeRawBufferPointer, from index: Int, midStream streamMidStart: Bool, t: Micros) {
         directions[index].lastTime = t
+        directions[index].fedEnd = directions[index].offset + Int64(bytes.count)
         defer { directions[index].offset += Int64(bytes.count) }
         switch phase {
         case .ignored:
@@ -192,7 +208,15 @@ final class WebSocketConnection: TCPFlow {
         case .frames:
             guard phase == .open, directions[index].decoder.isAtFrameBoundary else {
                 directions[index].decoder.append(bytes)
-                if phase == .open { drainFrames(index, t: t) }
+                if phase == .open {
+                    drainFrames(index, t: t)
+                } else if directions[index].decoder.bufferedByteCount > limits.maxUnansweredBytes {
+                    // Frames wait for the response (it says whether they are compressed):
+                    // held without bound they grew with the file (300 MB, 505 MB of RSS).
+                    note(.warning, "\(streamName(index)): upgrade request unanswered after \(limits.maxUnansweredBytes) "
+                         + "bytes of client data: connection not decoded further", t: t)
+                    ignore()
+                }
                 return
             }
             // Whole frames straight from the segment; only a partial tail (or a frame the
@@ -281,7 +305,9 @@ final class WebSocketConnection: TCPFlow {
             do {
                 frame = try directions[index].decoder.next()
             } catch {
-                note(.error, "\(side(index)) stream: \(error.message); looking for the next frame boundary", t: t)
+                let decoder = directions[index].decoder
+                let at = directions[index].fedEnd - Int64(decoder.bufferedByteCount + decoder.failedHeaderByteCount)
+                note(.error, "\(streamName(index)), frame at offset \(at): \(error.message); looking for the next frame boundary", t: t)
                 startResync(index, reason: nil, t: t)
                 return
             }
@@ -309,7 +335,16 @@ final class WebSocketConnection: TCPFlow {
             case .complete(let message):
                 compressed = true
                 do {
-                    payload = try inflater.inflate(message, maxOutput: limits.maxPayload)
+                    // The analyzer needs a message's first kilobytes, not 64 MiB of it: only
+                    // a prefix is kept (an inflation bomb stays small), and the cut is noted once.
+                    let keep = limits.maxRecordedMessage
+                    let (prefix, length) = try inflater.inflatePrefix(message, keep: keep, maxOutput: limits.maxPayload)
+                    payload = prefix
+                    if length > keep, !directions[index].cutNoted {
+                        directions[index].cutNoted = true
+                        note(.warning, "\(streamName(index)): a message inflated to \(length) bytes; of this and any "
+                             + "later message over \(keep) bytes only the first \(keep) are recorded", t: t)
+                    }
                 } catch {
                     note(.error, "\(side) message failed to inflate (\(error)): recorded as compressed bytes", t: t)
                     compressed = false

@@ -1,19 +1,22 @@
 import Foundation
 import Glibc
 
-/// A child process for tests: output collected line by line on background threads, every
-/// wait bounded, stopped with SIGKILL (a child started from a Swift Testing test may inherit
-/// a signal mask with SIGTERM blocked, so `terminate()` is not reliable; see swift-notes.md).
+/// A child process for tests: both output pipes read to end-of-file by two threads of
+/// their own, every wait bounded, stopped with SIGKILL (a child started from a Swift
+/// Testing test may inherit a signal mask with SIGTERM blocked, so `terminate()` is not
+/// reliable; see swift-notes.md).
+///
+/// No wait stands in for an event: a line is waited for on a condition signalled when it
+/// arrives, and `waitForExit` returns only once the child exited and both pipes reached
+/// end-of-file (the reading threads are joined), so the output it hands back is complete
+/// however loaded the machine is. (It used to poll a dispatch handler's output for a fixed
+/// 5 s after the exit; on a loaded machine `analyze`'s JSON arrived later than that, empty.)
 public final class ChildProcess: @unchecked Sendable {
-    // @unchecked: `lines` and `finished` are guarded by `lock`; `process` is set up before start.
+    // @unchecked: `process` is set up before start and only read after; `output` locks itself.
     private let process = Process()
-    private let lock = NSLock()
-    private var stdoutLines: [String] = []
-    private var stderrLines: [String] = []
-    private var stdoutPartial = Data()
-    private var stderrPartial = Data()
-    /// Pipes that reached end-of-file; output is complete once both have.
-    private var closedPipes = 0
+    private let collected = CollectedOutput()
+    /// Left once per pipe at its end-of-file: waiting on it joins the two reading threads.
+    private let readers = DispatchGroup()
 
     public let commandLine: String
 
@@ -30,17 +33,19 @@ public final class ChildProcess: @unchecked Sendable {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
-        out.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil }
-            self?.collect(data, stderr: false)
-        }
-        err.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil }
-            self?.collect(data, stderr: true)
-        }
         try process.run()
+        // The threads hold the pipes' read ends and the collected output, never `self`:
+        // a test that drops its child still gets it killed by `deinit`.
+        for (handle, isStderr) in [(out.fileHandleForReading, false), (err.fileHandleForReading, true)] {
+            readers.enter()
+            let output = collected, readers = self.readers
+            let thread = Thread {
+                output.readToEnd(handle.fileDescriptor, stderr: isStderr)
+                readers.leave()
+            }
+            thread.name = "ChildProcess \(isStderr ? "stderr" : "stdout")"
+            thread.start()
+        }
     }
 
     /// Starts the `faultline` binary under test.
@@ -55,52 +60,27 @@ public final class ChildProcess: @unchecked Sendable {
 
     public var pid: Int32 { process.processIdentifier }
 
-    private func collect(_ data: Data, stderr: Bool) {
-        lock.lock()
-        defer { lock.unlock() }
-        if data.isEmpty {
-            // End of file: keep a last line without a newline, and count the pipe as drained.
-            closedPipes += 1
-            if stderr, !stderrPartial.isEmpty { stderrLines.append(String(decoding: stderrPartial, as: UTF8.self)); stderrPartial = Data() }
-            if !stderr, !stdoutPartial.isEmpty { stdoutLines.append(String(decoding: stdoutPartial, as: UTF8.self)); stdoutPartial = Data() }
-            return
-        }
-        if stderr { stderrPartial.append(data) } else { stdoutPartial.append(data) }
-        func split(_ partial: inout Data, into lines: inout [String]) {
-            while let newline = partial.firstIndex(of: 0x0A) {
-                lines.append(String(decoding: partial[partial.startIndex..<newline], as: UTF8.self))
-                partial = Data(partial[partial.index(after: newline)...])
-            }
-        }
-        if stderr { split(&stderrPartial, into: &stderrLines) } else { split(&stdoutPartial, into: &stdoutLines) }
-    }
-
-    private var drainedPipes: Int { lock.lock(); defer { lock.unlock() }; return closedPipes }
-
     /// Complete lines printed so far.
-    public var output: [String] { lock.lock(); defer { lock.unlock() }; return stdoutLines }
-    public var errorOutput: [String] { lock.lock(); defer { lock.unlock() }; return stderrLines }
+    public var output: [String] { collected.lines(stderr: false) }
+    public var errorOutput: [String] { collected.lines(stderr: true) }
 
-    /// Waits until a stdout (or stderr) line satisfies `predicate`; nil after `timeout` seconds.
+    /// Waits until a stdout (or stderr) line satisfies `predicate`; nil after `timeout`
+    /// seconds, or when the pipe ended without such a line.
     @discardableResult
-    public func waitForLine(timeout: Double = 10, stderr: Bool = false, where predicate: (String) -> Bool) -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let line = (stderr ? errorOutput : output).first(where: predicate) { return line }
-            usleep(10_000)
-        }
-        return nil
+    public func waitForLine(timeout: Double = 30, stderr: Bool = false, where predicate: (String) -> Bool) -> String? {
+        collected.waitForLine(until: Date().addingTimeInterval(timeout), stderr: stderr, where: predicate)
     }
 
-    /// Waits for the process to exit; its status, or nil if it was still running at `timeout`.
-    public func waitForExit(timeout: Double = 10) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
+    /// Waits for the process to exit and for its output to be complete (both pipes at
+    /// end-of-file, the reading threads joined); its status, or nil if it was still running
+    /// at `timeout`. A grandchild that inherited the pipes could hold them open: that wait
+    /// is bounded too, by the same deadline but never less than 60 s.
+    public func waitForExit(timeout: Double = 60) -> Int32? {
+        let start = Date()
+        let deadline = start.addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { usleep(10_000) }
         guard !process.isRunning else { return nil }
-        // The output is complete only when both pipes reached end-of-file (a grandchild that
-        // inherited them could hold them open, so this wait is bounded too).
-        let drainDeadline = Date().addingTimeInterval(5)
-        while drainedPipes < 2, Date() < drainDeadline { usleep(5_000) }
+        _ = readers.wait(timeout: .now() + max(deadline.timeIntervalSinceNow, 60))
         return process.terminationStatus
     }
 
@@ -110,14 +90,82 @@ public final class ChildProcess: @unchecked Sendable {
     /// Kills the process if it still runs and reaps it (bounded).
     public func stop() {
         signal(SIGKILL)
-        _ = waitForExit(timeout: 5)
+        _ = waitForExit(timeout: 30)
     }
 
     deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 }
 
+/// Both pipes' lines, filled by the reading threads; waiters sleep on `condition`.
+private final class CollectedOutput: @unchecked Sendable {
+    // @unchecked: every field is read and written with `condition` locked.
+    private let condition = NSCondition()
+    private var stdoutLines: [String] = []
+    private var stderrLines: [String] = []
+    private var ended = [false, false]
+
+    /// Reads `fd` until end-of-file (or an error), splitting it into lines as it comes.
+    func readToEnd(_ fd: Int32, stderr: Bool) {
+        var partial: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            partial.append(contentsOf: buffer[0..<count])
+            var lines: [String] = []
+            var start = 0
+            while let newline = partial[start...].firstIndex(of: 0x0A) {
+                lines.append(String(decoding: partial[start..<newline], as: UTF8.self))
+                start = newline + 1
+            }
+            partial.removeFirst(start)
+            if !lines.isEmpty { append(lines, stderr: stderr, end: false) }
+        }
+        // End of file: a last line without a newline is kept.
+        append(partial.isEmpty ? [] : [String(decoding: partial, as: UTF8.self)], stderr: stderr, end: true)
+    }
+
+    private func append(_ lines: [String], stderr: Bool, end: Bool) {
+        condition.lock()
+        if stderr { stderrLines += lines } else { stdoutLines += lines }
+        if end { ended[stderr ? 1 : 0] = true }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func lines(stderr: Bool) -> [String] {
+        condition.lock()
+        defer { condition.unlock() }
+        return stderr ? stderrLines : stdoutLines
+    }
+
+    /// The predicate runs without the lock held: tests' predicates read `output` and
+    /// `errorOutput` themselves, which take the lock (held, it deadlocked). Every line is
+    /// looked at again on each wake-up, since a predicate may depend on other state.
+    func waitForLine(until deadline: Date, stderr: Bool, where predicate: (String) -> Bool) -> String? {
+        let index = stderr ? 1 : 0
+        while true {
+            condition.lock()
+            let lines = stderr ? stderrLines : stdoutLines
+            let seen = stdoutLines.count + stderrLines.count
+            let finished = ended[index]
+            condition.unlock()
+            if let line = lines.first(where: predicate) { return line }
+            if finished { return nil }
+            if Date() >= deadline { return nil }
+            // Woken by a line, or every 100 ms for predicates that look at other state.
+            condition.lock()
+            if stdoutLines.count + stderrLines.count == seen, !ended[index] {
+                _ = condition.wait(until: min(deadline, Date().addingTimeInterval(0.1)))
+            }
+            condition.unlock()
+        }
+    }
+}
+
 /// Runs a command to completion (bounded) and returns its status and output.
-public func runCommand(_ executable: String, _ arguments: [String], timeout: Double = 60,
+public func runCommand(_ executable: String, _ arguments: [String], timeout: Double = 120,
                        environment: [String: String]? = nil) throws -> (status: Int32?, stdout: String, stderr: String) {
     let child = try ChildProcess(executable, arguments, environment: environment)
     let status = child.waitForExit(timeout: timeout)
@@ -126,6 +174,6 @@ public func runCommand(_ executable: String, _ arguments: [String], timeout: Dou
 }
 
 /// Runs `faultline` with arguments to completion (bounded).
-public func runFaultline(_ arguments: [String], timeout: Double = 60) throws -> (status: Int32?, stdout: String, stderr: String) {
+public func runFaultline(_ arguments: [String], timeout: Double = 120) throws -> (status: Int32?, stdout: String, stderr: String) {
     try runCommand(TestEnvironment.faultlineBinary, arguments, timeout: timeout)
 }

@@ -19,7 +19,9 @@ public struct DeflateParameters: Sendable, Hashable {
                 guard parts.first?.lowercased() == "permessage-deflate" else { continue }
                 var parameters = DeflateParameters()
                 for part in parts.dropFirst() {
-                    let pair = part.split(separator: "=", maxSplits: 1)
+                    // Never empty, so `pair[0]` exists: an empty parameter ("permessage-deflate; ;"
+                    // or a trailing ";") split to no pieces and trapped (the http-head fuzz target).
+                    let pair = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                     let name = pair[0].trimmingHTTPWhitespace().lowercased()
                     let raw = pair.count > 1 ? pair[1].trimmingHTTPWhitespace() : nil
                     let bits = raw.flatMap { Int($0.trimmingCharacters(in: "\"")) }.flatMap { (8...15).contains($0) ? $0 : nil }

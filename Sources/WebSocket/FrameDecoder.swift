@@ -170,6 +170,13 @@ public struct FrameDecoder: Sendable {
         headerBytesConsumed = 0
     }
 
+    /// After a failure, the header bytes of the failed frame that were read (not part of
+    /// `bufferedByteCount`): with it a reader can say where the bad frame began.
+    public var failedHeaderByteCount: Int {
+        if case .failed = state { return headerBytesConsumed }
+        return 0
+    }
+
     /// The next complete frame, or nil when more bytes are needed.
     public mutating func next() throws(WebSocketError) -> Frame? {
         while true {

@@ -61,7 +61,11 @@ public struct HTTPHeadParser: Sendable {
         let spaces = spaceIndices(in: line, limit: 2)
         let statusEnd = spaces.count == 2 ? spaces[1] : line.upperBound
         guard let firstSpace = spaces.first, hasHTTPPrefix(line.lowerBound..<firstSpace),
-              statusEnd - firstSpace - 1 == 3, let status = Int(string(firstSpace + 1..<statusEnd)) else {
+              statusEnd - firstSpace - 1 == 3,
+              // Three digits (RFC 9112 status-code = 3DIGIT): `Int(_:)` alone also took
+              // "-03" and "+99" (found by the http-head fuzz target).
+              buffer[(firstSpace + 1)..<statusEnd].allSatisfy({ (0x30...0x39).contains($0) }),
+              let status = Int(string(firstSpace + 1..<statusEnd)) else {
             throw HTTPParseError("malformed status line \"\(string(line))\" (expected HTTP/1.1 STATUS REASON)")
         }
         return HTTPResponseHead(version: string(line.lowerBound..<firstSpace), status: status,

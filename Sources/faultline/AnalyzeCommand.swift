@@ -85,11 +85,17 @@ enum AnalyzeCommand: Command {
                 spec: spec, clientKey: clientKey, prefix: arguments.value("protocol-prefix"),
                 appSecret: arguments.value("app-secret"), clientIDPrefix: inputs.count > 1 ? "\(i + 1)/" : ""))
             var last: Micros = 0
+            var notes = StreamNotes()
             while let record = try source.next() {
                 if let t = record.time { last = max(last, t) }
+                if case .note(let note) = record, let line = notes.take(note) {
+                    // Stream errors mean frames the analysis did not see: reported.
+                    warnings.append(inputs.count > 1 ? "\(path): \(line)" : line)
+                }
                 builder.add(analyzer.feed(record))
                 linker?.observe(record)
             }
+            if let line = notes.omittedLine { warnings.append(inputs.count > 1 ? "\(path): \(line)" : line) }
             builder.add(analyzer.finish(at: last))
             end = max(end, last)
             prefix = prefix ?? analyzer.prefix

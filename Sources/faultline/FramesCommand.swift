@@ -15,7 +15,8 @@ enum FramesCommand: Command {
         discussion: """
             INPUT is a faultline capture or a pcap/pcapng file (or '-' for standard input); its
             kind is detected from its first bytes. Records are read and printed as they come,
-            in constant memory. Warnings (a torn last line) go to standard error.
+            in constant memory. Warnings (a torn last line, a pcap stream error: where frames may be
+            missing) go to standard error.
 
             Filters combine (all must match): --conn, --client (the client ids of 'faultline
             analyze'), --from, --event (a Bird/Pusher event name, with or without its prefix:
@@ -78,7 +79,14 @@ enum FramesCommand: Command {
                 throw UsageError("\(command): --filter applies to pcap input only; '\(path)' is a faultline capture (use --conn, --client, --from, --event)")
             }
         }
+        var notes = StreamNotes()
         while let record = try nextRecord(&source, output: &output) {
+            // A stream error (a frame length of 2^63, a hole, a conflict) is where frames
+            // went missing: said on standard error as it happens.
+            if case .note(let note) = record, let line = notes.take(note) {
+                output.flush()
+                Console.err(TerminalText.escape("faultline: \(line)") + "\n")
+            }
             for chosen in selection.select(record, all: all) {
                 if case .frame(let frame) = chosen {
                     if json {
@@ -94,7 +102,8 @@ enum FramesCommand: Command {
             if follow { output.flush() }
         }
         output.flush()
-        for warning in source.warnings { Console.err("faultline: warning: \(warning)\n") }
+        if let line = notes.omittedLine { Console.err("faultline: \(line)\n") }
+        for warning in source.warnings { Console.err(TerminalText.escape("faultline: warning: \(warning)") + "\n") }
         return ExitStatus.success
     }
 

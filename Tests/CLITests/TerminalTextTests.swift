@@ -11,6 +11,10 @@ import Testing
         #expect(TerminalText.escape("evil\u{202E}gnp.exe\u{2028}") == #"evil\u{202e}gnp.exe\u{2028}"#)
     }
 
+    @Test func newlinesCanBeKeptForMultiLineMessages() {
+        #expect(TerminalText.escape("rule\n  ^^\u{1B}[2J\r", keepingNewlines: true) == "rule\n  ^^\\x1b[2J\\r")
+    }
+
     @Test func printableTextIsUnchanged() {
         for text in ["", "bird:pong", #"{"event":"a\"b"}"#, "café ✓ 日本", "back\\slash"] {
             #expect(TerminalText.escape(text) == text)

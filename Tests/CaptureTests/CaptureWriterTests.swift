@@ -33,7 +33,8 @@ import Testing
         try writer.append(Fixtures.records[2])
         // Bounded wait (not a timing assertion): the record must show up eventually.
         var seen: [CaptureRecord] = []
-        for _ in 0..<500 where seen.isEmpty {
+        let deadline = Date().addingTimeInterval(60)
+        while seen.isEmpty, Date() < deadline {
             usleep(10_000)
             seen = try Fixtures.readAll(path).records
         }

@@ -13,9 +13,11 @@ import TestSupport
         let child = try ChildProcess.faultline(["synth", "--out", path, "--clients", "5", "--records", "1000000",
                                                 "--rate", "3000", "--seed", "7"])
         defer { child.stop() }
-        // Bounded wait until the file holds a good number of records, then kill without warning.
+        // Bounded wait (generous: the machine may be loaded) until the file holds a good
+        // number of records, then kill without warning.
         var size = 0
-        for _ in 0..<1000 where size < 40_000 {
+        let deadline = Date().addingTimeInterval(60)
+        while size < 40_000, Date() < deadline {
             usleep(10_000)
             size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         }

@@ -214,7 +214,11 @@ import WebSocket
                                                               "--send", Bird.event("bird:ping"), "--wait", "60"])
         defer { client.stop() }
         #expect(client.waitForLine(timeout: 20) { $0.contains("bird:pong") } != nil)
-        usleep(300_000)   // past the writer's 50 ms flush interval
+        // The writer flushes every 50 ms: wait (bounded) until the pong is on disk, then kill.
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, !((try? String(contentsOfFile: rig.capturePath, encoding: .utf8))?.contains("bird:pong") ?? false) {
+            usleep(10_000)
+        }
         rig.proxy.signal(SIGKILL)
         _ = rig.proxy.waitForExit(timeout: 10)
         let capture = try CaptureContents(path: rig.capturePath)

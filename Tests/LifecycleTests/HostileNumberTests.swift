@@ -39,6 +39,15 @@ import Testing
         #expect(RecordTime.micros(seconds: 2) == 2_000_000)
     }
 
+    /// A spec with an exponential phase of base 0 and a factor of 1e308: 0 × infinity is
+    /// NaN, and `Micros(NaN)` trapped. The bound is the cap of all delays instead.
+    @Test func backoffBoundOfZeroTimesInfinityIsTheCap() {
+        let phase = LifecycleSpec.BackoffPhase(kind: .exponential, base: 0, factor: 1e308, cap: nil, jitter: .full,
+                                               until: nil, state: "connecting", rule: "backoff.bound")
+        #expect(phase.bound(attempt: 1) == 0)
+        #expect(phase.bound(attempt: 5) == 9_000_000_000_000_000)
+    }
+
     /// Frames at times near `Int64.max` trapped the stale-ping and stale-close deadline
     /// additions (`t + timeout + tolerance`). Such records come from code (the live proxy,
     /// a fuzzer) or files older than the decoder's time bound; the additions saturate.

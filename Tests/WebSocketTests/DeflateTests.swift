@@ -83,6 +83,15 @@ struct DeflateTests {
         }
     }
 
+    /// An empty parameter trapped `negotiated(in:)` (index out of range): a server's
+    /// response could end the proxy, a pcap the reader (found by the http-head fuzz target).
+    @Test("empty extension parameters are skipped", arguments: [
+        "permessage-deflate; ", "permessage-deflate;;server_no_context_takeover", "permessage-deflate; =10", "permessage-deflate; ,x",
+    ])
+    func emptyParameters(value: String) {
+        #expect(DeflateParameters.negotiated(in: [HeaderField("Sec-WebSocket-Extensions", value)]) != nil)
+    }
+
     @Test("negotiated parameters from a response header")
     func negotiation() throws {
         #expect(DeflateParameters.negotiated(in: [HeaderField("Upgrade", "websocket")]) == nil)

@@ -129,7 +129,9 @@ struct HTTPHeadParserTests {
         }
     }
 
-    @Test("malformed status lines fail", arguments: ["HTTP/1.1 abc OK\r\n\r\n", "ICY 200 OK\r\n\r\n", "HTTP/1.1\r\n\r\n"])
+    // "-03" and "+99" were parsed as statuses -3 and 99 (found by the http-head fuzz target).
+    @Test("malformed status lines fail", arguments: ["HTTP/1.1 abc OK\r\n\r\n", "ICY 200 OK\r\n\r\n", "HTTP/1.1\r\n\r\n",
+                                                   "HTTP/1.1 -03 Minus\r\n\r\n", "HTTP/1.1 +99 Plus\r\n\r\n"])
     func badStatus(text: String) throws {
         var parser = HTTPHeadParser()
         parser.append(Array(text.utf8))

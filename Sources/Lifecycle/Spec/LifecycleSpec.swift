@@ -215,7 +215,7 @@ public struct LifecycleSpec: Sendable, Hashable {
             case .exponential:
                 let raw = Double(base) * pow(factor, Double(max(0, n - 1)))
                 let capped = cap.map { min(Double($0), raw) } ?? raw
-                // NaN (a negative factor to a fractional power) or a huge value: the cap
+                // NaN (base 0 times a power that overflowed to infinity) or a huge value: the cap
                 // of all delays, never a trapping conversion.
                 guard capped.isFinite, capped < 9e15 else { return 9_000_000_000_000_000 }
                 return Micros(max(capped, 0))

@@ -1,0 +1,30 @@
+import Capture
+import Lifecycle
+
+/// The bird spec, loaded once for the targets that run the analyzer.
+let birdSpec: LifecycleSpec = {
+    do { return try SpecLoader.load("bird") } catch { fatalError("bird spec: \(error)") }
+}()
+
+extension FuzzTarget {
+    /// Each line through both capture line decoders, which must agree (the direct one may
+    /// only say "not sure"); a decoded record must survive encoding and decoding again;
+    /// every record goes through the analyzer.
+    static let captureLines = FuzzTarget(
+        name: "capture-lines",
+        summary: "direct vs tree-based capture line decoders (differential), re-encoding, LiveAnalyzer") { input in
+        var analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: birdSpec))
+        for line in input.split(separator: 0x0A, omittingEmptySubsequences: true) {
+            let bytes = Array(line)
+            let tree = try? RecordCoding.decode(bytes)
+            if let direct = bytes.withUnsafeBufferPointer({ RecordCoding.decodeDirectly($0) }) {
+                require(direct == tree, "direct and tree decoders disagree on \(String(decoding: bytes, as: UTF8.self))")
+            }
+            guard let record = tree else { continue }
+            let again = try? RecordCoding.decode(RecordCoding.encode(record))
+            require(again == record, "re-encoding changed \(String(decoding: bytes, as: UTF8.self))")
+            _ = analyzer.feed(record)
+        }
+        _ = analyzer.finish(at: nil)
+    }
+}
