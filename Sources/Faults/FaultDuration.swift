@@ -1,7 +1,8 @@
 import Capture
 
 /// Durations in fault rules: a decimal number and a unit, `250us`, `500ms`, `5s`, `1.5s`,
-/// `2m`, `1h`. A unit is required so `after=5` cannot silently mean five microseconds.
+/// `2m`, `1h`, or a bare number of seconds (`after=5` is `after=5s`), the same syntax as
+/// every duration option of the command line (`--duration 5`).
 public enum FaultDuration {
     static let units: [(suffix: String, micros: Double)] = [
         ("us", 1), ("ms", 1_000), ("s", 1_000_000), ("m", 60_000_000), ("h", 3_600_000_000),
@@ -12,6 +13,8 @@ public enum FaultDuration {
         // Longest suffix first so "ms" is not read as "m" + garbage.
         let unit = units.sorted { $0.suffix.count > $1.suffix.count }.first { text.hasSuffix($0.suffix) }
         guard let unit else {
+            // A bare number is seconds, as on the command line.
+            if !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }) { return parse(text + "s") }
             return .failure(FaultDurationError("duration '\(text)' needs a unit (us, ms, s, m, h), as in 500ms or 5s"))
         }
         let number = text.dropLast(unit.suffix.count)
