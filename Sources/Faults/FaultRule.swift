@@ -125,6 +125,16 @@ public struct FaultRule: Sendable, Hashable, CustomStringConvertible {
         return argument
     }
 
+    /// The rule's argument read as a duration (`latency:50ms`, `timeout:5s`), or an error
+    /// pointing at it.
+    public func durationArgument() throws(FaultRuleError) -> Micros {
+        let text = try requiredArgument("a duration")
+        switch FaultDuration.parse(text) {
+        case .success(let micros): return micros
+        case .failure(let failure): throw argumentError(failure.message)
+        }
+    }
+
     /// A duration option (`for=`, `jitter=`).
     public func durationOption(_ key: String) throws(FaultRuleError) -> Micros? {
         guard let option = option(key) else { return nil }

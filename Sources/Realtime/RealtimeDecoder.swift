@@ -85,6 +85,13 @@ public struct RealtimeDecoder: Sendable {
     }
 
     /// Pusher sends `data` as a JSON string holding an object; decode it once more then.
+    /// An envelope's `data` as an object, decoded once more when it is a string holding JSON
+    /// (the Pusher convention); nil when it is no object.
+    public static func dataObject(of envelope: JSONObject) -> JSONObject? {
+        if case .object(let object)? = decodeData(envelope["data"]) { return object }
+        return nil
+    }
+
     static func decodeData(_ raw: JSONValue?) -> JSONValue? {
         guard case .string(let text)? = raw, mayHoldJSON(text), let inner = try? JSONParser.parse(text) else { return raw }
         return inner

@@ -14,11 +14,7 @@ public struct Latency: Fault {
     var active = false
 
     public init(_ rule: FaultRule) throws(FaultRuleError) {
-        let text = try rule.requiredArgument("a duration")
-        switch FaultDuration.parse(text) {
-        case .success(let micros): delay = micros
-        case .failure(let failure): throw rule.argumentError(failure.message)
-        }
+        delay = try rule.durationArgument()
         jitter = try rule.durationOption("jitter") ?? 0
         senders = try rule.directionOption("dir")
     }

@@ -15,11 +15,7 @@ public struct Timeout: Fault {
     var active = false
 
     public init(_ rule: FaultRule) throws(FaultRuleError) {
-        let text = try rule.requiredArgument("a duration")
-        switch FaultDuration.parse(text) {
-        case .success(let micros): timeout = micros
-        case .failure(let failure): throw rule.argumentError(failure.message)
-        }
+        timeout = try rule.durationArgument()
         senders = try rule.directionOption("dir")
     }
 

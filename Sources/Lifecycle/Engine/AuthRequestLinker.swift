@@ -1,5 +1,6 @@
 import Capture
 import JSON
+import Realtime
 
 /// An HTTP channel-auth exchange (forward mode's `http` record) and the subscribe that sent
 /// its signature: how a stale-auth finding is diagnosed (which request signed what, when).
@@ -43,7 +44,7 @@ public struct AuthRequestLinker: Sendable {
                   links.count < Self.limit, frame.payload.count <= 64 * 1024,
                   case .object(let envelope)? = try? JSONParser.parse(frame.payload),
                   let event = envelope["event"]?.stringValue, event.hasSuffix(":subscribe"),
-                  let data = Self.data(of: envelope), let auth = data["auth"]?.stringValue,
+                  let data = RealtimeDecoder.dataObject(of: envelope), let auth = data["auth"]?.stringValue,
                   let http = responses[auth] else { return }
             links.append(AuthRequestLink(httpConn: http.conn, t: http.t, method: http.method, url: http.url,
                                          status: http.status, conn: frame.conn, subscribeT: frame.t,
@@ -58,16 +59,5 @@ public struct AuthRequestLinker: Sendable {
         guard let status = http.status, (200..<300).contains(status), http.responseBody.first == UInt8(ascii: "{"),
               case .object(let body)? = try? JSONParser.parse(http.responseBody) else { return nil }
         return body["auth"]?.stringValue
-    }
-
-    /// `data` as an object, decoded when it is double-encoded as a string (Pusher style).
-    static func data(of envelope: JSONObject) -> JSONObject? {
-        switch envelope["data"] {
-        case .object(let object)?: return object
-        case .string(let text)?:
-            if case .object(let object)? = try? JSONParser.parse(text) { return object }
-            return nil
-        default: return nil
-        }
     }
 }

@@ -2,6 +2,7 @@ import CLI
 import Capture
 import Faults
 import JSON
+import Realtime
 
 /// `--live`: one line on standard error per lifecycle-relevant event, for a person watching
 /// a QA session: connection open, upgrade answer, handshake with its socket id,
@@ -88,7 +89,7 @@ struct LiveView {
               frame.payload.count <= 64 * 1024,
               case .object(let envelope)? = try? JSONParser.parse(frame.payload),
               let event = envelope["event"]?.stringValue else { return nil }
-        let data = Self.data(of: envelope)
+        let data = RealtimeDecoder.dataObject(of: envelope)
         let channel = envelope["channel"]?.stringValue ?? data?["channel"]?.stringValue
         let on = channel.map { " \($0)" } ?? ""
         if matches(event, "connection_established") {
@@ -109,17 +110,6 @@ struct LiveView {
     private func matches(_ event: String, _ suffix: String) -> Bool {
         BirdEvent.matches(event, suffix: suffix, prefixes: prefixes)
             || prefixes.contains { event == "\($0)_internal:\(suffix)" }
-    }
-
-    /// `data` of an event, decoded when it is double-encoded as a string.
-    static func data(of envelope: JSONObject) -> JSONObject? {
-        switch envelope["data"] {
-        case .object(let object)?: return object
-        case .string(let text)?:
-            if case .object(let object)? = try? JSONParser.parse(text) { return object }
-            return nil
-        default: return nil
-        }
     }
 
     static func text(_ value: JSONValue) -> String {
