@@ -18,12 +18,7 @@ extension ControlClient {
         var pending: [UInt8] = []
         var head: HTTPResponseHead?
         while true {
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let why = errno == EAGAIN ? "no answer within \(timeout) s" : String(cString: strerror(errno))
-                throw .unreachable("reading from the control API at \(address): \(why)")
-            }
+            let n = try receive(fd, into: &chunk)
             if n == 0 {
                 guard let head else { throw .badResponse("the control API at \(address) closed the connection without an answer") }
                 return head.status == 200 ? nil : ControlResponse(status: head.status, headers: head.headers, body: pending)

@@ -123,6 +123,18 @@ public struct ControlClient: Sendable {
         }
     }
 
+    /// One `recv` into `chunk` (retried when a signal interrupts it): the byte count, 0 at
+    /// the end of the stream, or the reason reading failed (the read timeout included).
+    func receive(_ fd: Int32, into chunk: inout [UInt8]) throws(ControlClientError) -> Int {
+        while true {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n >= 0 { return n }
+            if errno == EINTR { continue }
+            let why = errno == EAGAIN ? "no answer within \(timeout) s" : String(cString: strerror(errno))
+            throw .unreachable("reading from the control API at \(address): \(why)")
+        }
+    }
+
     /// Reads until the head and `Content-Length` bytes (or EOF) have arrived.
     private func readResponse(_ fd: Int32) throws(ControlClientError) -> ControlResponse {
         var parser = HTTPHeadParser()
@@ -133,12 +145,7 @@ public struct ControlClient: Sendable {
             if let head, let length = head.headers.first(named: "Content-Length").flatMap({ Int($0) }), body.count >= length {
                 return ControlResponse(status: head.status, headers: head.headers, body: Array(body.prefix(length)))
             }
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let why = errno == EAGAIN ? "no answer within \(timeout) s" : String(cString: strerror(errno))
-                throw .unreachable("reading from the control API at \(address): \(why)")
-            }
+            let n = try receive(fd, into: &chunk)
             if n == 0 {
                 guard let head else { throw .badResponse("the control API at \(address) closed the connection without an answer") }
                 return ControlResponse(status: head.status, headers: head.headers, body: body)
