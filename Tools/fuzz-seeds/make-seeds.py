@@ -19,10 +19,26 @@ def write(target, name, data):
     with open(os.path.join(d, name), "wb") as f:
         f.write(data if isinstance(data, bytes) else data.encode())
 
-# capture-lines: each sample capture's first 200 lines, whole.
+# capture-lines: every line of the sample captures, in runs of whole lines of at most 4 KB
+# (Tools/fuzz's -max_len for the target). capture-analyzer: each sample capture's first
+# 16 KB of whole lines (a session from its header on).
 for name in jsonl:
     with open(os.path.join(captures, name), "rb") as f:
-        write("capture-lines", name, b"".join(f.readlines()[:200]))
+        lines = f.readlines()
+    run, part = b"", 0
+    for line in lines:
+        if run and len(run) + len(line) > 4096:
+            write("capture-lines", "%s.%03d" % (name, part), run)
+            run, part = b"", part + 1
+        run += line
+    if run:
+        write("capture-lines", "%s.%03d" % (name, part), run)
+    head = b""
+    for line in lines:
+        if len(head) + len(line) > 16384:
+            break
+        head += line
+    write("capture-analyzer", name, head)
 
 # event-names: the text payloads of the sample captures (distinct, at most 400).
 payloads = set()
