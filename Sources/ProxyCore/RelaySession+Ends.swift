@@ -36,3 +36,27 @@ extension RelaySession {
         out.append(.shutdown(side))
     }
 }
+
+/// After the close handshake: RFC 6455 (7.1.1) has the server end the TCP connection first
+/// and the client wait for it. The proxy used to close both sockets with a FIN as soon as
+/// both close frames had gone through, so a server that then reset its connection was, to
+/// the client, a FIN. Now each peer's end is passed on as it comes, a FIN as a FIN and an
+/// RST as an RST, and only peers that end nothing within `closeReplyTimeout` get the
+/// proxy's own FIN.
+extension RelaySession {
+    mutating func closeHandshakeCompleted(into out: inout [RelayCommand]) {
+        if client.readEnded && server.readEnded { return finish(into: &out) }
+        phase = .closingTCP(deadline: clock + Self.closeReplyTimeout)
+    }
+
+    /// `side`'s TCP end after the close handshake, passed on to the other peer.
+    mutating func passOnAfterCloseHandshake(_ side: Side, kind: EndKind, into out: inout [RelayCommand]) {
+        if kind != .fin {
+            abort(after: side, into: &out)
+        } else if client.readEnded && server.readEnded {
+            finish(into: &out)
+        } else {
+            shutdownSocket(side.other, into: &out)
+        }
+    }
+}

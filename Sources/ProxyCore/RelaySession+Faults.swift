@@ -131,6 +131,7 @@ extension RelaySession {
             out.append(note(.info, "no close reply from the \(target.rawValue) within 2 s; closing", now: now))
             finish(into: &out)
         }
+        if case .closingTCP(let deadline) = phase, now >= deadline { finish(into: &out) }
         if var faults, phase == .open {
             let outcomes = faults.tick(now: now)
             self.faults = faults
@@ -164,6 +165,7 @@ extension RelaySession {
         if let first = client.delayed.first { due.append(first.releaseAt) }
         if let first = server.delayed.first { due.append(first.releaseAt) }
         if case .faultClosing(_, let deadline, _) = phase { due.append(deadline) }
+        if case .closingTCP(let deadline) = phase { due.append(deadline) }
         if isHandshaking, handshakeDeadline != .max { due.append(handshakeDeadline) }
         if phase == .open, let wakeup = faults?.nextWakeup { due.append(wakeup) }
         guard let earliest = due.min(), earliest != scheduledAt else { return }
@@ -195,6 +197,8 @@ extension RelaySession {
             if kind == .fin { finish(into: &out) } else { abort(after: side, into: &out) }
         case .faultClosing(let target, _, _):
             if side == target { finish(into: &out) }
+        case .closingTCP:
+            passOnAfterCloseHandshake(side, kind: kind, into: &out)
         case .plainTCP:
             plainEnded(side, kind: kind, now: now, into: &out)
         case .open:

@@ -153,7 +153,7 @@ extension RelaySession {
     /// A close frame went through; once both have, the handshake is over and both sockets close.
     mutating func closeRelayed(from side: Side, into out: inout [RelayCommand]) {
         self[direction: side].closeRelayed = true
-        if client.closeRelayed && server.closeRelayed { finish(into: &out) }
+        if client.closeRelayed && server.closeRelayed { closeHandshakeCompleted(into: &out) }
     }
 
     /// Records compressed messages inflated (RFC 7692); a failure is noted and the raw

@@ -20,7 +20,7 @@ extension RelaySession {
             receiveFrames(from: .client, bytes, now: now, into: &out)
         case .plainTCP:
             plainBytes(from: .client, bytes, into: &out)
-        case .finished:
+        case .closingTCP, .finished:
             break
         }
     }
@@ -37,7 +37,7 @@ extension RelaySession {
             receiveFrames(from: .server, bytes, now: now, into: &out)
         case .plainTCP:
             plainBytes(from: .server, bytes, into: &out)
-        case .awaitingRequest, .connecting, .finished:
+        case .awaitingRequest, .connecting, .closingTCP, .finished:
             break
         }
     }

@@ -27,6 +27,9 @@ public struct RelaySession {
         case open
         /// A fault sent a close frame to `target`: waiting for its reply, then closing it.
         case faultClosing(target: Side, deadline: Micros, rule: String)
+        /// Both close frames were relayed: each peer's TCP end (FIN or RST) is passed on to
+        /// the other as it comes, until both ended or `deadline` (`RelaySession+Ends`).
+        case closingTCP(deadline: Micros)
         /// Not HTTP: bytes relayed both ways as they come (`connected`: the upstream is up).
         case plainTCP(connected: Bool)
         /// Nothing more to relay.

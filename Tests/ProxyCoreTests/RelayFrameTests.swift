@@ -34,16 +34,21 @@ import WebSocket
         let reply = Frame.close(code: 1000, reason: "bye")
         let closeDown = harness.handle(.received(from: .server, bytes: Wire.fromServer(reply)), at: 400)
         #expect(closeDown.sent(to: .client) == Wire.fromServer(reply))
-        #expect(closeDown.socketCommands == [.close(.client), .close(.server)])
-        // The proxy's FIN to each peer after the handshake, as each peer sees it (issue 17 item 1).
-        #expect(closeDown.ends == [
-            EndRecord(conn: 1, t: 400, side: .server, kind: .fin, detail: "sent by the proxy to the client", leg: .client),
-            EndRecord(conn: 1, t: 400, side: .client, kind: .fin, detail: "sent by the proxy to the server", leg: .upstream),
+        // The handshake is over; each peer's TCP end is passed on as it comes
+        // (`RelayEndsTests`): the server's FIN, then the client's.
+        #expect(closeDown.socketCommands.isEmpty)
+        let serverFin = harness.handle(.ended(side: .server, kind: .fin, detail: nil), at: 450)
+        #expect(serverFin.socketCommands == [.shutdown(.client)])
+        let clientFin = harness.handle(.ended(side: .client, kind: .fin, detail: nil), at: 500)
+        #expect(clientFin.socketCommands == [.close(.client), .close(.server)])
+        // Every end on both legs, as each peer saw it (issue 17 items 1 and 2).
+        #expect(serverFin.ends + clientFin.ends == [
+            EndRecord(conn: 1, t: 450, side: .server, kind: .fin, leg: .upstream),
+            EndRecord(conn: 1, t: 450, side: .server, kind: .fin, detail: "passed on by the proxy to the client", leg: .client),
+            EndRecord(conn: 1, t: 500, side: .client, kind: .fin, leg: .client),
+            EndRecord(conn: 1, t: 500, side: .client, kind: .fin, detail: "sent by the proxy to the server", leg: .upstream),
         ])
         #expect(harness.session.isFinished)
-        // The peers' FINs after our close are still recorded.
-        let late = harness.handle(.ended(side: .server, kind: .fin, detail: nil), at: 500)
-        #expect(late.ends == [EndRecord(conn: 1, t: 500, side: .server, kind: .fin, leg: .upstream)])
     }
 
     @Test func framesSplitAcrossReadsKeepTheirBoundaries() throws {
