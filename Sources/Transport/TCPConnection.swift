@@ -150,12 +150,28 @@ public final class TCPConnection: HandleOwner {
         if nread > 0, let base = buffer?.pointee.base {
             onRead?(Array(UnsafeRawBufferPointer(start: base, count: nread)))
         } else if nread == Int(UV_EOF.rawValue) {
+            if let error = pendingSocketError(), error == ECONNRESET || error == EPIPE {
+                return fail(UV_ECONNRESET.rawValue)
+            }
             readEnded = true
             isReading = false  // libuv stops reading on EOF by itself
             onEnd?(.fin)
         } else if nread < 0 {
             fail(Int32(nread))
         }
+    }
+
+    /// The socket's pending error (SO_ERROR, cleared by reading it), if any. libuv reports
+    /// EOF without reading again when the kernel flags a hang-up after a read that did not
+    /// fill its buffer, which is what an RST right behind the peer's last bytes looks like
+    /// (a server that answers a close frame and resets): the reset is then only in SO_ERROR,
+    /// and without this check it was passed on, and recorded, as a FIN.
+    private func pendingSocketError() -> Int32? {
+        guard let fd = descriptor else { return nil }
+        var error: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0, error != 0 else { return nil }
+        return error
     }
 
     /// A hard end: report it once, then close.

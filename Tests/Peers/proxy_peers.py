@@ -11,7 +11,7 @@ arrived, fragment by fragment (`recv_streaming` yields one item per WebSocket fr
   {"kind": "error", "type": "...", "detail": "..."}
 
 Usage:
-  proxy_peers.py server [--mode script|refuse|rst|flood|hold|bird|tcp-echo] [--closer client|server]
+  proxy_peers.py server [--mode script|refuse|rst|flood|hold|bird|tcp-echo|close-then-rst] [--closer client|server]
                         [--code N] [--reason TEXT]
   proxy_peers.py client URL [--mode script|bird|get|hold|flood|bad-utf8] [--closer ...] [--code N] [--reason TEXT]
                         [--delay SECONDS] [--send TEXT]... [--ping] [--wait SECONDS]
@@ -198,6 +198,50 @@ def hold_server():
     time.sleep(3600)
 
 
+def close_then_rst_server():
+    """Accepts upgrades by hand; on the client's close frame answers with a close frame and
+    then resets the connection (SO_LINGER 0): the closing handshake, then an RST, not a FIN."""
+    import base64
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    emit(kind="listening", port=listener.getsockname()[1])
+    while True:
+        sock, _ = listener.accept()
+        data = b""
+        while b"\r\n\r\n" not in data:
+            part = sock.recv(4096)
+            if not part:
+                break
+            data += part
+        head, _, data = data.partition(b"\r\n\r\n")
+        keys = [line.split(b":", 1)[1].strip() for line in head.split(b"\r\n")
+                if line.lower().startswith(b"sec-websocket-key:")]
+        if not keys:
+            sock.close()
+            continue
+        accept = base64.b64encode(hashlib.sha1(keys[0] + b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest())
+        sock.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                     b"Sec-WebSocket-Accept: " + accept + b"\r\n\r\n")
+        emit(kind="upgraded")
+        while True:   # client frames: masked, short (this peer only waits for the close)
+            while len(data) < 2 or len(data) < 6 + (data[1] & 0x7F):
+                part = sock.recv(4096)
+                if not part:
+                    break
+                data += part
+            if len(data) < 2 or len(data) < 6 + (data[1] & 0x7F):
+                break
+            opcode, length = data[0] & 0x0F, data[1] & 0x7F
+            data = data[6 + length:]
+            if opcode == 8:
+                sock.sendall(bytes([0x88, 0x02, 0x03, 0xE8]))
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                emit(kind="resetting")
+                break
+        sock.close()
+
+
 async def tcp_echo_server():
     """Plain TCP: echoes every byte, then ends its side when the client does."""
     async def echo(reader, writer):
@@ -216,6 +260,8 @@ async def server_main(args):
         return await tcp_echo_server()
     if args.mode == "hold":
         return hold_server()
+    if args.mode == "close-then-rst":
+        return close_then_rst_server()
     async def handler(ws):
         try:
             if args.mode == "script":
