@@ -1,14 +1,15 @@
 import Capture
 import Glibc
-import Lifecycle
 import Pcap
 
 extension FuzzTarget {
     /// The input as a pcap or pcapng file read from memory (`fmemopen`): libpcap, link
-    /// layers, IP, TCP reassembly, WebSocket detection and decoding, then the analyzer.
+    /// layers, IP, TCP reassembly, WebSocket detection and decoding, to the last record.
+    /// The analyzer is left to `capture-analyzer`, which reaches it with any record, not
+    /// only the ones a pcap yields, at a fraction of the cost per input.
     static let pcap = FuzzTarget(
         name: "pcap",
-        summary: "pcap/pcapng from memory: PcapReader + TCP reassembly + WebSocket detection + LiveAnalyzer") { input in
+        summary: "pcap/pcapng from memory: PcapReader + TCP reassembly + WebSocket detection and decoding") { input in
         guard let base = input.baseAddress, !input.isEmpty,
               let file = fmemopen(UnsafeMutableRawPointer(mutating: base), input.count, "rb"),
               let reader = try? PcapReader(file: file, name: "fuzz.pcap") else { return }
@@ -17,9 +18,7 @@ extension FuzzTarget {
         limits.maxFlows = 64
         limits.maxConnections = 64
         guard var source = try? PcapRecordSource(reader: reader, tool: "faultline fuzz", limits: limits) else { return }
-        var analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: birdSpec))
-        while let record = (try? source.next()) ?? nil { _ = analyzer.feed(record) }
+        while (try? source.next()) ?? nil != nil {}
         _ = source.warnings
-        _ = analyzer.finish(at: nil)
     }
 }
