@@ -7,7 +7,7 @@ import PackageDescription
 let libraries: [(name: String, dependencies: [Target.Dependency])] = [
     ("JSON", []),
     ("WebSocket", ["COpenSSL", "CZlib"]),
-    ("Capture", ["WebSocket", "JSON"]),
+    ("Capture", ["WebSocket", "JSON", "CZstd", "CZlib"]),
     ("Realtime", ["JSON", "COpenSSL"]),
     ("Pcap", ["CPcap", "WebSocket", "Capture"]),
     ("Lifecycle", ["Capture", "Realtime", "JSON", "WebSocket"]),
@@ -35,6 +35,8 @@ let systemLibraries: [Target] = [
                    providers: [.apt(["libssl-dev"])]),
     .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
                    providers: [.apt(["zlib1g-dev"])]),
+    .systemLibrary(name: "CZstd", path: "Sources/CZstd", pkgConfig: "libzstd",
+                   providers: [.apt(["libzstd-dev"])]),
     .systemLibrary(name: "CUV", path: "Sources/CUV", pkgConfig: "libuv",
                    providers: [.apt(["libuv1-dev"])]),
 ]

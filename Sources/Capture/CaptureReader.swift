@@ -18,20 +18,35 @@ public struct CaptureReader: RecordSource {
     private var lines: LineReader
     /// Record types skipped so far (bounded: past 16 distinct names, no more warnings).
     private var skippedTypes: Set<String> = []
+    private var endNoted = false
 
-    /// Opens `path` ("-" for standard input).
+    /// Opens `path` ("-" for standard input), plain or compressed (zstd, gzip: detected
+    /// from the first bytes).
     public init(path: String, chunkSize: Int = 64 * 1024, maxLineLength: Int = 100 * 1024 * 1024) throws(CaptureError) {
-        if path == "-" {
-            self = try CaptureReader(file: path, lines: LineReader(fd: STDIN_FILENO, ownsDescriptor: false,
-                                                                    chunkSize: chunkSize, maxLineLength: maxLineLength))
-            return
-        }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw CaptureError(file: path, line: 0, offset: 0, message: "cannot open: \(String(cString: strerror(errno)))")
         }
-        self = try CaptureReader(file: path, lines: LineReader(fd: fd, ownsDescriptor: true,
-                                                                chunkSize: chunkSize, maxLineLength: maxLineLength))
+        let source = try Self.byteSource(file: path, fd: fd, ownsDescriptor: path != "-")
+        self = try CaptureReader(file: path, lines: LineReader(source: source, chunkSize: chunkSize, maxLineLength: maxLineLength))
+    }
+
+    /// The bytes of `fd`, through a decompressor when its first bytes are a zstd or gzip
+    /// magic number (the peeked bytes are read again).
+    public static func byteSource(file: String, fd: Int32, ownsDescriptor: Bool) throws(CaptureError) -> ByteSource {
+        let raw = FileByteSource(fd: fd, ownsDescriptor: ownsDescriptor)
+        let head: [UInt8]
+        do {
+            head = try raw.peek(CaptureCompression.magicLength)
+        } catch {
+            throw CaptureError(file: file, line: 0, offset: 0, message: "cannot read: \((error as? LineReader.ReadFailure)?.message ?? "\(error)")")
+        }
+        guard let compression = CaptureCompression.detect(head) else { return raw }
+        do {
+            return try DecompressingByteSource(format: compression, upstream: raw)
+        } catch {
+            throw CaptureError(file: file, line: 0, offset: 0, message: error.description)
+        }
     }
 
     /// Reads from lines already set up (standard input after a peek, a test's pipe).
@@ -74,7 +89,10 @@ public struct CaptureReader: RecordSource {
     public mutating func nextRecord() throws(CaptureError) -> CaptureRecord? {
         while true {
             let offset = lines.consumed
-            guard let line = try nextLine() else { return nil }
+            guard let line = try nextLine() else {
+                noteEnd()
+                return nil
+            }
             switch line {
             case .complete(let bytes):
                 if bytes.isEmpty || bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
@@ -93,6 +111,7 @@ public struct CaptureReader: RecordSource {
                 do {
                     return try decodeRecord(bytes)
                 } catch {
+                    noteEnd()
                     warnings.append("\(file):\(lineNumber): torn last line (\(bytes.count) bytes without a newline, not a complete record): ignored; the writer probably stopped mid-write")
                     return nil
                 }
@@ -109,6 +128,13 @@ public struct CaptureReader: RecordSource {
         return record
     }
 
+    /// A compressed input cut short says so once, at its end.
+    private mutating func noteEnd() {
+        guard !endNoted else { return }
+        endNoted = true
+        if let warning = lines.source.endWarning { warnings.append("\(file): \(warning)") }
+    }
+
     private mutating func nextLine() throws(CaptureError) -> LineReader.Line? {
         let offset = lines.consumed
         do {
@@ -118,6 +144,8 @@ public struct CaptureReader: RecordSource {
         } catch let error as LineReader.TooLong {
             throw CaptureError(file: file, line: lineNumber + 1, offset: offset,
                                message: "line longer than \(error.limit) bytes (no newline found); not a capture line")
+        } catch let error as DecompressionError {
+            throw CaptureError(file: file, line: lineNumber + 1, offset: offset, message: error.description)
         } catch let error as LineReader.ReadFailure {
             throw CaptureError(file: file, line: lineNumber + 1, offset: offset, message: "read failed: \(error.message)")
         } catch {

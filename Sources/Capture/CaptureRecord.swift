@@ -77,14 +77,20 @@ public struct CaptureHeader: Sendable, Hashable {
     public var source: String
     /// Free-form settings of the producer (listen address, upstream, fault rules, input file).
     public var settings: JSONObject
+    /// A rotated recording's id, the same in every part (`--rotate`); nil for a single file.
+    public var recording: String?
+    /// A rotated recording's part number, from 1; nil for a single file.
+    public var part: Int?
 
     public init(version: Int = CaptureHeader.currentVersion, tool: String, startedAt: Int64,
-                source: String, settings: JSONObject = JSONObject()) {
+                source: String, settings: JSONObject = JSONObject(), recording: String? = nil, part: Int? = nil) {
         self.version = version
         self.tool = tool
         self.startedAt = startedAt
         self.source = source
         self.settings = settings
+        self.recording = recording
+        self.part = part
     }
 }
 

@@ -13,6 +13,15 @@ import Synchronization
 /// lines followed by at most one torn line, which `CaptureReader` reports as a warning.
 /// At most `flushInterval` of records (plus one buffer) can be lost.
 ///
+/// Compression: a path ending in `.zst` is written as zstd, each flush one complete frame
+/// (`ZstdFrameEncoder`), so the same holds: a crash cuts at most the last frame, and
+/// `DecompressingByteSource` reads everything before it. Compression runs where writes
+/// run (the background queue, or an appender at `blockingLimit`), never in `append`.
+///
+/// Rotation (`rotation`): the recording is a numbered set of files
+/// (`CaptureRotation.partPath`), each starting with the header plus the recording's id and
+/// its part number. A part ends between two flushes, so records are never split.
+///
 /// Threading: every method may be called from any thread. Two locks, so that an appender
 /// (the proxy's loop thread) never waits for a write(2) it did not ask for:
 /// - `pending` guards the buffer records are encoded into, straight from the record
@@ -51,9 +60,26 @@ public final class CaptureWriter: Sendable {
         /// -1 once closed.
         var fd: Int32
         var spare: [UInt8] = []
+        /// The file being written (a part's name when rotating).
+        var path: String
+        /// 1 for an unrotated capture.
+        var part = 1
+        /// Bytes in the current file, and how many of them are its header.
+        var partBytes: Int64 = 0
+        var headerBytes: Int64 = 0
+        var partStarted: ContinuousClock.Instant
+        /// Bytes written to every file so far.
+        var fileBytes: Int64 = 0
+        /// Set for a `.zst` capture.
+        var encoder: ZstdFrameEncoder?
     }
 
+    /// The path asked for (with rotation, the parts' names derive from it).
     public let path: String
+    public let rotation: CaptureRotation?
+    /// The header every part starts with (its `part` set per file).
+    private let header: CaptureHeader
+    private let replacing: Bool
     private let pending: Mutex<Pending>
     private let output: Mutex<Output>
     // nonisolated(unsafe): set once in init, then only `cancel()`ed in close(); Dispatch
@@ -67,12 +93,48 @@ public final class CaptureWriter: Sendable {
     /// Creates `path` and writes `header` as its first line, immediately. An existing file
     /// is truncated only with `replacing` (the default, for callers that own the path);
     /// without it the file is created exclusively (`O_EXCL`, no window between a check and
-    /// the open), so a capture is never overwritten by accident.
+    /// the open), so a capture is never overwritten by accident. A path ending in `.zst`
+    /// is written compressed. With `rotation`, the files are `path`'s numbered parts
+    /// (`CaptureRotation.partPath`), from part 1.
     /// Throws `CaptureError` naming the file when it cannot be created or written.
-    public init(path: String, header: CaptureHeader, replacing: Bool = true) throws(CaptureError) {
+    public init(path: String, header: CaptureHeader, replacing: Bool = true,
+                rotation: CaptureRotation? = nil) throws(CaptureError) {
         self.path = path
+        self.rotation = rotation
+        self.replacing = replacing
+        var header = header
+        if rotation != nil {
+            header.recording = header.recording ?? Self.newRecordingID()
+            header.part = 1
+        }
+        self.header = header
+        let encoder = CaptureCompression.forWriting(path) == .zstd ? try ZstdFrameEncoder() : nil
+        let first = rotation == nil ? path : CaptureRotation.partPath(path, part: 1)
+        var output = Output(fd: -1, path: first, partStarted: .now, encoder: encoder)
+        try Self.openPart(&output, header: header, replacing: replacing)
+        let headerLine = RecordCoding.encode(.header(header))
+        pending = Mutex(Pending())
+        self.output = Mutex(output)
+        appendedBytes = Atomic(Int64(headerLine.count))
+        timer = DispatchSource.makeTimerSource(queue: queue)
+        let interval = DispatchTimeInterval.milliseconds(Int(Self.flushInterval.components.attoseconds / 1_000_000_000_000_000))
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
+        timer.setEventHandler { [weak self] in try? self?.flush() }
+        timer.resume()
+    }
+
+    /// 16 hex digits, random: what ties a rotated recording's parts together.
+    static func newRecordingID() -> String {
+        let value = UInt64.random(in: 0...UInt64.max)
+        let hex = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// Opens `output.path` and writes `header` (with `output.part`) as its first line.
+    private static func openPart(_ output: inout Output, header: CaptureHeader, replacing: Bool) throws(CaptureError) {
+        let path = output.path
         var fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (replacing ? O_TRUNC : O_EXCL), 0o644)
-        if fd < 0, errno == EEXIST, !Self.isRegularFile(path) {
+        if fd < 0, errno == EEXIST, !isRegularFile(path) {
             // A device or a pipe (`/dev/null`, a FIFO read by another program) holds no capture.
             fd = open(path, O_WRONLY | O_CLOEXEC)
         }
@@ -81,19 +143,26 @@ public final class CaptureWriter: Sendable {
                 : String(cString: strerror(errno))
             throw CaptureError(file: path, line: 0, offset: 0, message: "cannot create capture file: \(reason)")
         }
-        let headerLine = RecordCoding.encode(.header(header))
-        if let failure = Self.writeAll(fd, headerLine) {
+        var header = header
+        if header.part != nil { header.part = output.part }
+        var bytes = RecordCoding.encode(.header(header))
+        if let encoder = output.encoder {
+            switch encoder.compress(bytes) {
+            case .success(let frame): bytes = frame
+            case .failure(let error):
+                Glibc.close(fd)
+                throw CaptureError(file: path, line: 1, offset: 0, message: "cannot write capture header: \(error.message)")
+            }
+        }
+        if let failure = writeAll(fd, bytes) {
             Glibc.close(fd)
             throw CaptureError(file: path, line: 1, offset: 0, message: "cannot write capture header: \(failure)")
         }
-        pending = Mutex(Pending())
-        output = Mutex(Output(fd: fd))
-        appendedBytes = Atomic(Int64(headerLine.count))
-        timer = DispatchSource.makeTimerSource(queue: queue)
-        let interval = DispatchTimeInterval.milliseconds(Int(Self.flushInterval.components.attoseconds / 1_000_000_000_000_000))
-        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
-        timer.setEventHandler { [weak self] in try? self?.flush() }
-        timer.resume()
+        output.fd = fd
+        output.partBytes = Int64(bytes.count)
+        output.headerBytes = Int64(bytes.count)
+        output.fileBytes += Int64(bytes.count)
+        output.partStarted = .now
     }
 
     /// Whether `path` names a regular file (following links), the only kind `replacing` protects.
@@ -111,6 +180,43 @@ public final class CaptureWriter: Sendable {
     /// to the file or still buffered. Stays at its last value after `close()`.
     public var bytesWritten: Int64 { appendedBytes.load(ordering: .relaxed) }
     private let appendedBytes: Atomic<Int64>
+
+    /// Bytes handed to the files so far (compressed for a `.zst` capture; every part's).
+    public var fileBytes: Int64 { output.withLock { $0.fileBytes } }
+    /// The file being written now: `path`, or the current part when rotating.
+    public var currentPath: String { output.withLock { $0.path } }
+    /// The number of files written so far (1 without rotation).
+    public var parts: Int { output.withLock { $0.part } }
+
+    /// What was written, for a closing summary.
+    public struct Totals: Sendable, Equatable, CustomStringConvertible {
+        /// The capture's JSON Lines bytes (before compression).
+        public var bytes: Int64
+        /// Bytes in the files (compressed, all parts).
+        public var fileBytes: Int64
+        public var compressed: Bool
+        public var firstPath: String
+        public var lastPath: String
+        public var parts: Int
+
+        /// "session.jsonl (18.7 KB)", "soak.jsonl.zst (18.7 KB, 2.9 KB zstd)", or with
+        /// rotation "soak.0001.jsonl.zst to soak.0003.jsonl.zst (3 parts, ...)".
+        public var description: String {
+            func size(_ bytes: Int64) -> String {
+                bytes >= 1 << 20 ? "\(Double(bytes * 10 / (1 << 20)) / 10) MB" : bytes >= 1024 ? "\(Double(bytes * 10 / 1024) / 10) KB" : "\(bytes) bytes"
+            }
+            let files = parts > 1 ? "\(firstPath) to \(lastPath) (\(parts) parts, " : "\(firstPath) ("
+            return files + size(bytes) + (compressed ? ", \(size(fileBytes)) zstd)" : ")")
+        }
+    }
+
+    public var totals: Totals {
+        output.withLock { output in
+            Totals(bytes: bytesWritten, fileBytes: output.fileBytes, compressed: output.encoder != nil,
+                   firstPath: rotation == nil ? path : CaptureRotation.partPath(path, part: 1),
+                   lastPath: output.path, parts: output.part)
+        }
+    }
 
     /// Encodes one record into the buffer. A full buffer is written on the background
     /// queue (the proxy's loop thread goes on relaying meanwhile), or here when the file
@@ -167,10 +273,34 @@ public final class CaptureWriter: Sendable {
         }
         if let failure { throw writeError(failure) }
         guard !output.spare.isEmpty else { return }
-        if let failure = Self.writeAll(output.fd, output.spare) {
+        var written = output.spare
+        if let encoder = output.encoder {
+            switch encoder.compress(output.spare) {
+            case .success(let frame): written = frame
+            case .failure(let error):
+                pending.withLock { $0.failure = error.message }
+                throw writeError(error.message)
+            }
+        }
+        if let rotation, rotation.isDue(partBytes: output.partBytes, headerBytes: output.headerBytes,
+                                        adding: written.count, partAge: .now - output.partStarted) {
+            Glibc.close(output.fd)
+            output.fd = -1
+            output.part += 1
+            output.path = CaptureRotation.partPath(path, part: output.part)
+            do {
+                try Self.openPart(&output, header: header, replacing: replacing)
+            } catch {
+                pending.withLock { $0.failure = error.message }
+                throw error
+            }
+        }
+        if let failure = Self.writeAll(output.fd, written) {
             pending.withLock { $0.failure = failure }
             throw writeError(failure)
         }
+        output.partBytes += Int64(written.count)
+        output.fileBytes += Int64(written.count)
         if output.spare.capacity > Self.keptCapacity {
             output.spare = []
         } else {

@@ -1,8 +1,9 @@
 import Glibc
 
-/// Splits a file descriptor's bytes into lines, reading fixed-size chunks: memory stays at
-/// one chunk plus the longest line, whatever the file's size. A class because it owns the
-/// descriptor (closed in deinit) and a `RecordSource` holding it must be copyable.
+/// Splits a byte source's bytes (a file descriptor's, or a decompressor's over one) into
+/// lines, reading fixed-size chunks: memory stays at one chunk plus the longest line,
+/// whatever the file's size. A class because it owns the source (a descriptor closed in
+/// deinit) and a `RecordSource` holding it must be copyable.
 public final class LineReader {
     public enum Line {
         /// A line that ended with a newline (the newline not included).
@@ -20,8 +21,8 @@ public final class LineReader {
         case endOfInput
     }
 
-    private let fd: Int32
-    private let ownsDescriptor: Bool
+    /// Where the bytes come from; `endWarning` says whether it ended cleanly.
+    public let source: ByteSource
     private let chunkSize: Int
     private let maxLineLength: Int
     private var state = State.reading
@@ -35,19 +36,24 @@ public final class LineReader {
 
     /// Reads from `fd`, after first returning the bytes of `prefix` (already read by a
     /// caller that peeked at the input). Closes `fd` when done if `ownsDescriptor`.
-    public init(fd: Int32, ownsDescriptor: Bool, prefix: [UInt8] = [], chunkSize: Int = 64 * 1024,
+    public convenience init(fd: Int32, ownsDescriptor: Bool, prefix: [UInt8] = [], chunkSize: Int = 64 * 1024,
+                            maxLineLength: Int = 100 * 1024 * 1024) {
+        self.init(source: FileByteSource(fd: fd, ownsDescriptor: ownsDescriptor), prefix: prefix,
+                  chunkSize: chunkSize, maxLineLength: maxLineLength)
+    }
+
+    /// Reads from `source`, after first returning the bytes of `prefix`.
+    public init(source: ByteSource, prefix: [UInt8] = [], chunkSize: Int = 64 * 1024,
                 maxLineLength: Int = 100 * 1024 * 1024) {
-        self.fd = fd
-        self.ownsDescriptor = ownsDescriptor
+        self.source = source
         self.chunkSize = max(1, chunkSize)
         self.maxLineLength = maxLineLength
         self.buffer = prefix
     }
 
-    deinit { if ownsDescriptor { close(fd) } }
-
-    /// The next line, or nil at end of input. Throws `TooLong` for a line over the limit and
-    /// `Errno`-style failures of read(2) as `ReadFailure`.
+    /// The next line, or nil at end of input. Throws `TooLong` for a line over the limit,
+    /// `Errno`-style failures of read(2) as `ReadFailure` and damaged compressed input as
+    /// `DecompressionError`.
     public func next() throws -> Line? {
         while true {
             if let newline = findNewline() {
@@ -96,16 +102,14 @@ public final class LineReader {
         }
         let oldCount = buffer.count
         buffer.append(contentsOf: repeatElement(0, count: chunkSize))
-        var n = 0
-        while true {
-            n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + oldCount, chunkSize) }
-            if n < 0, errno == EINTR { continue }
-            break
-        }
-        if n < 0 {
-            let message = String(cString: strerror(errno))
+        let n: Int
+        do {
+            n = try buffer.withUnsafeMutableBytes {
+                try source.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[oldCount..<(oldCount + chunkSize)]))
+            }
+        } catch {
             buffer.removeSubrange(oldCount...)
-            throw ReadFailure(message: message)
+            throw error
         }
         buffer.removeSubrange((oldCount + n)...)
         if n == 0 { state = .endOfInput }

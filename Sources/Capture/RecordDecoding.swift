@@ -42,7 +42,8 @@ extension RecordCoding {
             return .header(CaptureHeader(
                 version: try f.int("version"), tool: try f.string("tool"),
                 startedAt: try f.time("started_at_us"), source: try f.string("source"),
-                settings: try f.optionalObject("settings") ?? JSONObject()))
+                settings: try f.optionalObject("settings") ?? JSONObject(),
+                recording: try f.optionalString("recording"), part: try f.optionalInt("part")))
         case "open":
             return .open(OpenRecord(
                 conn: try f.int("conn"), t: try f.time("t"), client: try f.string("client"),

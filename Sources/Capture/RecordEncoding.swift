@@ -31,6 +31,8 @@ public enum RecordCoding {
             line.field("started_at_us", h.startedAt)
             line.field("source", h.source)
             line.field("settings", JSONValue.object(h.settings))
+            if let recording = h.recording { line.field("recording", recording) }
+            if let part = h.part { line.field("part", part) }
         case .open(let r):
             line.field("type", "open")
             line.field("conn", r.conn)

@@ -16,7 +16,9 @@ enum AnalyzeCommand: Command {
             INPUT is a faultline capture (or '-' for standard input); its kind is detected from
             its first bytes. Connections are grouped into clients, each client's state timeline
             is rebuilt and checked against the spec's rules (docs/spec-format.md). Several
-            inputs are analysed separately into one report, client ids prefixed by input number.
+            inputs are analysed separately into one report, client ids prefixed by input number,
+            except the parts of one rotated recording (proxy --rotate), which are read in part order
+            as one input. Captures may be zstd- or gzip-compressed.
             Exit status: 0 no finding at or above --fail-on (error by default), 1 such findings,
             2 unusable input or command line. Checks that the capture ended too early to decide
             are reported as undetermined; they never change the exit status. Durations are
@@ -72,42 +74,45 @@ enum AnalyzeCommand: Command {
             clientKey = parsed
         }
         let inputs = arguments.positionals
+        // A rotated recording's parts are one input; each other input stands alone.
+        let (sets, partWarnings) = InputSets.group(inputs)
         var builder = ReportBuilder()
-        var warnings: [String] = []
+        var warnings: [String] = partWarnings
         var prefix: String?
         var end: Micros = 0
         var startedAt: Int64?
         // Auth requests are paired with subscribes within one input (connection numbers are per input).
-        var linker = inputs.count == 1 ? AuthRequestLinker() : nil
-        for (i, path) in inputs.enumerated() {
-            var source = try InputSources.open(path, options: .init(filter: arguments.value("filter")))
+        var linker = sets.count == 1 ? AuthRequestLinker() : nil
+        for (i, set) in sets.enumerated() {
+            let path = set[0]
+            var source = try InputSets.open(set, options: .init(filter: arguments.value("filter")))
             var analyzer = LiveAnalyzer(options: AnalyzerOptions(
                 spec: spec, clientKey: clientKey, prefix: arguments.value("protocol-prefix"),
-                appSecret: arguments.value("app-secret"), clientIDPrefix: inputs.count > 1 ? "\(i + 1)/" : ""))
+                appSecret: arguments.value("app-secret"), clientIDPrefix: sets.count > 1 ? "\(i + 1)/" : ""))
             var last: Micros = 0
             var notes = StreamNotes()
             while let record = try source.next() {
                 if let t = record.time { last = max(last, t) }
                 if case .note(let note) = record, let line = notes.take(note) {
                     // Stream errors mean frames the analysis did not see: reported.
-                    warnings.append(inputs.count > 1 ? "\(path): \(line)" : line)
+                    warnings.append(sets.count > 1 ? "\(path): \(line)" : line)
                 }
                 builder.add(analyzer.feed(record))
                 linker?.observe(record)
             }
-            if let line = notes.omittedLine { warnings.append(inputs.count > 1 ? "\(path): \(line)" : line) }
+            if let line = notes.omittedLine { warnings.append(sets.count > 1 ? "\(path): \(line)" : line) }
             builder.add(analyzer.finish(at: last))
             end = max(end, last)
             prefix = prefix ?? analyzer.prefix
             // The first input's wall-clock start: with several, times stay relative to their own.
             if i == 0, source.header.startedAt > 0 { startedAt = source.header.startedAt }
-            warnings += source.warnings.map { inputs.count > 1 ? "\(path): \($0)" : $0 }
+            warnings += source.warnings.map { sets.count > 1 ? "\(path): \($0)" : $0 }
             warnings += analyzer.notes   // clients analyzed at connection level, said so
         }
         var report = builder.build(spec: spec, inputs: inputs, grouping: clientKey.description, prefix: prefix,
                                    warnings: warnings, endTime: end,
                                    unchecked: RuleRegistry.unchecked(spec: spec, appSecret: arguments.value("app-secret")),
-                                   failOn: failOn, startedAt: inputs.count == 1 ? startedAt : nil)
+                                   failOn: failOn, startedAt: sets.count == 1 ? startedAt : nil)
         report.authRequests = linker?.links ?? []
         if let output = arguments.value("output") {
             guard write(report, as: format, toFile: output) else {

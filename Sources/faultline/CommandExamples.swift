@@ -16,12 +16,15 @@ enum CommandExamples {
             "faultline proxy --listen 0.0.0.0:7000 --upstream wss://realtime.example.com --record s.jsonl --fault 'close:4009,after=30s'",
             "faultline proxy --listen 127.0.0.1:7000 --upstream ws://127.0.0.1:7001 --live --fail-on error",
             "faultline proxy --listen 127.0.0.1:7000 --upstream ws://127.0.0.1:7001 --control 127.0.0.1:7002",
+            "faultline proxy --listen 127.0.0.1:7000 --upstream ws://127.0.0.1:7001 --record soak.jsonl.zst --rotate 1h   (zstd, soak.0001.jsonl.zst, ...)",
         ], required: ["listen", "upstream"]),
         "faultline analyze": HelpExtras(examples: [
             "faultline analyze session.jsonl",
             "faultline analyze session.jsonl --format junit --output results.xml --fail-on warning",
             "faultline analyze traffic.pcap --filter 'tcp port 8080' --protocol-prefix pusher",
             "faultline analyze session.jsonl --app-secret s3cret --resubscribe-window 3",
+            "faultline analyze soak.*.jsonl.zst                 (a rotated recording's parts, read as one)",
+            "zstd -dc session.jsonl.zst | faultline analyze -    (or just: faultline analyze session.jsonl.zst)",
             "faultline analyze --explain stale.close-code",
         ]),
         "faultline replay": HelpExtras(examples: [

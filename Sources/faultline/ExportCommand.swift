@@ -22,7 +22,7 @@ enum ExportCommand: Command {
             recorded one, the compressed length may differ. INPUT may be any input 'frames'
             reads; a pcap gives one conversation per connection, as captured.
             """,
-        arguments: [ArgumentSpec("input", help: "The capture to export, or '-' for standard input.")],
+        arguments: [ArgumentSpec("input", help: "The capture to export (plain, zstd or gzip), or '-' for standard input.")],
         options: [
             OptionSpec("pcap", value: "file", help: "The pcapng file to write (required; replaced if it exists)."),
         ])

@@ -7,11 +7,14 @@ import Glibc
 /// descriptor stays open for the life of the process, which this source never outlives.
 /// A line is decoded only once its newline is there, so a record caught half-written is
 /// never misread. Memory: one read buffer plus the longest line, bounded by `maxLine`.
+/// A zstd or gzip capture is followed through a decompressor, which waits at the end of
+/// the file like the plain reader (the proxy writes one complete zstd frame per flush).
 struct FollowingCapture: RecordSource {
     let path: String
     private(set) var header: CaptureHeader
     var warnings: [String] { [] }
     private let fd: Int32
+    private let source: ByteSource
     private var buffer: [UInt8] = []
     private var lineNumber = 0
     let pollMicros: UInt32 = 100_000
@@ -22,6 +25,18 @@ struct FollowingCapture: RecordSource {
         fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw CaptureError(file: path, line: 0, offset: 0, message: "cannot open: \(String(cString: strerror(errno)))")
+        }
+        let file = FileByteSource(fd: fd, ownsDescriptor: false)
+        var head = try file.peek(CaptureCompression.magicLength)
+        while head.count < CaptureCompression.magicLength {
+            // The writer has created the file but not yet written its header.
+            usleep(pollMicros)
+            head = try file.peek(CaptureCompression.magicLength)
+        }
+        if let compression = CaptureCompression.detect(head) {
+            source = try DecompressingByteSource(format: compression, upstream: file)
+        } else {
+            source = file
         }
         header = CaptureHeader(tool: "", startedAt: 0, source: "")
         guard case .header(let h) = try nextLine(allowHeader: true) else {
@@ -49,13 +64,19 @@ struct FollowingCapture: RecordSource {
                 throw CaptureError(file: path, line: lineNumber + 1, offset: 0, message: "line longer than \(maxLine) bytes")
             }
             var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            let n: Int
+            do {
+                n = try chunk.withUnsafeMutableBytes { try source.read(into: $0) }
+            } catch let error as DecompressionError {
+                throw CaptureError(file: path, line: lineNumber + 1, offset: 0, message: error.description)
+            } catch let error as LineReader.ReadFailure {
+                if errno == EAGAIN { continue }
+                throw CaptureError(file: path, line: lineNumber + 1, offset: 0, message: "read failed: \(error.message)")
+            }
             if n > 0 {
                 buffer.append(contentsOf: chunk[..<n])
-            } else if n == 0 || errno == EINTR || errno == EAGAIN {
-                if n == 0 { usleep(pollMicros) }
             } else {
-                throw CaptureError(file: path, line: lineNumber + 1, offset: 0, message: "read failed: \(String(cString: strerror(errno)))")
+                usleep(pollMicros)
             }
         }
     }

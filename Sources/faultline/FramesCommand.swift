@@ -14,7 +14,8 @@ enum FramesCommand: Command {
         abstract: "Print the WebSocket frames of a capture, one a line.",
         discussion: """
             INPUT is a faultline capture or a pcap/pcapng file (or '-' for standard input); its
-            kind is detected from its first bytes. Records are read and printed as they come,
+            kind is detected from its first bytes; a zstd- or gzip-compressed capture (.jsonl.zst,
+            .jsonl.gz) is read as it is, --follow included. Records are read and printed as they come,
             in constant memory. Warnings (a torn last line, a pcap stream error: where frames may be
             missing) go to standard error.
 

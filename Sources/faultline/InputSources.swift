@@ -4,9 +4,10 @@ import Foundation
 import Glibc
 import Pcap
 
-/// Opens any input `faultline` reads records from (a capture file, later pcap and pcapng),
+/// Opens any input `faultline` reads records from (a capture file, pcap and pcapng),
 /// chosen by the file's first bytes, never by its name. Adding an input kind is one entry
-/// in `kinds`.
+/// in `kinds`. A capture compressed with zstd or gzip is read through a decompressor,
+/// streaming (see `openCompressed`).
 ///
 /// Standard input ("-") and pipes (`<(command)`, FIFOs) work too: the peeked bytes are put
 /// back (by seeking when stdin is a file, otherwise by relaying the input through a new
@@ -39,12 +40,52 @@ enum InputSources {
     /// known kind, `CaptureError` (or the kind's own error) for a damaged file.
     static func open(_ path: String, options: Options = Options()) throws -> any RecordSource {
         let (head, readablePath) = try peek(path)
+        if let compression = CaptureCompression.detect(head) {
+            return try openCompressed(path, readablePath: readablePath, compression: compression)
+        }
         guard let kind = kinds.first(where: { $0.matches(head) }) else {
             let what = head.isEmpty ? "is empty" : "is not a recognized input"
             let name = path == "-" ? "<stdin>" : path
             throw UsageError("\(name): \(what) (expected one of: \(kinds.map(\.name).joined(separator: "; ")))")
         }
         return try kind.open(readablePath, options)
+    }
+
+    /// A compressed input: its decompressed first bytes say what it holds. Only captures
+    /// are read this way (libpcap reads its files itself; decompress a pcap first).
+    static func openCompressed(_ path: String, readablePath: String, compression: CaptureCompression) throws -> any RecordSource {
+        let name = path == "-" ? "<stdin>" : path
+        let fd = readablePath == "-" ? STDIN_FILENO : Glibc.open(readablePath, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw UsageError("\(name): cannot open: \(String(cString: strerror(errno)))") }
+        let source = try DecompressingByteSource(format: compression, upstream: FileByteSource(fd: fd, ownsDescriptor: fd != STDIN_FILENO))
+        let head: [UInt8]
+        do {
+            head = try readSome(source)
+        } catch let error as DecompressionError {
+            throw CaptureError(file: path, line: 1, offset: 0, message: error.description)
+        } catch let error as LineReader.ReadFailure {
+            throw UsageError("\(name): cannot read: \(error.message)")
+        }
+        if isCapture(head) {
+            return try CaptureReader(file: path, lines: LineReader(source: source, prefix: head))
+        }
+        let what = head.isEmpty ? (source.endWarning.map { "is cut short before its first line: \($0)" } ?? "holds nothing")
+            : PcapMagic.matches(head) ? "holds a pcap; decompress it first (\(compression == .zstd ? "zstd -d" : "gunzip")): compressed pcaps are not read"
+            : "does not hold a faultline capture"
+        throw UsageError("\(name): \(compression.rawValue)-compressed input that \(what)")
+    }
+
+    /// Up to `peekSize` first bytes of `source`, stopping early once the first line is in.
+    private static func readSome(_ source: ByteSource) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: peekSize)
+        var count = 0
+        while count < peekSize {
+            let n = try bytes.withUnsafeMutableBytes { try source.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[count...])) }
+            if n == 0 { break }
+            count += n
+            if bytes[0..<count].contains(0x0A) { break }
+        }
+        return Array(bytes[0..<count])
     }
 
     /// A capture's first line is its header object, which names the format.

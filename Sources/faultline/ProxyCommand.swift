@@ -34,7 +34,9 @@ enum ProxyCommand: Command {
             OptionSpec("upstream", value: "url", help: "The real server: ws://HOST[:PORT][/PATH], or wss://... for TLS (verified against the system trust store)."),
         ] + TLSOptions.upstream + TLSOptions.listener + [
             OptionSpec("keylog", value: "file", help: "Append TLS secrets of both legs in NSS key log format (for Wireshark)."),
-            OptionSpec("record", value: "file", help: "Write a capture (JSON Lines, format v1) of everything relayed; an existing file is refused."),
+            OptionSpec("record", value: "file", help: "Write a capture (JSON Lines, format v1) of everything relayed; a name ending in .zst is zstd-compressed; an existing file is refused."),
+            OptionSpec("rotate", value: "size|duration",
+                       help: "Start a new --record file at this size (100M, 2G) or age (1h, 10m): FILE.jsonl.zst is written as FILE.0001.jsonl.zst, FILE.0002.jsonl.zst, ..."),
             OptionSpec("overwrite", help: "Let --record replace an existing file."),
             OptionSpec("fault", value: "rule", help: "A fault rule; repeatable.", repeatable: true),
             OptionSpec("faults", value: "file", help: "A fault plan: one rule a line, '#' comments."),
@@ -139,9 +141,7 @@ enum ProxyCommand: Command {
             + "\(frames) frame\(frames == 1 ? "" : "s") (\(m.framesClientToServer) from clients, \(m.framesServerToClient) from the server), "
             + "\(server.faultsFired) fault\(server.faultsFired == 1 ? "" : "s") fired"
         if let path = server.settings.recordPath {
-            let bytes = server.captureBytes ?? 0
-            let size = bytes >= 1 << 20 ? "\(Double(bytes * 10 / (1 << 20)) / 10) MB" : bytes >= 1024 ? "\(Double(bytes * 10 / 1024) / 10) KB" : "\(bytes) bytes"
-            line += "; capture \(path) (\(size))"
+            line += "; capture \(server.captureTotals?.description ?? "\(path) (0 bytes)")"
         } else {
             line += "; nothing recorded (no --record)"
         }
@@ -172,7 +172,10 @@ enum ProxyCommand: Command {
         settings.recordPath = arguments.value("record")
         if settings.recordPath == "" { throw UsageError("\(command): --record needs a file name") }
         settings.overwriteRecord = arguments.flag("overwrite")
-        if let path = settings.recordPath, !settings.overwriteRecord, CaptureWriter.isRegularFile(path) {
+        settings.recordRotation = try arguments.parse("rotate", as: CaptureRotation.syntax) { CaptureRotation.parse($0) }
+        if settings.recordRotation != nil, settings.recordPath == nil { throw UsageError("\(command): --rotate needs --record FILE") }
+        if let path = settings.recordPath.map({ settings.recordRotation == nil ? $0 : CaptureRotation.partPath($0, part: 1) }),
+           !settings.overwriteRecord, CaptureWriter.isRegularFile(path) {
             throw UsageError("\(command): --record \(path): the file exists; not overwriting a capture (pass --overwrite to replace it, or choose another name)")
         }
         settings.seed = try arguments.parse("seed", as: "a whole number from 0 to 2^64-1") { UInt64($0) } ?? 0

@@ -36,7 +36,7 @@ enum ReplayCommand: Command {
             unreachable upstream.
             """,
         usage: "faultline replay <capture> (--listen <host:port> | --upstream <url>) [options]",
-        arguments: [ArgumentSpec("capture", help: "The capture (or pcap) to replay, or '-' for standard input (kept in a temporary file: it is read twice).")],
+        arguments: [ArgumentSpec("capture", help: "The capture (plain, zstd or gzip; or a pcap) to replay, or '-' for standard input (kept in a temporary file: it is read twice).")],
         options: [
             OptionSpec("listen", value: "host:port", help: "Replay as the server, listening here (port 0: any free port)."),
             OptionSpec("upstream", value: "url", help: "Replay as the client against ws://HOST:PORT[/PATH], or wss://... for TLS (PATH replaces the recorded target)."),

@@ -274,10 +274,50 @@ static void send_upgrade(conn_t *c, int port) {
     flush_out(c);
 }
 
+/* bird mode: text frames holding Bird JSON envelopes of 200 B to 2 KiB, BIRD_VARIANTS of
+   them sent in turn; the send time is 16 hex digits at payload offset 6 ({"t":"..."). */
+#define BIRD_VARIANTS 97
+static int bird;
+static unsigned char *bird_msg[BIRD_VARIANTS];
+static size_t bird_len[BIRD_VARIANTS], bird_header[BIRD_VARIANTS];
+static uint64_t bird_next;
+
+static void make_bird_messages(void) {
+    static const char *words[] = {"the", "meeting", "moved", "to", "tomorrow", "at", "ten", "please", "bring",
+        "slides", "and", "coffee", "ok", "see", "you", "there", "thanks", "great", "news", "launch", "build",
+        "passed", "deploy", "staging", "review", "comment", "ticket", "customer", "asked", "about", "invoice"};
+    uint64_t seed = 1;
+    for (int k = 0; k < BIRD_VARIANTS; k++) {
+        size_t target = 200 + (size_t)k * (2048 - 200) / (BIRD_VARIANTS - 1);
+        char *text = malloc(4096), *payload = malloc(4096);
+        size_t tl = 0;
+        while (tl + 40 < target) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            tl += sprintf(text + tl, "%s ", words[(seed >> 33) % (sizeof words / sizeof *words)]);
+        }
+        int n = snprintf(payload, 4096, "{\"t\":\"%016llx\",\"event\":\"client-message\",\"channel\":\"private-room-%d\","
+                         "\"data\":\"{\\\"id\\\":%d,\\\"user\\\":\\\"user-%d\\\",\\\"text\\\":\\\"%.*s\\\"}\"}",
+                         0ull, k % 13, 100000 + k * 7, k % 29, (int)(target > 190 ? target - 190 : 10), text);
+        bird_msg[k] = malloc(n + 14);
+        bird_header[k] = frame_header(bird_msg[k], 1, n, 1);
+        memcpy(bird_msg[k] + bird_header[k], payload, n);
+        bird_len[k] = bird_header[k] + n;
+        free(text); free(payload);
+    }
+}
+
 static void send_message(conn_t *c) {
     uint64_t t = now_ns();
-    memcpy(message + message_header, &t, 8);
-    queue(c, message, message_len);
+    if (bird) {
+        int k = bird_next++ % BIRD_VARIANTS;
+        char hex[17];
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)t);
+        memcpy(bird_msg[k] + bird_header[k] + 6, hex, 16);
+        queue(c, bird_msg[k], bird_len[k]);
+    } else {
+        memcpy(message + message_header, &t, 8);
+        queue(c, message, message_len);
+    }
     c->inflight++;
 }
 
@@ -379,9 +419,17 @@ static int run_load(int port, int conns, double seconds, size_t size, int window
                     size_t m = parse_frame(c->in + off, c->inlen - off, &opcode, &payload, &plen);
                     if (!m) break;
                     off += m;
-                    if (opcode != 2 || plen < 8) continue;
                     uint64_t sent;
-                    memcpy(&sent, payload, 8);
+                    if (bird) {
+                        if (opcode != 1 || plen < 22) continue;
+                        char hex[17];
+                        memcpy(hex, payload + 6, 16);
+                        hex[16] = 0;
+                        sent = strtoull(hex, NULL, 16);
+                    } else {
+                        if (opcode != 2 || plen < 8) continue;
+                        memcpy(&sent, payload, 8);
+                    }
                     uint64_t us = (now - sent) / 1000;
                     histogram[us > HMAX ? HMAX : us]++;
                     total_msgs++;
@@ -424,8 +472,13 @@ int main(int argc, char **argv) {
         return run_load(atoi(argv[2]), atoi(argv[3]), atof(argv[4]), strtoul(argv[5], 0, 10), atoi(argv[6]), 0, 0);
     if (argc >= 7 && !strcmp(argv[1], "rate") && atof(argv[6]) > 0)
         return run_load(atoi(argv[2]), atoi(argv[3]), atof(argv[4]), strtoul(argv[5], 0, 10), 0, 0, atof(argv[6]));
+    if (argc >= 6 && !strcmp(argv[1], "bird")) {
+        bird = 1;
+        make_bird_messages();
+        return run_load(atoi(argv[2]), atoi(argv[3]), atof(argv[4]), 8, atoi(argv[5]), 0, 0);
+    }
     if (argc >= 5 && !strcmp(argv[1], "idle")) return run_load(atoi(argv[2]), atoi(argv[3]), atof(argv[4]), 8, 0, 1, 0);
     fprintf(stderr, "usage: wsload echo PORT | load PORT CONNS SECONDS SIZE WINDOW | rate PORT CONNS SECONDS SIZE RATE"
-                    " | idle PORT CONNS SECONDS\n");
+                    " | idle PORT CONNS SECONDS | bird PORT CONNS SECONDS WINDOW\n");
     return 2;
 }

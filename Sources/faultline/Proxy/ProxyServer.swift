@@ -47,7 +47,7 @@ final class ProxyServer {
     /// Fault records written (faults that fired), and the capture's size once closed: for
     /// the shutdown summary.
     private(set) var faultsFired = 0
-    private(set) var captureBytes: Int64?
+    private(set) var captureTotals: CaptureWriter.Totals?
 
     init(loop: EventLoop, settings: ProxySettings, live: LiveView? = nil) {
         self.loop = loop
@@ -85,7 +85,8 @@ final class ProxyServer {
             let header = CaptureHeader(tool: FaultlineVersion.tool, startedAt: startedAt, source: "proxy",
                                        settings: settings.headerSettings(boundListen: listenAddress))
             do {
-                capture = try CaptureWriter(path: path, header: header, replacing: settings.overwriteRecord)
+                capture = try CaptureWriter(path: path, header: header, replacing: settings.overwriteRecord,
+                                            rotation: settings.recordRotation)
             } catch {
                 listener.close()
                 throw ProxyStartError("\(error)")
@@ -108,7 +109,7 @@ final class ProxyServer {
         forward?.captureEnded(now: t)
         if let capture {
             do { try capture.close() } catch { live?.problem("closing the capture: \(error)") }
-            captureBytes = capture.bytesWritten
+            captureTotals = capture.totals
             self.capture = nil
         }
         onStopped?()

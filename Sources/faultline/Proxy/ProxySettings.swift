@@ -1,3 +1,4 @@
+import Capture
 import Faults
 import JSON
 import ProxyCore
@@ -13,6 +14,8 @@ struct ProxySettings: Sendable {
     var recordPath: String?
     /// Replace an existing file at `recordPath` (`--overwrite`); otherwise starting fails.
     var overwriteRecord = true
+    /// `--rotate`: the capture is written as numbered parts.
+    var recordRotation: CaptureRotation?
     /// The `--fault` and `--faults` rules installed at start (also written to the header).
     var faultRules: [FaultRule] = []
     var seed: UInt64 = 0
