@@ -18,23 +18,26 @@ import WebSocket
 /// wrong bytes, silently); with no context takeover each message stands alone and
 /// inflation goes on.
 ///
-/// A frame's hops from the socket to its capture line (proxy), each one pass over its bytes:
-/// 1. `UVLoop` read callback: the socket's bytes land in a read buffer (`Transport`).
-/// 2. `RelaySession.handle(.received)` → `receiveFrames`: `FrameRecorder.append` hands them
-///    to `FrameDecoder.append`, which cuts whole frames straight out of the read (one copy of
-///    the payload, unmasked in place) and buffers only a partial tail.
-/// 3. `FrameRecorder.next`: the frame out of the decoder, validated (`MessageValidator`),
-///    inflated if compressed, made into a `FrameRecord` that carries the payload (the same
-///    array, no copy) and its verdicts.
-/// 4. `RelaySession.relay`: faults judge the frame, it is re-encoded for the other side and
-///    the record goes out as a `RelayCommand.record`.
-/// 5. The proxy shell hands the record to `CaptureWriter.write`.
-/// 6. `RecordEncoding` writes the record's line (payload as JSON text or base64) into the
-///    writer's buffer, which is flushed to the capture file.
-/// The pcap reader takes the same hops 2 and 3 (`WebSocketConnection.feed`, `drainFrames`)
-/// after TCP reassembly, then queues the record (`RecordQueue`) for `frames`/`analyze`.
-/// No hop parses the payload a second time: the event name, where needed, is read from the
-/// record's payload once (`BirdEvent`).
+/// A frame's hops from the socket to its capture line in the proxy (six):
+/// 1. `TCPConnection.didRead` (Transport): libuv's read callback hands the bytes read to
+///    `RelayPair`'s `onRead`.
+/// 2. `RelaySession.handle(.received)` → `receiveFrames` → `FrameRecorder.append` →
+///    `FrameDecoder.append`: whole frames are cut straight out of the read (one copy of the
+///    payload, unmasked in place); only a partial tail is buffered.
+/// 3. `FrameRecorder.next`: the frame out of the decoder, judged by `MessageValidator`,
+///    inflated if it ends a compressed message, and made into a `FrameRecord` that shares
+///    the frame's payload array (no copy).
+/// 4. `RelaySession.relay`: the faults judge the frame (its event name read from the
+///    payload once, only when a fault may care), it is re-encoded for the other side, and
+///    `.send` and `.record` commands go to the shell.
+/// 5. `RelayPair.perform(.record)` → `ProxyServer.record`: counters, watchers, live view.
+/// 6. `CaptureWriter.append` → `RecordEncoding.encode`: the record's line (payload as JSON
+///    text or base64) into the writer's buffer, written to the file in batches.
+/// The pcap reader takes hops 2 and 3 (`WebSocketConnection.feed`, `drainFrames`) after
+/// TCP reassembly, then queues the record (`RecordQueue`) for `frames` or `analyze`.
+/// The payload is parsed once as a frame (hop 2) and, for the event name, at most once
+/// more in hop 4; the `--live` view still reads the event name from the payload again
+/// in hop 5 until the record carries the decoded event.
 public struct FrameRecorder {
     /// A decoded frame, its record, and the rule it broke if any (the record holds the
     /// rule's text; a strict relay answers with its close code).
