@@ -96,6 +96,12 @@ public struct ConnectionFaults: Sendable {
     /// Whether any armed fault may care about event names (so frames are worth decoding).
     public var wantsEventNames: Bool { !instances.isEmpty }
 
+    /// Whether an armed fault needs the whole payload of a frame from `side` with this
+    /// opcode (see `Fault.needsWholeFrame`): the relay gathers a large frame only then.
+    public func needsWholeFrame(from side: Side, opcode: Opcode) -> Bool {
+        instances.contains { $0.phase == .armed && $0.fault.needsWholeFrame(from: side, opcode: opcode) }
+    }
+
     /// The earliest time something is due (a start condition, a fault's wake-up).
     public var nextWakeup: Micros? {
         instances.compactMap { instance -> Micros? in

@@ -26,9 +26,15 @@ public protocol Fault: Sendable {
 
     /// The verdict on one event. Pure: time and randomness come in `context`.
     mutating func apply(_ event: FaultEvent, context: inout FaultContext) -> FaultVerdict
+    /// Whether the fault, armed, needs the whole payload of a frame from `side` with this
+    /// opcode before it is relayed (to drop, rewrite, delay or split it). Asked with the
+    /// header alone for a large frame: no lets the relay pass it through as it arrives.
+    /// Yes unless the kind says otherwise.
+    func needsWholeFrame(from side: Side, opcode: Opcode) -> Bool
 }
 
 extension Fault {
+    public func needsWholeFrame(from side: Side, opcode: Opcode) -> Bool { true }
     public static var example: String? { nil }
     public static var parameters: Set<String> { [] }
     public static var actsAtUpgrade: Bool { false }

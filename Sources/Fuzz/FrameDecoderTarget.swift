@@ -3,8 +3,8 @@ import WebSocket
 extension FuzzTarget {
     /// The first byte picks the limits and the negotiated extension; the rest arrives in
     /// pieces. Every frame goes through the validator and, in a compressed message, the
-    /// inflater with a bounded output. The one-step path (`wholeFrame`) must give the same
-    /// first frame as the incremental decoder.
+    /// inflater with a bounded output. The stream appended at once (whole frames take the
+    /// decoder's one-step path) must give the same frames as the stream in pieces.
     static let frameDecoder = FuzzTarget(
         name: "frame-decoder",
         summary: "FrameDecoder (incremental and one-step) + MessageValidator + MessageInflater") { input in
@@ -15,8 +15,11 @@ extension FuzzTarget {
         var decoder = FrameDecoder(maxPayload: maxPayload)
         var validator = MessageValidator(rsv1Allowed: deflate, expectMasked: flags & 4 == 0 ? nil : flags & 8 != 0)
         let inflater = deflate ? MessageInflater(windowBits: 9 + Int(flags >> 4 & 7) % 7, noContextTakeover: flags & 0x80 != 0) : nil
-        let oneStep = stream.withMemoryRebound(to: UInt8.self) { FrameDecoder.wholeFrame(at: $0, maxPayload: maxPayload) }
-        var first = true
+        var atOnce = FrameDecoder(maxPayload: maxPayload)
+        atOnce.append(stream)
+        var oneStep: [Frame] = []
+        while let frame = try? atOnce.next() { oneStep.append(frame) }
+        var index = 0
         var message: [UInt8] = []
         var compressed = false
         var chunks = InputChunks(stream, seed: flags)
@@ -27,10 +30,8 @@ extension FuzzTarget {
                 do { frame = try decoder.next() } catch { return }
                 guard let frame else { break }
                 require(frame.payload.count <= maxPayload, "payload over the limit")
-                if first, let (expected, _) = oneStep {
-                    require(frame == expected, "one-step and incremental decoding disagree")
-                }
-                first = false
+                require(index < oneStep.count && frame == oneStep[index], "one-step and incremental decoding disagree")
+                index += 1
                 _ = validator.validate(frame)
                 guard let inflater, !frame.opcode.isControl else { continue }
                 if frame.opcode != .continuation {

@@ -1,3 +1,5 @@
+import WebSocket
+
 /// Finds where WebSocket frames start in a byte stream picked up in the middle (a capture
 /// that began mid-connection, or the bytes after a hole). A position counts as a frame
 /// boundary only when it can be proven: from there, whole plausible frame headers follow one
@@ -17,13 +19,15 @@ struct FrameBoundaryFinder {
     var maxPayload: Int
     var minFrames: Int
 
-    /// Header length and total frame length at `offset`, or nil when the bytes there cannot
-    /// be a frame header; `.some(nil)` when more bytes are needed to tell.
+    /// The whole frame's length (header and payload) at `offset`, or nil when the bytes there
+    /// cannot be a frame header; `.some(nil)` when more bytes are needed to tell. The header
+    /// is read by `FrameHeader.parse`; what makes it plausible is judged here.
     func frameLength(in b: UnsafeRawBufferPointer, at offset: Int) -> Int?? {
         guard b.count - offset >= 2 else { return .some(nil) }
         let b0 = b[offset], b1 = b[offset + 1]
         let opcode = b0 & 0x0F
         let fin = b0 & 0x80 != 0
+        // What the first two bytes alone rule out, before waiting for the rest of a header.
         if b0 & 0x30 != 0 { return nil }                       // rsv2, rsv3
         if b0 & 0x40 != 0, !rsv1Allowed || opcode > 2 { return nil }
         switch opcode {
@@ -32,25 +36,11 @@ struct FrameBoundaryFinder {
         default: return nil
         }
         if (b1 & 0x80 != 0) != masked { return nil }
-        var length = Int(b1 & 0x7F)
-        var header = 2
-        if opcode >= 8, length > 125 { return nil }
-        if length == 126 {
-            guard b.count - offset >= 4 else { return .some(nil) }
-            length = Int(b.readBE16(offset + 2))
-            if length < 126 { return nil }
-            header = 4
-        } else if length == 127 {
-            guard b.count - offset >= 10 else { return .some(nil) }
-            let long = b.readBE64(offset + 2)
-            if long < 65536 || long > UInt64(maxPayload) { return nil }
-            length = Int(long)
-            header = 10
-        }
-        if length > maxPayload { return nil }
-        if masked { header += 4 }
-        if opcode == 8, length == 1 { return nil }
-        return .some(header + length)
+        if opcode >= 8, b1 & 0x7F > 125 { return nil }
+        guard let header = FrameHeader.parse(UnsafeRawBufferPointer(rebasing: b[offset...])) else { return .some(nil) }
+        if header.hasNonMinimalLength || header.payloadLength > UInt64(maxPayload) { return nil }
+        if opcode == 8, header.payloadLength == 1 { return nil }
+        return .some(header.byteCount + Int(header.payloadLength))
     }
 
     /// Looks for the first provable boundary in `b`; `segmentEnds` are buffer offsets where

@@ -29,18 +29,19 @@ extension WebSocketConnection {
         if let reason { note(.warning, reason + "; resynchronising at the next provable frame boundary", t: t) }
         var dir = directions[index]
         dir.state = .resync
-        dir.decoder = FrameDecoder(maxPayload: limits.maxPayload)
-        dir.message = CompressedMessage(maxBytes: limits.maxPayload)
+        dir.recorder.restartDecoding()
         dir.resync = []
         dir.segmentEnds = []
         dir.skipped = 0
-        if dir.validator != nil { dir.validator = MessageValidator(rsv1Allowed: deflate != nil || midStream, expectMasked: index == clientIndex) }
+        if dir.recorder.validator != nil {
+            dir.recorder.validator = MessageValidator(rsv1Allowed: deflate != nil || midStream, expectMasked: index == clientIndex)
+        }
         directions[index] = dir
     }
 
     func resyncFeed(_ bytes: UnsafeRawBufferPointer, from index: Int, segmentEnds: [Int], t: Micros) {
         var dir = directions[index]
-        directions[index] = Direction(decoder: FrameDecoder(maxPayload: 0))  // drop the reference: no copy on write
+        directions[index] = Direction(recorder: FrameRecorder(sender: dir.recorder.sender, limits: FrameRecorder.Limits(maxPayload: 0)))  // drop the reference: no copy on write
         let base = dir.resync.count
         dir.resync.append(contentsOf: bytes)
         dir.segmentEnds.append(contentsOf: segmentEnds.map { $0 + base })
@@ -53,7 +54,7 @@ extension WebSocketConnection {
             dir.skipped += start
             let skipped = dir.skipped
             dir.state = .frames
-            dir.decoder.append(dir.resync[start...])
+            dir.recorder.append(dir.resync[start...])
             dir.resync = []
             dir.segmentEnds = []
             dir.skipped = 0
@@ -81,8 +82,8 @@ extension WebSocketConnection {
             note(.warning, "\(streamName(index)) ended before a frame boundary could be proven: "
                  + "\(directions[index].skipped + directions[index].resync.count) bytes not decoded", t: t)
         }
-        if case .frames = directions[index].state, directions[index].decoder.bufferedByteCount > 0, phase == .open {
-            note(.warning, "\(streamName(index)) ended inside a frame: \(directions[index].decoder.bufferedByteCount) bytes left undecoded", t: t)
+        if case .frames = directions[index].state, directions[index].recorder.decoder.bufferedByteCount > 0, phase == .open {
+            note(.warning, "\(streamName(index)) ended inside a frame: \(directions[index].recorder.decoder.bufferedByteCount) bytes left undecoded", t: t)
         }
         directions[index].state = .idle
         guard let id else { return }

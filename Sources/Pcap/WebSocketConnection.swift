@@ -58,18 +58,14 @@ final class WebSocketConnection: TCPFlow {
         /// Stream offset just past the segment being fed (`offset` moves there after it),
         /// so a decoding error can say where it happened.
         var fedEnd: Int64 = 0
-        var decoder: FrameDecoder
-        var validator: MessageValidator?
-        var inflater: MessageInflater?
-        /// The compressed message being gathered (bounded by `limits.maxPayload`).
-        var message = CompressedMessage(maxBytes: 0)
+        /// Frames to records: decoding, message rules, inflation (no validator until the
+        /// roles are known).
+        var recorder: FrameRecorder
         var http = HTTPHeadParser()
         /// Bytes kept while resynchronising, and where segments ended in them.
         var resync: [UInt8] = []
         var segmentEnds: [Int] = []
         var skipped = 0
-        /// A message of this direction was cut to `maxRecordedMessage` (noted once).
-        var cutNoted = false
     }
 
     // Per-packet fields first: with the object header they share one cache line.
@@ -92,9 +88,9 @@ final class WebSocketConnection: TCPFlow {
         self.limits = limits
         self.queue = queue
         self.assignID = assignID
-        var direction = Direction(decoder: FrameDecoder(maxPayload: limits.maxPayload))
-        direction.message = CompressedMessage(maxBytes: limits.maxPayload)
-        directions = [direction, direction]
+        let recorder = FrameRecorder(sender: .server, limits: FrameRecorder.Limits(
+            maxPayload: limits.maxPayload, maxRecordedMessage: limits.maxRecordedMessage))
+        directions = [Direction(recorder: recorder), Direction(recorder: recorder)]
         super.init(key: key, limits: tcpLimits)
     }
 
@@ -124,14 +120,14 @@ final class WebSocketConnection: TCPFlow {
         for i in 0..<2 {
             directions[i].state = .idle
             directions[i].resync = []
-            directions[i].message = CompressedMessage(maxBytes: limits.maxPayload)
-            directions[i].decoder = FrameDecoder(maxPayload: 0)  // frees what it buffered
+            directions[i].recorder.release()  // frees what it buffered
         }
     }
 
     /// Becomes a recorded connection: takes the next id and writes the open record.
     func confirm(clientIndex index: Int, t: Micros) -> Bool {
         clientIndex = index
+        for i in 0..<2 { directions[i].recorder.sender = side(i) }
         guard let newID = assignID() else { ignore(); return false }
         id = newID
         queue.append(.open(OpenRecord(conn: newID, t: openedAt, client: endpoint(index).description,
@@ -206,34 +202,15 @@ final class WebSocketConnection: TCPFlow {
             directions[index].http.append(bytes)
             parseHead(from: index, t: t)
         case .frames:
-            guard phase == .open, directions[index].decoder.isAtFrameBoundary else {
-                directions[index].decoder.append(bytes)
-                if phase == .open {
-                    drainFrames(index, t: t)
-                } else if directions[index].decoder.bufferedByteCount > limits.maxUnansweredBytes {
-                    // Frames wait for the response (it says whether they are compressed):
-                    // held without bound they grew with the file (300 MB, 505 MB of RSS).
-                    note(.warning, "\(streamName(index)): upgrade request unanswered after \(limits.maxUnansweredBytes) "
-                         + "bytes of client data: connection not decoded further", t: t)
-                    ignore()
-                }
-                return
-            }
-            // Whole frames straight from the segment; only a partial tail (or a frame the
-            // one-step path declines) goes through the decoder's buffer, a cold piece of
-            // memory per direction when thousands of connections are open.
-            var offset = 0
-            let maxPayload = limits.maxPayload
-            bytes.withMemoryRebound(to: UInt8.self) { input in
-                while let (frame, consumed) = FrameDecoder.wholeFrame(at: UnsafeBufferPointer(rebasing: input[offset...]),
-                                                                       maxPayload: maxPayload) {
-                    offset += consumed
-                    record(frame, from: index, t: t)
-                }
-            }
-            if offset < bytes.count {
-                directions[index].decoder.append(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+            directions[index].recorder.append(bytes)
+            if phase == .open {
                 drainFrames(index, t: t)
+            } else if directions[index].recorder.decoder.bufferedByteCount > limits.maxUnansweredBytes {
+                // Frames wait for the response (it says whether they are compressed):
+                // held without bound they grew with the file (300 MB, 505 MB of RSS).
+                note(.warning, "\(streamName(index)): upgrade request unanswered after \(limits.maxUnansweredBytes) "
+                     + "bytes of client data: connection not decoded further", t: t)
+                ignore()
             }
         case .resync:
             resyncFeed(bytes, from: index, segmentEnds: [bytes.count], t: t)
@@ -252,7 +229,7 @@ final class WebSocketConnection: TCPFlow {
                                                     target: request.target, headers: request.headers)))
                 let rest = directions[index].http.remainder
                 directions[index].state = .frames
-                directions[index].decoder.append(rest)
+                directions[index].recorder.append(rest)
                 phase = .response
                 // The server may already have answered (its bytes waited in its parser).
                 parseHead(from: 1 - index, t: t)
@@ -275,7 +252,7 @@ final class WebSocketConnection: TCPFlow {
                 for i in 0..<2 { setUpDecoding(i) }
                 let rest = directions[index].http.remainder
                 directions[index].state = .frames
-                directions[index].decoder.append(rest)
+                directions[index].recorder.append(rest)
                 phase = .open
                 drainFrames(1 - index, t: t)
                 drainFrames(index, t: t)
@@ -287,73 +264,32 @@ final class WebSocketConnection: TCPFlow {
     }
 
     func setUpDecoding(_ index: Int) {
-        let isClient = index == clientIndex
-        directions[index].validator = MessageValidator(rsv1Allowed: deflate != nil, expectMasked: isClient)
-        if let deflate {
-            directions[index].inflater = isClient
-                ? MessageInflater(windowBits: deflate.clientMaxWindowBits, noContextTakeover: deflate.clientNoContextTakeover)
-                : MessageInflater(windowBits: deflate.serverMaxWindowBits, noContextTakeover: deflate.serverNoContextTakeover)
-        }
+        directions[index].recorder.negotiated(deflate)
     }
 
     // MARK: - Frames
 
     func drainFrames(_ index: Int, t: Micros) {
-        guard directions[index].state == .frames else { return }
+        guard directions[index].state == .frames, let id else { return }
+        var notes: [NoteRecord] = []
         while true {
-            let frame: Frame?
+            let next: FrameRecorder.Recorded?
             do {
-                frame = try directions[index].decoder.next()
+                next = try directions[index].recorder.next(conn: id, t: t, action: .observed, subject: streamName(index),
+                                                           notes: &notes)
             } catch {
-                let decoder = directions[index].decoder
-                let at = directions[index].fedEnd - Int64(decoder.bufferedByteCount + decoder.failedHeaderByteCount)
+                // The failed frame's header stays unread: the buffered bytes start with it.
+                let at = directions[index].fedEnd - Int64(directions[index].recorder.decoder.bufferedByteCount)
                 note(.error, "\(streamName(index)), frame at offset \(at): \(error.message); looking for the next frame boundary", t: t)
                 startResync(index, reason: nil, t: t)
                 return
             }
-            guard let frame else { return }
-            record(frame, from: index, t: t)
-        }
-    }
-
-    func record(_ frame: Frame, from index: Int, t: Micros) {
-        guard let id else { return }
-        let side = side(index)
-        let protocolError = directions[index].validator?.validate(frame)?.description
-        var payload = frame.payload
-        var compressed = false
-        if let inflater = directions[index].inflater, !frame.opcode.isControl {
-            switch directions[index].message.add(opcode: frame.opcode, rsv1: frame.rsv1, fin: frame.fin, payload: frame.payload) {
-            case .notCompressed:
-                break
-            case .tooLarge:
-                note(.error, "\(side) compressed message over \(limits.maxPayload) bytes: recorded without inflating", t: t)
-            case .partial:
-                // The inflated message is recorded whole on its final frame.
-                compressed = true
-                payload = []
-            case .complete(let message):
-                compressed = true
-                do {
-                    // The analyzer needs a message's first kilobytes, not 64 MiB of it: only
-                    // a prefix is kept (an inflation bomb stays small), and the cut is noted once.
-                    let keep = limits.maxRecordedMessage
-                    let (prefix, length) = try inflater.inflatePrefix(message, keep: keep, maxOutput: limits.maxPayload)
-                    payload = prefix
-                    if length > keep, !directions[index].cutNoted {
-                        directions[index].cutNoted = true
-                        note(.warning, "\(streamName(index)): a message inflated to \(length) bytes; of this and any "
-                             + "later message over \(keep) bytes only the first \(keep) are recorded", t: t)
-                    }
-                } catch {
-                    note(.error, "\(side) message failed to inflate (\(error)): recorded as compressed bytes", t: t)
-                    compressed = false
-                }
+            if !notes.isEmpty {
+                for note in notes { queue.append(.note(note)) }
+                notes.removeAll()
             }
+            guard let next else { return }
+            queue.append(.frame(next.record))
         }
-        queue.append(.frame(FrameRecord(
-            conn: id, t: t, from: side, opcode: frame.opcode, fin: frame.fin, rsv1: frame.rsv1, rsv2: frame.rsv2,
-            rsv3: frame.rsv3, masked: frame.isMasked, length: frame.payload.count, payload: payload,
-            compressed: compressed, action: .observed, protocolError: protocolError)))
     }
 }

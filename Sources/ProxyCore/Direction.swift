@@ -4,19 +4,17 @@ import WebSocket
 /// The state of one direction of a relayed pair, named by its sender.
 struct Direction {
     let sender: Side
-    var decoder: FrameDecoder
-    var validator: MessageValidator
-    /// Set when permessage-deflate was agreed: records hold the inflated messages.
-    var inflater: MessageInflater?
-    /// The compressed message being gathered (inflated when its last frame arrives), bounded
-    /// by `maxPayload` like the pcap reader's.
-    var message: CompressedMessage
+    /// Bytes to frames and records (decoding, message rules, inflation): the same
+    /// recorder as the pcap reader's.
+    var recorder: FrameRecorder
     /// The sender's close frame was relayed.
     var closeRelayed = false
     /// The sender's stream ended (FIN, RST or error).
     var readEnded = false
     /// The large frame being passed through as it arrives, if any.
     var passThrough: PassThroughFrame?
+    /// Budget held for the large frame being gathered whole for a fault, if any.
+    var gathering: LargeFrameBudget.Reservation?
     /// Frames held back by a latency fault, in order, to be sent to `sender.other`.
     var delayed: [DelayedFrame] = []
     /// Bytes in `delayed`, and whether the sender is paused because of them.
@@ -29,9 +27,8 @@ struct Direction {
 
     init(sender: Side, maxPayload: Int) {
         self.sender = sender
-        decoder = FrameDecoder(maxPayload: maxPayload)
-        message = CompressedMessage(maxBytes: maxPayload)
-        validator = MessageValidator(rsv1Allowed: false, expectMasked: sender == .client)
+        recorder = FrameRecorder(sender: sender, limits: FrameRecorder.Limits(maxPayload: maxPayload),
+                                 validator: MessageValidator(rsv1Allowed: false, expectMasked: sender == .client))
     }
 }
 

@@ -66,6 +66,9 @@ public struct RelayConfig: Sendable {
     /// a SHA-256 (see `RelaySession+PassThrough`).
     public var passThroughAbove: Int = 256 << 10
     public var passThroughRecordPrefix: Int = 4 << 10
+    /// Bytes of large frames that may be gathered whole at once for the faults that need
+    /// them, over all connections sharing this configuration (`LargeFrameBudget`).
+    public var largeFrameBudget = LargeFrameBudget()
 
     public init(upstreamHost: String, upstreamPathPrefix: String = "", maxPayload: Int = FrameDecoder.defaultMaxPayload,
                 maxHeadBytes: Int = HTTPHeadParser.defaultMaxHeadBytes, strict: Bool = false) {

@@ -5,44 +5,35 @@ import WebSocket
 /// The WebSocket part: frames one by one, both ways.
 extension RelaySession {
     mutating func receiveFrames(from side: Side, _ bytes: [UInt8], now: Micros, into out: inout [RelayCommand]) {
-        var offset = 0
-        if self[direction: side].decoder.isAtFrameBoundary {
-            // Whole frames straight from the read, as `append` then `next()` would return
-            // them, without the copy through the decoder's buffer (a payload copy per frame
-            // on the bulk path); only a partial tail, or a frame the one-step path declines,
-            // goes through the decoder.
-            let maxPayload = self[direction: side].decoder.maxPayload
-            while phase == .open || isFaultClosing,
-                  let (frame, consumed) = bytes.withUnsafeBufferPointer({
-                      FrameDecoder.wholeFrame(at: UnsafeBufferPointer(rebasing: $0[offset...]), maxPayload: maxPayload)
-                  }) {
-                offset += consumed
-                // The one-step path takes minimal lengths only.
-                relay(frame, from: side, nonMinimalLength: false, now: now, into: &out)
-            }
-        }
-        if offset < bytes.count { self[direction: side].decoder.append(bytes[offset...]) }
+        self[direction: side].recorder.append(bytes)
+        var notes: [NoteRecord] = []
         while phase == .open || isFaultClosing {
-            if self[direction: side].decoder.isPassingThrough {
+            if self[direction: side].recorder.decoder.isPassingThrough {
                 passThroughBytes(from: side, now: now, into: &out)
-                if self[direction: side].decoder.isPassingThrough { return }
+                if self[direction: side].recorder.decoder.isPassingThrough { return }
                 continue
             }
-            let frame: Frame?
+            let next: FrameRecorder.Recorded?
             do {
-                frame = try self[direction: side].decoder.next()
+                next = try self[direction: side].recorder.next(conn: conn, t: now, action: .forwarded, subject: side.rawValue,
+                                                               notes: &notes)
             } catch {
                 failConnection(offender: side, code: error.closeCode.rawValue,
                                reason: "cannot relay: \(error.message)", now: now, into: &out)
                 return
             }
-            guard let frame else {
-                guard mayPassThrough(side) else { return }
+            if !notes.isEmpty {
+                for note in notes { out.append(.record(.note(note))) }
+                notes.removeAll()
+            }
+            guard let next else {
+                guard mayPassThrough(side, now: now, into: &out) else { return }
                 beginPassThrough(from: side, now: now, into: &out)
                 continue
             }
-            relay(frame, from: side, nonMinimalLength: self[direction: side].decoder.lastFrameHadNonMinimalLength,
-                  now: now, into: &out)
+            relay(next, from: side, now: now, into: &out)
+            // A large frame gathered for a fault is out: its share of the budget goes back.
+            self[direction: side].gathering = nil
         }
     }
 
@@ -50,20 +41,11 @@ extension RelaySession {
         if case .faultClosing = phase { true } else { false }
     }
 
-    /// `nonMinimalLength`: the frame's length was not in its minimal encoding (a protocol
-    /// violation the relay cannot pass on, since it re-encodes every frame).
-    mutating func relay(_ frame: Frame, from side: Side, nonMinimalLength: Bool, now: Micros, into out: inout [RelayCommand]) {
-        var violation = self[direction: side].validator.validate(frame)
-        if violation == nil, nonMinimalLength {
-            // Frames are re-encoded on the way out, so this one leaves with the minimal encoding.
-            violation = WebSocketError(.nonMinimalLength, "payload length not in its minimal encoding (relayed re-encoded)",
-                                       closeCode: .protocolError)
-        }
-        var record = FrameRecord(conn: conn, t: now, from: side, opcode: frame.opcode, fin: frame.fin,
-                                 rsv1: frame.rsv1, rsv2: frame.rsv2, rsv3: frame.rsv3, masked: frame.isMasked,
-                                 length: frame.payload.count, payload: frame.payload,
-                                 protocolError: violation?.message)
-        inflateIfCompressed(frame, into: &record, now: now, out: &out)
+    /// `record` is the recorder's: the frame's verdict and its (inflated) payload. A frame
+    /// whose length was not in its minimal encoding leaves re-encoded, minimal.
+    mutating func relay(_ recorded: FrameRecorder.Recorded, from side: Side, now: Micros, into out: inout [RelayCommand]) {
+        let frame = recorded.frame
+        var record = recorded.record
 
         if case .faultClosing(let target, _, let rule) = phase {
             // The fault already ended this conversation: nothing more is relayed.
@@ -73,7 +55,7 @@ extension RelaySession {
             if side == target, frame.opcode == .close { finish(into: &out) }
             return
         }
-        if let violation, config.strict {
+        if let violation = recorded.violation, config.strict {
             record.action = .dropped
             out.append(.record(.frame(record)))
             failConnection(offender: side, code: violation.closeCode.rawValue,
@@ -154,38 +136,6 @@ extension RelaySession {
     mutating func closeRelayed(from side: Side, into out: inout [RelayCommand]) {
         self[direction: side].closeRelayed = true
         if client.closeRelayed && server.closeRelayed { closeHandshakeCompleted(into: &out) }
-    }
-
-    /// Records compressed messages inflated (RFC 7692); a failure is noted and the raw
-    /// payload recorded, and the relay goes on untouched either way.
-    mutating func inflateIfCompressed(_ frame: Frame, into record: inout FrameRecord, now: Micros,
-                                      out: inout [RelayCommand]) {
-        let side = record.from
-        guard !frame.opcode.isControl, let inflater = self[direction: side].inflater else { return }
-        let message: [UInt8]
-        switch self[direction: side].message.add(opcode: frame.opcode, rsv1: frame.rsv1, fin: frame.fin, payload: frame.payload) {
-        case .notCompressed:
-            return
-        case .tooLarge:
-            // Its window is lost with it: later messages could not be inflated either.
-            self[direction: side].inflater = nil
-            out.append(note(.warning, "compressed message from the \(side.rawValue) over \(config.maxPayload) bytes: recorded as sent, inflation off for this direction", now: now))
-            return
-        case .partial:
-            record.compressed = true
-            record.payload = []   // the whole message is recorded inflated on its last frame
-            return
-        case .complete(let whole):
-            message = whole
-        }
-        record.compressed = true
-        do {
-            record.payload = try inflater.inflate(message, maxOutput: config.maxPayload)
-        } catch {
-            record.compressed = false
-            self[direction: side].inflater = nil
-            out.append(note(.warning, "could not inflate a compressed message from the \(side.rawValue): \(error); recorded as sent, inflation off for this direction", now: now))
-        }
     }
 
     /// Ends the pair because of `offender`: a close frame with `code` to it, FIN to the other.

@@ -8,9 +8,13 @@ import WebSocket
 /// The frame's record is written when its last byte has passed, with a bounded prefix of the
 /// payload, its full length and the SHA-256 of the whole payload (`FrameRecord.sha256`).
 ///
-/// Only plain relaying streams: with fault rules installed (they may drop, rewrite or delay
-/// a frame, which needs it whole), behind frames a latency fault holds back, or while a
-/// fault's close is in progress, the frame is gathered whole as before (up to `maxPayload`).
+/// A frame is gathered whole instead only when an armed fault of the connection says, from
+/// the frame's header, that it needs the whole payload (`Fault.needsWholeFrame`: to drop,
+/// rewrite, delay or split it), and then only within the `LargeFrameBudget` shared by all
+/// connections; past the budget the frame streams through and a note says the fault could
+/// not act on it. Behind frames a latency fault holds back, the streamed pieces queue up
+/// behind them (the queue's backpressure bounds them). While a fault's close is in
+/// progress, frames are gathered whole as before (up to `maxPayload`) and dropped.
 struct PassThroughFrame {
     /// The frame's record so far: header fields, full length, the payload prefix.
     var record: FrameRecord
@@ -22,36 +26,45 @@ struct PassThroughFrame {
 }
 
 extension RelaySession {
-    /// Whether the frame pending in `side`'s decoder may be passed through.
-    func mayPassThrough(_ side: Side) -> Bool {
-        guard phase == .open, self[direction: side].delayed.isEmpty,
-              let length = self[direction: side].decoder.pendingFrameLength, length > config.passThroughAbove else { return false }
-        if let engine, !engine.list().isEmpty { return false }
+    /// Whether the frame pending in `side`'s decoder is passed through as it arrives, rather
+    /// than gathered whole (see the type's comment); asked each time a read leaves it pending.
+    mutating func mayPassThrough(_ side: Side, now: Micros, into out: inout [RelayCommand]) -> Bool {
+        guard phase == .open, self[direction: side].gathering == nil,
+              let length = self[direction: side].recorder.decoder.pendingFrameLength, length > config.passThroughAbove,
+              let opcode = self[direction: side].recorder.decoder.pendingOpcode else { return false }
+        guard let faults, faults.needsWholeFrame(from: side, opcode: opcode) else { return true }
+        let budget = config.largeFrameBudget
+        if let reservation = budget.reserve(length) {
+            self[direction: side].gathering = reservation
+            return false
+        }
+        out.append(note(.warning, "fault rules could not be applied to a \(length)-byte frame from the \(side.rawValue): "
+                        + "the large-frame budget (\(budget.limit) bytes, shared by all connections) is in use; relayed as it came",
+                        now: now))
         return true
     }
 
     /// Sends the pending frame's header and what arrived of its payload; the rest follows in
     /// `passThroughBytes`.
     mutating func beginPassThrough(from side: Side, now: Micros, into out: inout [RelayCommand]) {
-        guard let (frame, remaining) = self[direction: side].decoder.beginPassThrough() else { return }
+        guard let (frame, remaining) = self[direction: side].recorder.decoder.beginPassThrough() else { return }
         let length = frame.payload.count + remaining
         // Message rules (fragmentation, RSV bits, opcodes) are checked on the header; the
         // UTF-8 of a streamed text payload is not (it is never whole in memory).
         var header = frame
         header.payload = []
-        let violation = self[direction: side].validator.validate(header)
-        if self[direction: side].inflater != nil {
-            // A compressed message that is never whole cannot be inflated, and the shared
-            // LZ77 window is lost with it.
-            self[direction: side].inflater = nil
-            out.append(note(.info, "a \(length)-byte frame from the \(side.rawValue) was passed through without being kept whole: inflation off for this direction", now: now))
-        }
+        // A compressed message that is never whole cannot be inflated (the recorder notes it).
+        var notes: [NoteRecord] = []
+        let violation = self[direction: side].recorder.passingThrough(header, length: length, conn: conn, t: now,
+                                                                       subject: side.rawValue, notes: &notes)
+        for note in notes { out.append(.record(.note(note))) }
         var outgoing = header
         outgoing.maskingKey = side == .client ? MaskingKey.random(using: &maskRandom) : nil
-        out.append(.send(to: side.other, bytes: FrameEncoder.header(of: outgoing, payloadLength: length)))
+        enqueue(FrameEncoder.header(of: outgoing, payloadLength: length), from: side, record: nil, isClose: false, delay: 0,
+                now: now, into: &out)
         var record = FrameRecord(conn: conn, t: now, from: side, opcode: frame.opcode, fin: frame.fin,
                                  rsv1: frame.rsv1, rsv2: frame.rsv2, rsv3: frame.rsv3, masked: frame.isMasked,
-                                 length: length, payload: [], protocolError: violation?.message)
+                                 length: length, payload: [], protocolError: violation)
         record.sha256 = ""
         self[direction: side].passThrough = PassThroughFrame(record: record, outgoingKey: outgoing.maskingKey, offset: 0,
                                                              digest: SHA256Digest())
@@ -61,9 +74,9 @@ extension RelaySession {
 
     /// Passes on every payload byte the decoder holds for the frame in progress.
     mutating func passThroughBytes(from side: Side, now: Micros, into out: inout [RelayCommand]) {
-        while let chunk = self[direction: side].decoder.nextPassThroughBytes() {
+        while let chunk = self[direction: side].recorder.decoder.nextPassThroughBytes() {
             forward(chunk, from: side, now: now, into: &out)
-            if !self[direction: side].decoder.isPassingThrough {
+            if !self[direction: side].recorder.decoder.isPassingThrough {
                 endPassThrough(from: side, now: now, into: &out)
                 return
             }
@@ -79,7 +92,8 @@ extension RelaySession {
         if let key = state.outgoingKey { applyMask(key, to: &outgoing, offset: state.offset) }
         state.offset += chunk.count
         self[direction: side].passThrough = state
-        if phase == .open { out.append(.send(to: side.other, bytes: outgoing)) }
+        // Behind any frame a latency fault holds back, so order is kept.
+        if phase == .open { enqueue(outgoing, from: side, record: nil, isClose: false, delay: 0, now: now, into: &out) }
     }
 
     private mutating func endPassThrough(from side: Side, now: Micros, into out: inout [RelayCommand]) {
@@ -87,7 +101,17 @@ extension RelaySession {
         self[direction: side].passThrough = nil
         state.record.sha256 = state.digest.finish()
         state.record.t = now
-        if phase != .open { state.record.action = .dropped }
-        out.append(.record(.frame(state.record)))
+        guard phase == .open else {
+            state.record.action = .dropped
+            out.append(.record(.frame(state.record)))
+            return
+        }
+        // The record goes when the last piece does; the frame counts for `frames=` triggers.
+        enqueue([], from: side, record: state.record, isClose: false, delay: 0, now: now, into: &out)
+        if var faults {
+            let outcomes = faults.frameSeen(event: nil, now: now)
+            self.faults = faults
+            apply(outcomes, now: now, into: &out)
+        }
     }
 }

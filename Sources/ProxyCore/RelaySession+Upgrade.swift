@@ -183,14 +183,8 @@ extension RelaySession {
     /// Sets up validation and inflation for the agreed extensions and opens the relay.
     mutating func openWebSocket(extensionsIn headers: [HeaderField], now: Micros, into out: inout [RelayCommand]) {
         let deflate = DeflateParameters.negotiated(in: headers)
-        client.validator = MessageValidator(rsv1Allowed: deflate != nil, expectMasked: true)
-        server.validator = MessageValidator(rsv1Allowed: deflate != nil, expectMasked: false)
-        if let deflate {
-            client.inflater = MessageInflater(windowBits: deflate.clientMaxWindowBits,
-                                              noContextTakeover: deflate.clientNoContextTakeover)
-            server.inflater = MessageInflater(windowBits: deflate.serverMaxWindowBits,
-                                              noContextTakeover: deflate.serverNoContextTakeover)
-        }
+        client.recorder.negotiated(deflate)
+        server.recorder.negotiated(deflate)
         phase = .open
         out.append(.resumeReading(.client))
         if var faults {

@@ -3,31 +3,22 @@
 /// relay can carry what a strict peer would reject. Throws only for what cannot be parsed
 /// or buffered at all (payload over `maxPayload`, 64-bit length with the top bit set).
 ///
-/// Bytes go into one buffer with a read index; each state consumes exactly the bytes it
-/// needs and moves on, so no byte is looked at twice. Payload bytes are copied in bulk into
-/// the frame being built and unmasked as they arrive; the buffer is compacted only when
-/// the consumed prefix is large, not on every frame.
+/// Headers are read by `FrameHeader.parse`, the one header parser. Two paths give the
+/// same frames, and callers see only `append` and `next()`:
+/// - one step: when the decoder holds nothing, `append` cuts the whole frames at the start
+///   of the bytes it is given straight out of them (one copy of each payload, unmasked in
+///   place) and queues them for `next()`; only the rest goes into the buffer;
+/// - incremental: the buffer, with a read index, is parsed frame by frame; a payload whose
+///   bytes are still coming is copied in bulk into the frame being built as they arrive
+///   (straight from `append`'s input once the buffer is drained). The buffer is compacted
+///   only when its consumed prefix is large, not on every frame.
 public struct FrameDecoder: Sendable {
     public static let defaultMaxPayload = 64 << 20
 
-    /// The first two header bytes, decoded.
-    struct Header: Sendable {
-        var fin: Bool
-        var rsv1: Bool
-        var rsv2: Bool
-        var rsv3: Bool
-        var opcode: Opcode
-        var masked: Bool
-        /// The 7-bit length field: the length itself, or 126/127 for an extended length.
-        var shortLength: UInt8
-    }
-
     /// Where the parser is in the current frame.
     enum State: Sendable {
+        /// Between frames: the next buffered byte starts a header.
         case awaitingHeader
-        /// Waiting for the 2 (`shortLength` 126) or 8 (127) extended length bytes.
-        case awaitingExtendedLength(Header, byteCount: Int)
-        case awaitingMask(Header, length: Int)
         /// Copying payload; `frame.payload` holds what arrived so far, already unmasked.
         case awaitingPayload(Frame, remaining: Int)
         /// Passing a large frame's payload through as it arrives (`beginPassThrough`):
@@ -42,15 +33,21 @@ public struct FrameDecoder: Sendable {
     /// relay can carry (and record) a frame that breaks it; on, such a frame throws
     /// `nonMinimalLength`.
     public var rejectsNonMinimalLength = false
-    /// Whether the last frame `next()` returned used a longer length encoding than needed.
+    /// Whether the last frame `next()` returned (or `beginPassThrough` began) used a longer
+    /// length encoding than needed, whichever path cut it.
     public private(set) var lastFrameHadNonMinimalLength = false
 
     private var state: State = .awaitingHeader
     private var buffer: [UInt8] = []
     private var readIndex = 0
-    private var nonMinimal = false
-    /// Header bytes of the frame in progress already consumed, for `bufferedByteCount`.
-    private var headerBytesConsumed = 0
+    /// Header facts of the frame whose payload is in progress.
+    private var pendingHeaderBytes = 0
+    private var pendingNonMinimal = false
+    /// Frames cut in one step by `append`, in order, returned by `next()` before anything
+    /// buffered; `readyBytes` is their size on the wire.
+    private var ready: [Frame] = []
+    private var readyIndex = 0
+    private var readyBytes = 0
 
     public init(maxPayload: Int = FrameDecoder.defaultMaxPayload) {
         self.maxPayload = maxPayload
@@ -71,15 +68,28 @@ public struct FrameDecoder: Sendable {
 
     private mutating func append(buffer bytes: UnsafeBufferPointer<UInt8>) {
         var rest = bytes
-        if readIndex == buffer.count, case .awaitingPayload(var frame, let remaining) = state, remaining > 0 {
-            // Fast path for large frames: payload bytes go straight into the frame being
-            // built, skipping the buffer (one copy instead of two).
-            state = .awaitingHeader  // drop the state's reference so the append does not copy
-            let taken = min(remaining, rest.count)
-            Self.appendPayload(UnsafeBufferPointer(rebasing: rest[..<taken]), to: &frame)
-            state = .awaitingPayload(frame, remaining: remaining - taken)
-            rest = UnsafeBufferPointer(rebasing: rest[taken...])
-            if rest.isEmpty { return }
+        if readIndex == buffer.count {
+            switch state {
+            case .awaitingPayload(var frame, let remaining) where remaining > 0:
+                // A large frame's payload goes straight into the frame being built,
+                // skipping the buffer (one copy instead of two).
+                state = .awaitingHeader  // drop the state's reference so the append does not copy
+                let taken = min(remaining, rest.count)
+                Self.appendPayload(UnsafeBufferPointer(rebasing: rest[..<taken]), to: &frame)
+                state = .awaitingPayload(frame, remaining: remaining - taken)
+                rest = UnsafeBufferPointer(rebasing: rest[taken...])
+                if rest.isEmpty { return }
+            case .awaitingHeader:
+                // Nothing buffered: whole frames are cut straight from the input.
+                while let (frame, consumed) = Self.wholeFrame(at: rest, maxPayload: maxPayload) {
+                    ready.append(frame)
+                    readyBytes += consumed
+                    rest = UnsafeBufferPointer(rebasing: rest[consumed...])
+                }
+                if rest.isEmpty { return }
+            default:
+                break
+            }
         }
         if readIndex == buffer.count {
             // Everything consumed: start over, keeping the storage unless one huge read
@@ -107,16 +117,12 @@ public struct FrameDecoder: Sendable {
 
     /// Bytes received but not yet part of a returned frame.
     public var bufferedByteCount: Int {
-        let unread = buffer.count - readIndex
+        let unread = buffer.count - readIndex + readyBytes
         switch state {
-        case .awaitingHeader, .failed:
+        case .awaitingHeader, .failed, .passingThrough:
             return unread
-        case .awaitingExtendedLength, .awaitingMask:
-            return unread + headerBytesConsumed
         case .awaitingPayload(let frame, _):
-            return unread + headerBytesConsumed + frame.payload.count
-        case .passingThrough:
-            return unread
+            return unread + pendingHeaderBytes + frame.payload.count
         }
     }
 
@@ -127,6 +133,12 @@ public struct FrameDecoder: Sendable {
     public var pendingFrameLength: Int? {
         guard case .awaitingPayload(let frame, let remaining) = state else { return nil }
         return frame.payload.count + remaining
+    }
+
+    /// The opcode of the frame whose payload is arriving; nil in any other state.
+    public var pendingOpcode: Opcode? {
+        guard case .awaitingPayload(let frame, _) = state else { return nil }
+        return frame.opcode
     }
 
     /// Whether a frame's payload is being passed through (`nextPassThroughBytes`).
@@ -143,7 +155,7 @@ public struct FrameDecoder: Sendable {
     public mutating func beginPassThrough() -> (frame: Frame, remaining: Int)? {
         guard case .awaitingPayload(let frame, let remaining) = state else { return nil }
         state = .passingThrough(key: frame.maskingKey, offset: frame.payload.count, remaining: remaining)
-        lastFrameHadNonMinimalLength = nonMinimal
+        lastFrameHadNonMinimalLength = pendingNonMinimal
         if remaining == 0 { endPassThrough() }
         return (frame, remaining)
     }
@@ -167,18 +179,16 @@ public struct FrameDecoder: Sendable {
 
     private mutating func endPassThrough() {
         state = .awaitingHeader
-        headerBytesConsumed = 0
+        pendingHeaderBytes = 0
     }
 
-    /// After a failure, the header bytes of the failed frame that were read (not part of
-    /// `bufferedByteCount`): with it a reader can say where the bad frame began.
-    public var failedHeaderByteCount: Int {
-        if case .failed = state { return headerBytesConsumed }
-        return 0
-    }
+    // MARK: Frames
 
     /// The next complete frame, or nil when more bytes are needed.
     public mutating func next() throws(WebSocketError) -> Frame? {
+        if readyIndex < ready.count {
+            return takeReady()
+        }
         while true {
             switch state {
             case .failed(let error):
@@ -189,60 +199,29 @@ public struct FrameDecoder: Sendable {
                 return nil
 
             case .awaitingHeader:
-                guard buffer.count - readIndex >= 2 else { return nil }
-                if let (frame, consumed) = wholeBufferedFrame() {
-                    readIndex += consumed
-                    headerBytesConsumed = 0
-                    lastFrameHadNonMinimalLength = false
+                let start = readIndex
+                guard let header = buffer.withUnsafeBytes({ FrameHeader.parse(UnsafeRawBufferPointer(rebasing: $0[start...])) })
+                else { return nil }   // the header is not all there yet
+                try check(header)
+                let length = Int(header.payloadLength)
+                if buffer.count - start - header.byteCount >= length {
+                    // The whole frame is buffered: cut it out in one copy.
+                    var frame = header.emptyFrame
+                    let payloadStart = start + header.byteCount
+                    buffer.withUnsafeBufferPointer {
+                        Self.appendPayload(UnsafeBufferPointer(rebasing: $0[payloadStart ..< payloadStart + length]), to: &frame)
+                    }
+                    readIndex = payloadStart + length
+                    lastFrameHadNonMinimalLength = header.hasNonMinimalLength
                     return frame
                 }
-                let first = buffer[readIndex]
-                let second = buffer[readIndex + 1]
-                readIndex += 2
-                headerBytesConsumed = 2
-                let header = Header(fin: first & 0x80 != 0, rsv1: first & 0x40 != 0,
-                                    rsv2: first & 0x20 != 0, rsv3: first & 0x10 != 0,
-                                    opcode: Opcode(rawValue: first & 0x0F),
-                                    masked: second & 0x80 != 0, shortLength: second & 0x7F)
-                nonMinimal = false
-                switch header.shortLength {
-                case 126: state = .awaitingExtendedLength(header, byteCount: 2)
-                case 127: state = .awaitingExtendedLength(header, byteCount: 8)
-                default: try lengthKnown(header, length: Int(header.shortLength))
-                }
-
-            case .awaitingExtendedLength(let header, let byteCount):
-                guard buffer.count - readIndex >= byteCount else { return nil }
-                var value: UInt64 = 0
-                for i in 0..<byteCount { value = value << 8 | UInt64(buffer[readIndex + i]) }
-                readIndex += byteCount
-                headerBytesConsumed += byteCount
-                if value & (1 << 63) != 0 {
-                    try fail(WebSocketError(.lengthOverflow,
-                                            "64-bit payload length has its most significant bit set",
-                                            closeCode: .protocolError))
-                }
-                let minimal = byteCount == 2 ? value > 125 : value > 0xFFFF
-                if !minimal {
-                    nonMinimal = true
-                    if rejectsNonMinimalLength {
-                        try fail(WebSocketError(.nonMinimalLength,
-                                                "payload length \(value) sent in \(byteCount) extended bytes (not minimal)",
-                                                closeCode: .protocolError))
-                    }
-                }
-                guard value <= UInt64(maxPayload) else {
-                    try fail(tooLarge(value))
-                }
-                try lengthKnown(header, length: Int(value))
-
-            case .awaitingMask(let header, let length):
-                guard buffer.count - readIndex >= 4 else { return nil }
-                let key = MaskingKey(buffer[readIndex], buffer[readIndex + 1],
-                                     buffer[readIndex + 2], buffer[readIndex + 3])
-                readIndex += 4
-                headerBytesConsumed += 4
-                startPayload(header, key: key, length: length)
+                readIndex += header.byteCount
+                pendingHeaderBytes = header.byteCount
+                pendingNonMinimal = header.hasNonMinimalLength
+                var frame = header.emptyFrame
+                // Capacity is reserved only after the length passed the maxPayload check.
+                frame.payload.reserveCapacity(length)
+                state = .awaitingPayload(frame, remaining: length)
 
             case .awaitingPayload(var frame, let remaining):
                 let available = buffer.count - readIndex
@@ -262,93 +241,66 @@ public struct FrameDecoder: Sendable {
                     }
                 }
                 state = .awaitingHeader
-                headerBytesConsumed = 0
-                lastFrameHadNonMinimalLength = nonMinimal
+                pendingHeaderBytes = 0
+                lastFrameHadNonMinimalLength = pendingNonMinimal
                 return frame
             }
         }
     }
 
-    /// The common case in one step: a frame whose header and payload are all buffered, with
-    /// a 7- or 16-bit minimal length within `maxPayload`, is cut straight out of the buffer
-    /// (one allocation, one copy, unmasked in place) without passing through the states.
-    /// Anything else (64-bit or non-minimal lengths, oversized or partial frames) returns
-    /// nil and takes the state machine, which produces the same frame or the error.
-    private func wholeBufferedFrame() -> (Frame, consumed: Int)? {
-        let start = readIndex
-        return buffer.withUnsafeBufferPointer { bytes in
-            Self.wholeFrame(at: UnsafeBufferPointer(rebasing: bytes[start...]), maxPayload: maxPayload)
+    private mutating func takeReady() -> Frame {
+        let frame = ready[readyIndex]
+        readyIndex += 1
+        if readyIndex == ready.count {
+            ready.removeAll(keepingCapacity: ready.capacity <= 64)
+            readyIndex = 0
+            readyBytes = 0
+        } else {
+            readyBytes -= FrameEncoder.headerSize(of: frame) + frame.payload.count
         }
+        lastFrameHadNonMinimalLength = false
+        return frame
     }
 
-    /// Whether the decoder holds no bytes at all: everything appended so far was returned as
-    /// whole frames, so the next byte appended starts a frame.
-    public var isAtFrameBoundary: Bool {
-        guard readIndex == buffer.count else { return false }
-        if case .awaitingHeader = state { return true }
-        return false
+    /// Throws (and stays failed) for a header that cannot be decoded at all; the header's
+    /// bytes stay unread, so `bufferedByteCount` then counts from where the bad frame began.
+    private mutating func check(_ header: FrameHeader) throws(WebSocketError) {
+        let length = header.payloadLength
+        if length & (1 << 63) != 0 {
+            try fail(WebSocketError(.lengthOverflow, "64-bit payload length has its most significant bit set",
+                                    closeCode: .protocolError))
+        }
+        if header.hasNonMinimalLength, rejectsNonMinimalLength {
+            let bytes = header.byteCount - (header.maskingKey == nil ? 2 : 6)
+            try fail(WebSocketError(.nonMinimalLength, "payload length \(length) sent in \(bytes) extended bytes (not minimal)",
+                                    closeCode: .protocolError))
+        }
+        guard length <= UInt64(maxPayload) else {
+            try fail(WebSocketError(.payloadTooLarge, "frame payload of \(length) bytes exceeds the limit of \(maxPayload)",
+                                    closeCode: .messageTooBig))
+        }
     }
 
     /// The frame at the start of `bytes` if it is whole there and takes the common path
     /// (minimal 7- or 16-bit length, at most `maxPayload`), with the bytes it took; nil
-    /// otherwise. A reader whose decoder `isAtFrameBoundary` can take frames straight out of
-    /// its input this way and `append` only the rest: the frames are exactly the ones
-    /// `append` then `next()` would return, without the copy through the decoder's buffer.
-    public static func wholeFrame(at bytes: UnsafeBufferPointer<UInt8>, maxPayload: Int) -> (Frame, consumed: Int)? {
-        let available = bytes.count
-        guard available >= 2 else { return nil }
-        let first = bytes[0], second = bytes[1]
-        var headerLength = 2
-        var length = Int(second & 0x7F)
-        if length == 127 { return nil }
-        if length == 126 {
-            guard available >= 4 else { return nil }
-            length = Int(bytes[2]) << 8 | Int(bytes[3])
-            guard length > 125 else { return nil }
-            headerLength = 4
+    /// otherwise (the state machine then produces the same frame, or the error).
+    @inline(__always)
+    static func wholeFrame(at bytes: UnsafeBufferPointer<UInt8>, maxPayload: Int) -> (Frame, consumed: Int)? {
+        guard let header = FrameHeader.parse(UnsafeRawBufferPointer(bytes)),
+              header.payloadLength <= 0xFFFF, !header.hasNonMinimalLength else { return nil }
+        let length = Int(header.payloadLength)
+        let end = header.byteCount + length
+        guard length <= maxPayload, bytes.count >= end else { return nil }
+        var frame = header.emptyFrame
+        frame.payload = Array(UnsafeBufferPointer(rebasing: bytes[header.byteCount ..< end]))
+        if let key = header.maskingKey {
+            frame.payload.withUnsafeMutableBytes { applyMask(key, to: $0, offset: 0) }
         }
-        let masked = second & 0x80 != 0
-        if masked { headerLength += 4 }
-        guard length <= maxPayload, available >= headerLength + length else { return nil }
-        var payload = Array(UnsafeBufferPointer(rebasing: bytes[headerLength ..< headerLength + length]))
-        var key: MaskingKey?
-        if masked {
-            let k = headerLength - 4
-            let maskingKey = MaskingKey(bytes[k], bytes[k + 1], bytes[k + 2], bytes[k + 3])
-            payload.withUnsafeMutableBytes { applyMask(maskingKey, to: $0, offset: 0) }
-            key = maskingKey
-        }
-        let frame = Frame(fin: first & 0x80 != 0, rsv1: first & 0x40 != 0, rsv2: first & 0x20 != 0,
-                          rsv3: first & 0x10 != 0, opcode: Opcode(rawValue: first & 0x0F),
-                          maskingKey: key, payload: payload)
-        return (frame, headerLength + length)
-    }
-
-    private mutating func lengthKnown(_ header: Header, length: Int) throws(WebSocketError) {
-        guard length <= maxPayload else { try fail(tooLarge(UInt64(length))) }
-        if header.masked {
-            state = .awaitingMask(header, length: length)
-        } else {
-            startPayload(header, key: nil, length: length)
-        }
-    }
-
-    private mutating func startPayload(_ header: Header, key: MaskingKey?, length: Int) {
-        var payload: [UInt8] = []
-        // Capacity is reserved only after the length passed the maxPayload check.
-        payload.reserveCapacity(length)
-        let frame = Frame(fin: header.fin, rsv1: header.rsv1, rsv2: header.rsv2, rsv3: header.rsv3,
-                          opcode: header.opcode, maskingKey: key, payload: payload)
-        state = .awaitingPayload(frame, remaining: length)
+        return (frame, end)
     }
 
     private mutating func fail(_ error: WebSocketError) throws(WebSocketError) -> Never {
         state = .failed(error)
         throw error
-    }
-
-    private func tooLarge(_ length: UInt64) -> WebSocketError {
-        WebSocketError(.payloadTooLarge, "frame payload of \(length) bytes exceeds the limit of \(maxPayload)",
-                       closeCode: .messageTooBig)
     }
 }

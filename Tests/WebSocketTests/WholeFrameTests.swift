@@ -82,7 +82,7 @@ import Testing
                 start = end
             }
             #expect(decoded == frames, "step \(step)")
-            #expect(decoder.isAtFrameBoundary)
+            #expect(decoder.bufferedByteCount == 0)
         }
     }
 }

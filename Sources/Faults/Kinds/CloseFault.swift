@@ -1,8 +1,12 @@
+import WebSocket
 import Capture
 
 /// `close:CODE [reason=TEXT] [to=client|server]`: send a close frame with that code, as the
 /// other peer would, and close the far side's socket (a server terminating a member).
 public struct CloseFault: Fault {
+    /// Acts on no frame: a large one may pass through.
+    public func needsWholeFrame(from side: Side, opcode: Opcode) -> Bool { false }
+
     public static let kind = "close"
     public static let summary = "send a close frame with CODE to the client (to=server: upstream) [reason=TEXT]"
     public static let example: String? = "4009"

@@ -1,5 +1,11 @@
+import Capture
+import WebSocket
+
 /// `drop`: end both TCP connections with FIN and no close frame.
 public struct DropFault: Fault {
+    /// Acts on no frame: a large one may pass through.
+    public func needsWholeFrame(from side: Side, opcode: Opcode) -> Bool { false }
+
     public static let kind = "drop"
     public static let summary = "end both TCP connections with FIN, no close frame"
 

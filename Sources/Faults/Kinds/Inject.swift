@@ -1,9 +1,13 @@
+import WebSocket
 import Capture
 import JSON
 
 /// `inject:JSON [to=client|server]`: send a crafted text frame, as the other peer would
 /// (for example `inject:{"event":"bird:error","data":{"message":"x","code":4009}}`).
 public struct Inject: Fault {
+    /// Acts on no frame: a large one may pass through.
+    public func needsWholeFrame(from side: Side, opcode: Opcode) -> Bool { false }
+
     public static let kind = "inject"
     public static let summary = "send a crafted text frame holding JSON [to=client|server]"
     public static let example: String? = #"{"event":"bird:error","data":{"code":4009}}"#

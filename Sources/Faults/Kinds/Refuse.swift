@@ -1,8 +1,12 @@
+import Capture
 import WebSocket
 
 /// `refuse:CODE [reason=TEXT]`: accept the upgrade without contacting the upstream, then
 /// close with CODE at once: a server refusing the connection (4001 no such app, 4004 over quota).
 public struct Refuse: Fault {
+    /// Acts on no frame: a large one may pass through.
+    public func needsWholeFrame(from side: Side, opcode: Opcode) -> Bool { false }
+
     public static let kind = "refuse"
     public static let summary = "accept the upgrade, then close at once with CODE (no upstream) [reason=TEXT]"
     public static let example: String? = "4001"

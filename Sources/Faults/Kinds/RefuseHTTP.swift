@@ -1,6 +1,12 @@
+import Capture
+import WebSocket
+
 /// `refuse-http:STATUS`: answer the upgrade request with an HTTP error status (400-599)
 /// without contacting the upstream.
 public struct RefuseHTTP: Fault {
+    /// Acts on no frame: a large one may pass through.
+    public func needsWholeFrame(from side: Side, opcode: Opcode) -> Bool { false }
+
     public static let kind = "refuse-http"
     public static let summary = "answer the upgrade with HTTP STATUS (400-599), no upstream"
     public static let example: String? = "503"

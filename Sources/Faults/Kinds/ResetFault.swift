@@ -1,5 +1,11 @@
+import Capture
+import WebSocket
+
 /// `reset`: end both TCP connections with RST.
 public struct ResetFault: Fault {
+    /// Acts on no frame: a large one may pass through.
+    public func needsWholeFrame(from side: Side, opcode: Opcode) -> Bool { false }
+
     public static let kind = "reset"
     public static let summary = "end both TCP connections with RST"
 

@@ -1,9 +1,13 @@
+import WebSocket
 import Capture
 
 /// `slow-close:DUR [dir=c2s|s2c]`: hold each close frame, and each FIN, for DUR before
 /// passing it on (toxiproxy's slow_close): a peer that is slow to finish the closing
 /// handshake. Frames behind a held close wait with it, as on one TCP stream.
 public struct SlowClose: Fault {
+    /// Acts on control frames only, which are always small.
+    public func needsWholeFrame(from side: Side, opcode: Opcode) -> Bool { opcode == .close }
+
     public static let kind = "slow-close"
     public static let summary = "hold close frames and FINs for DUR before passing them on [dir=c2s|s2c]"
     public static let example: String? = "5s"

@@ -1,8 +1,12 @@
+import WebSocket
 import Capture
 
 /// `stall-pongs [for=DUR]`: swallow the server's pongs to the client (`P:pong` events and
 /// pong control frames), so the client's stale-connection check must fire.
 public struct StallPongs: Fault {
+    /// Looks at the server's pong frames and text frames (for pong events) only.
+    public func needsWholeFrame(from side: Side, opcode: Opcode) -> Bool { side == .server && (opcode.isControl || opcode == .text) }
+
     public static let kind = "stall-pongs"
     public static let summary = "swallow the server's pongs (P:pong events and pong frames) [for=DUR]"
 
