@@ -162,6 +162,10 @@ final class ShardWorker: @unchecked Sendable {
     private func run() {
         while let batch = take() {
             for numbered in batch {
+                if case .finish(let time) = numbered.step {
+                    shard.finish(at: time) { builder.add($0, step: numbered.number) }
+                    continue
+                }
                 let events = shard.apply(numbered.step)
                 guard !events.isEmpty else { continue }
                 if case .newClient(let ordinal, _) = numbered.step {

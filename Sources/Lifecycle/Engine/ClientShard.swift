@@ -71,9 +71,15 @@ public struct ClientShard: Sendable {
             return clients[client / count].fault(fault)
         case .finish(let time):
             var events: [AnalysisEvent] = []
-            for i in clients.indices { events += clients[i].finish(at: time) }
+            finish(at: time) { events += $0 }
             return events
         }
+    }
+
+    /// `apply(.finish(at:))` handing over each client's final events in turn, so that a
+    /// capture of very many clients never holds all of them at once.
+    public mutating func finish(at time: Micros, emit: ([AnalysisEvent]) -> Void) {
+        for i in clients.indices { emit(clients[i].finish(at: time)) }
     }
 
     /// This shard's clients that showed none of the spec's protocol, with their ordinals.
