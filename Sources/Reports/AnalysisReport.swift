@@ -121,9 +121,12 @@ public struct ReportBuilder: Sendable {
         var connectionIDs: BoundedLog<ConnectionID>
         var finalState: String?
         var undetermined: [Undetermined] = []
+        /// The client's number in order of first appearance, over all shards.
+        var ordinal: Int
 
-        init(info: ClientInfo, limits: ReportLimits) {
+        init(info: ClientInfo, ordinal: Int, limits: ReportLimits) {
             self.info = info
+            self.ordinal = ordinal
             connections = BoundedLog(head: limits.head, tail: limits.tail)
             transitions = BoundedLog(head: limits.head, tail: limits.tail)
             faults = BoundedLog(head: limits.head, tail: limits.tail)
@@ -133,8 +136,20 @@ public struct ReportBuilder: Sendable {
     }
 
     private struct SequencedFinding: Sendable {
-        var number: Int
+        var number: EventOrder
         var finding: Finding
+    }
+
+    /// Where a finding stands in the order one thread finds them: the routed step that
+    /// revealed it, then the client (a sweep or the finish reveals several clients' in
+    /// client order), then the order within the shard. One thread numbers them 1, 2, ...
+    struct EventOrder: Comparable, Sendable {
+        var step: Int
+        var client: Int
+        var index: Int
+        static func < (a: EventOrder, b: EventOrder) -> Bool {
+            (a.step, a.client, a.index) < (b.step, b.client, b.index)
+        }
     }
 
     public let limits: ReportLimits
@@ -143,7 +158,9 @@ public struct ReportBuilder: Sendable {
     /// Findings of no known client (none in practice), kept whole.
     private var strayFindings: [SequencedFinding] = []
     private var findingNumber = 0
-    private var undetermined: [Undetermined] = []
+    private var undetermined: [(order: EventOrder, check: Undetermined)] = []
+    /// The routed step being added (`add(_:step:)`); nil when events come one thread's way.
+    private var step: Int?
     private var errorCount = 0
     private var warningCount = 0
     private var endTime: Micros = 0
@@ -156,11 +173,55 @@ public struct ReportBuilder: Sendable {
         for event in events { add(event) }
     }
 
+    /// Adds what one routed step revealed in one shard (`analyze --jobs`): findings keep
+    /// their place in the order one thread would find them, so that `merged` builds the
+    /// same report.
+    public mutating func add(_ events: [AnalysisEvent], step: Int, newClient ordinal: Int? = nil) {
+        self.step = step
+        defer { self.step = nil }
+        for event in events {
+            if case .client(let info) = event, let ordinal {
+                index[info.id] = clients.count
+                clients.append(ClientLog(info: info, ordinal: ordinal, limits: limits))
+                endTime = max(endTime, info.firstSeen)
+            } else {
+                add(event)
+            }
+        }
+    }
+
+    /// One builder of the shards' builders (made with the same limits), as if one had
+    /// collected every event: clients in order of appearance, findings in order found.
+    public static func merged(_ parts: [ReportBuilder]) -> ReportBuilder {
+        var merged = ReportBuilder(limits: parts.first?.limits ?? .standard)
+        for part in parts {
+            merged.clients += part.clients
+            merged.strayFindings += part.strayFindings
+            merged.findingNumber += part.findingNumber
+            merged.undetermined += part.undetermined
+            merged.errorCount += part.errorCount
+            merged.warningCount += part.warningCount
+            merged.endTime = max(merged.endTime, part.endTime)
+        }
+        merged.clients.sort { $0.ordinal < $1.ordinal }
+        for (i, client) in merged.clients.enumerated() { merged.index[client.info.id] = i }
+        merged.strayFindings.sort { $0.number < $1.number }
+        merged.undetermined.sort { $0.order < $1.order }
+        return merged
+    }
+
+    /// The order of the next finding or undetermined check of client `i` (nil: no client).
+    private mutating func nextOrder(client i: Int?) -> EventOrder {
+        findingNumber += 1
+        guard let step else { return EventOrder(step: findingNumber, client: 0, index: 0) }
+        return EventOrder(step: step, client: i.map { clients[$0].ordinal } ?? -1, index: findingNumber)
+    }
+
     public mutating func add(_ event: AnalysisEvent) {
         switch event {
         case .client(let info):
             index[info.id] = clients.count
-            clients.append(ClientLog(info: info, limits: limits))
+            clients.append(ClientLog(info: info, ordinal: clients.count, limits: limits))
             endTime = max(endTime, info.firstSeen)
         case .connection(let conn, let client):
             if let i = index[client] { clients[i].connectionIDs.append(conn) }
@@ -171,12 +232,11 @@ public struct ReportBuilder: Sendable {
             }
             endTime = max(endTime, t.t)
         case .finding(let f):
-            findingNumber += 1
             switch f.severity {
             case .error: errorCount += 1
             case .warning: warningCount += 1
             }
-            let entry = SequencedFinding(number: findingNumber, finding: f)
+            let entry = SequencedFinding(number: nextOrder(client: index[f.client]), finding: f)
             if let i = index[f.client] { clients[i].findings.append(entry) } else { strayFindings.append(entry) }
             endTime = max(endTime, f.t)
         case .connectionEnded(let s):
@@ -188,7 +248,9 @@ public struct ReportBuilder: Sendable {
         case .undetermined(let u):
             // At most one per rule and client (emitted once, at the end): no bound needed.
             if let i = index[u.client] { clients[i].undetermined.append(u) }
-            undetermined.append(u)
+            let order = EventOrder(step: step ?? 0, client: index[u.client].map { clients[$0].ordinal } ?? -1,
+                                   index: undetermined.count)
+            undetermined.append((order, u))
         }
     }
 
@@ -220,7 +282,7 @@ public struct ReportBuilder: Sendable {
                                     findings: all.map(\.finding), warnings: warnings,
                                     endTime: max(self.endTime, endTime ?? 0), errorCount: errorCount,
                                     warningCount: warningCount, findingCount: findingNumber, connectionCount: connectionCount)
-        report.undetermined = undetermined
+        report.undetermined = undetermined.map(\.check)
         report.unchecked = unchecked
         report.failOn = failOn
         report.startedAt = startedAt

@@ -42,6 +42,8 @@ enum AnalyzeCommand: Command {
             OptionSpec("client-key", value: "key",
                        help: "Group connections by header:NAME or query:NAME (default: source IP + User-Agent + path)."),
             OptionSpec("protocol-prefix", value: "prefix", help: "Event prefix, bird or pusher (default: detected from the handshake)."),
+            OptionSpec("jobs", value: "n",
+                       help: "Worker threads the clients are spread over; the report is the same for any N (default: the number of cores)."),
             OptionSpec("filter", value: "bpf", help: "BPF filter for pcap input (default: none; ignored for captures)."),
             OptionSpec("tolerance", value: "seconds", help: "Timing tolerance on every delay (default: the spec's, 0.25 for bird)."),
             OptionSpec("immediate-tolerance", value: "seconds", help: "How soon 'immediately' must be (default: the spec's, 0.5 for bird)."),
@@ -74,9 +76,16 @@ enum AnalyzeCommand: Command {
             clientKey = parsed
         }
         let inputs = arguments.positionals
+        let jobs = try arguments.parse("jobs", as: "a number of threads from 1 to 256") { text in
+            Int(text).flatMap { (1...256).contains($0) ? $0 : nil }
+        } ?? defaultJobs
+        var builder = ReportBuilder()
+        /// With several jobs: one merged builder per input, merged again at the end.
+        var parts: [ReportBuilder] = []
+        var stepsSoFar = 0
+        var clientsSoFar = 0
         // A rotated recording's parts are one input; each other input stands alone.
         let (sets, partWarnings) = InputSets.group(inputs)
-        var builder = ReportBuilder()
         var warnings: [String] = partWarnings
         var prefix: String?
         var end: Micros = 0
@@ -86,29 +95,51 @@ enum AnalyzeCommand: Command {
         for (i, set) in sets.enumerated() {
             let path = set[0]
             var source = try InputSets.open(set, options: .init(filter: arguments.value("filter")))
-            var analyzer = LiveAnalyzer(options: AnalyzerOptions(
+            let options = AnalyzerOptions(
                 spec: spec, clientKey: clientKey, prefix: arguments.value("protocol-prefix"),
-                appSecret: arguments.value("app-secret"), clientIDPrefix: sets.count > 1 ? "\(i + 1)/" : ""))
+                appSecret: arguments.value("app-secret"), clientIDPrefix: sets.count > 1 ? "\(i + 1)/" : "")
             var last: Micros = 0
             var notes = StreamNotes()
-            while let record = try source.next() {
+            func look(at record: CaptureRecord) {
                 if let t = record.time { last = max(last, t) }
                 if case .note(let note) = record, let line = notes.take(note) {
                     // Stream errors mean frames the analysis did not see: reported.
                     warnings.append(sets.count > 1 ? "\(path): \(line)" : line)
                 }
-                builder.add(analyzer.feed(record))
                 linker?.observe(record)
             }
-            if let line = notes.omittedLine { warnings.append(sets.count > 1 ? "\(path): \(line)" : line) }
-            builder.add(analyzer.finish(at: last))
+            let analyzerNotes: [String]
+            if jobs > 1 {
+                let analysis = ShardedAnalysis(options: options, jobs: jobs, firstStep: stepsSoFar, firstOrdinal: clientsSoFar)
+                while let record = try source.next() {
+                    look(at: record)
+                    analysis.feed(record)
+                }
+                if let line = notes.omittedLine { warnings.append(sets.count > 1 ? "\(path): \(line)" : line) }
+                let result = analysis.finish(at: last)
+                parts.append(result.builder)
+                stepsSoFar = analysis.lastStep
+                clientsSoFar += analysis.clientCount
+                analyzerNotes = result.notes
+                prefix = prefix ?? result.prefix
+            } else {
+                var analyzer = LiveAnalyzer(options: options)
+                while let record = try source.next() {
+                    look(at: record)
+                    builder.add(analyzer.feed(record))
+                }
+                if let line = notes.omittedLine { warnings.append(sets.count > 1 ? "\(path): \(line)" : line) }
+                builder.add(analyzer.finish(at: last))
+                analyzerNotes = analyzer.notes
+                prefix = prefix ?? analyzer.prefix
+            }
             end = max(end, last)
-            prefix = prefix ?? analyzer.prefix
             // The first input's wall-clock start: with several, times stay relative to their own.
             if i == 0, source.header.startedAt > 0 { startedAt = source.header.startedAt }
             warnings += source.warnings.map { sets.count > 1 ? "\(path): \($0)" : $0 }
-            warnings += analyzer.notes   // clients analyzed at connection level, said so
+            warnings += analyzerNotes   // clients analyzed at connection level, said so
         }
+        if jobs > 1 { builder = ReportBuilder.merged(parts) }
         var report = builder.build(spec: spec, inputs: inputs, grouping: clientKey.description, prefix: prefix,
                                    warnings: warnings, endTime: end,
                                    unchecked: RuleRegistry.unchecked(spec: spec, appSecret: arguments.value("app-secret")),
@@ -124,6 +155,9 @@ enum AnalyzeCommand: Command {
         }
         return report.exitStatus == 0 ? ExitStatus.success : ExitStatus.failure
     }
+
+    /// `--jobs` by default: the cores this process may run on.
+    static var defaultJobs: Int { min(256, max(1, ProcessInfo.processInfo.activeProcessorCount)) }
 
     /// `--explain RULE`: the rule's severity, whose behaviour it judges, what breaks it, an
     /// example, and the built-in specs that check it.

@@ -10,14 +10,13 @@ struct ClientTimeline {
     let appSecret: String?
     private(set) var state: String
     private var rules: [any LifecycleRule]
-    /// Indices of the rules with timer checks, the only ones `advance` asks.
-    private var timerRules: [Int]
-    /// Per step kind (by bit position), the indices of the rules that observe it, in rule
-    /// order: a step visits only these (`LifecycleRule.observes`).
-    private var observers: [[Int]]
+    /// Which rules have timers and which observe each kind of step: shared by every
+    /// client of the spec (`RulePlan`).
+    private var plan: RulePlan
     /// The connection-level spec this client switches to when it turns out to speak no
     /// event protocol (`switchToConnectionLevel`); nil when the spec is connection-level.
     private let fallback: LifecycleSpec?
+    private let fallbackPlan: RulePlan?
     /// Whether the client's protocol is settled: an event of the spec's protocol was seen,
     /// or a data frame without one.
     private var protocolDecided = false
@@ -40,33 +39,23 @@ struct ClientTimeline {
     private var attempts = 0
     private var attemptsWithoutReset = 0
     private var interruptedAt: Micros?
-    /// Connections the client still holds (not yet dropped as far as it knows): the
-    /// overlap test of client grouping.
-    private var live: Set<ConnectionID> = []
-    var openConnections: Int { live.count }
-    var lastActivity: Micros
+    // Which connection the client holds and when it was last active (client grouping)
+    // are the router's to know (`ClientRouter`), not the timeline's.
 
     /// `shortcuts: false` hands every step to every rule and asks every timer rule on every
-    /// record, as before `observes` and `quietUntil` existed: tests compare both ways.
-    init(info: ClientInfo, spec: LifecycleSpec, appSecret: String?, shortcuts: Bool = true,
-         fallback: LifecycleSpec? = nil) {
+    /// record, as before `observes` and `quietUntil` existed: tests compare both ways
+    /// (the plans must be made with the same setting).
+    init(info: ClientInfo, spec: LifecycleSpec, plan: RulePlan, appSecret: String?, shortcuts: Bool = true,
+         fallback: LifecycleSpec? = nil, fallbackPlan: RulePlan? = nil) {
         self.info = info
         self.spec = spec
         self.appSecret = appSecret
         self.state = spec.states.initial
-        self.lastActivity = info.firstSeen
         self.fallback = spec.events == .realtime ? fallback : nil
-        (rules, timerRules, observers) = Self.rules(of: spec, shortcuts: shortcuts)
+        self.fallbackPlan = spec.events == .realtime ? fallbackPlan : nil
+        self.plan = plan
+        self.rules = plan.makeRules()
         self.shortcuts = shortcuts
-    }
-
-    private static func rules(of spec: LifecycleSpec, shortcuts: Bool) -> ([any LifecycleRule], [Int], [[Int]]) {
-        let rules = spec.rules.compactMap { RuleRegistry.type(for: $0)?.init(spec: spec) }
-        let timerRules = rules.indices.filter { type(of: rules[$0]).hasTimers }
-        let observers = StepKinds.singles.map { kind in
-            rules.indices.filter { !shortcuts || type(of: rules[$0]).observes.contains(kind) }
-        }
-        return (rules, timerRules, observers)
     }
 
     /// Settles whether the client speaks the spec's event protocol, from a frame of a
@@ -75,7 +64,7 @@ struct ClientTimeline {
     /// protocol rules would only invent errors about a client that never spoke it, such as
     /// keeping it `connecting` forever for want of a handshake).
     private mutating func settleProtocol(_ record: FrameRecord, event: RealtimeEvent?) -> [AnalysisEvent] {
-        guard !protocolDecided, let fallback else { return [] }
+        guard !protocolDecided, let fallback, let fallbackPlan else { return [] }
         if event != nil {
             protocolDecided = true
             return []
@@ -85,7 +74,8 @@ struct ClientTimeline {
         protocolDecided = true
         connectionLevel = true
         spec = fallback
-        (rules, timerRules, observers) = Self.rules(of: fallback, shortcuts: shortcuts)
+        plan = fallbackPlan
+        rules = fallbackPlan.makeRules()
         timersQuietUntil = Micros.min
         guard view.connectedAt == nil, view.droppedAt == nil else { return [] }
         var connectedView = view
@@ -112,8 +102,6 @@ struct ClientTimeline {
     mutating func open(_ record: OpenRecord) -> [AnalysisEvent] {
         var events = advance(to: record.t)
         timersQuietUntil = Micros.min
-        lastActivity = record.t
-        live.insert(record.conn)
         let fromState = state
         let evidence = Evidence(conn: record.conn, t: record.t, from: .client, summary: "tcp open from \(record.client)")
         var delay: Micros?
@@ -145,7 +133,6 @@ struct ClientTimeline {
     mutating func upgrade(_ record: UpgradeRecord) -> [AnalysisEvent] {
         var events = advance(to: record.t)
         timersQuietUntil = Micros.min
-        lastActivity = record.t
         guard record.from == .server, var view = views[record.conn] else { return events }
         events += run(.upgradeResponse(conn: record.conn, t: record.t, status: record.status))
         let status = record.status ?? 0
@@ -169,7 +156,6 @@ struct ClientTimeline {
     mutating func frame(_ record: FrameRecord, event: RealtimeEvent?) -> [AnalysisEvent] {
         var events = advance(to: record.t)
         if !isPlainReceipt(record, event: event) { timersQuietUntil = Micros.min }
-        lastActivity = record.t
         if !protocolDecided, fallback != nil { events += settleProtocol(record, event: event) }
         guard var view = views[record.conn] else { return events }
         if let fault = record.fault { view.lastFault = fault }
@@ -255,7 +241,6 @@ struct ClientTimeline {
     mutating func end(_ record: EndRecord) -> [AnalysisEvent] {
         var events = advance(to: record.t)
         timersQuietUntil = Micros.min
-        lastActivity = record.t
         // An end on the upstream leg is the proxy's business: the client learns of it only
         // when the proxy passes it on, which is recorded on the client's leg.
         guard record.seenByClient, let view = views[record.conn] else { return events }
@@ -270,7 +255,6 @@ struct ClientTimeline {
             if summary.end == nil { summary.end = name }
             events.append(.connectionEnded(summary))
         }
-        live.remove(record.conn)
         return events
     }
 
@@ -282,7 +266,6 @@ struct ClientTimeline {
         guard let view = views[conn], view.clientClose != nil, view.serverClose != nil,
               var summary = summaries.removeValue(forKey: conn) else { return [] }
         summary.endedAt = t
-        live.remove(conn)
         return [.connectionEnded(summary)]
     }
 
@@ -299,13 +282,13 @@ struct ClientTimeline {
     mutating func advance(to now: Micros) -> [AnalysisEvent] {
         // The quiet time first: it sits in the timeline itself, while reading `timerRules`
         // means touching another allocation per client on every record and sweep.
-        guard now > timersQuietUntil, !timerRules.isEmpty else { return [] }
+        guard now > timersQuietUntil, !plan.timerRules.isEmpty else { return [] }
         var findings: [Finding] = []
         let context = self.context
-        for i in timerRules { findings += rules[i].advance(to: now, context) }
+        for i in plan.timerRules { findings += rules[i].advance(to: now, context) }
         if shortcuts {
             var quiet = Micros.max
-            for i in timerRules { quiet = min(quiet, rules[i].quietUntil(context)) }
+            for i in plan.timerRules { quiet = min(quiet, rules[i].quietUntil(context)) }
             timersQuietUntil = quiet
         }
         return attribute(findings)
@@ -316,7 +299,7 @@ struct ClientTimeline {
     /// first receipt or pong after a ping, and no rule observes such frames.
     private func isPlainReceipt(_ record: FrameRecord, event: RealtimeEvent?) -> Bool {
         guard shortcuts, record.from == .server, record.opcode != .close, event.map({ $0.kind == .other }) ?? true,
-              observers[StepKinds.serverOtherFrame.rawValue.trailingZeroBitCount].isEmpty else { return false }
+              plan.observers[StepKinds.serverOtherFrame.rawValue.trailingZeroBitCount].isEmpty else { return false }
         guard let view = views[record.conn] else { return true }
         let pingViewsStay = view.lastPing == nil
             || (view.receivedSincePing != nil && (view.pongSincePing != nil || record.opcode != .pong))
@@ -336,7 +319,6 @@ struct ClientTimeline {
             events.append(.connectionEnded(summary))
         }
         summaries.removeAll()
-        live.removeAll()
         return events
     }
 
@@ -355,7 +337,6 @@ struct ClientTimeline {
         guard var view = views[conn] else { return [] }
         view.droppedAt = t
         views[conn] = view
-        live.remove(conn)
         summaries[conn]?.closeCode = code
         summaries[conn]?.closedBy = code == nil ? nil : side
         summaries[conn]?.end = cause
@@ -394,7 +375,7 @@ struct ClientTimeline {
     }
 
     private mutating func run(_ step: TimelineStep) -> [AnalysisEvent] {
-        let interested = observers[step.kind.rawValue.trailingZeroBitCount]
+        let interested = plan.observers[step.kind.rawValue.trailingZeroBitCount]
         guard !interested.isEmpty else { return [] }
         var findings: [Finding] = []
         let context = self.context

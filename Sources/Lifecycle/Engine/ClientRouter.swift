@@ -1,0 +1,208 @@
+import Capture
+import Realtime
+
+/// One unit of work for the clients, in the order one thread would do it: what
+/// `ClientRouter` makes of a record and `ClientShard` carries out. A step concerns one
+/// client, except `sweep` and `finish`, which concern every client.
+public enum RoutedStep: Sendable {
+    /// Every client's timer checks up to this record time.
+    case sweep(to: Micros)
+    /// A new client, numbered `ordinal` (0-based, in order of first appearance).
+    case newClient(ordinal: Int, ClientInfo)
+    /// A connection grouped under the client: its `open`.
+    case open(client: Int, OpenRecord)
+    case upgrade(client: Int, UpgradeRecord)
+    case frame(client: Int, FrameRecord, FrameEvent)
+    case end(client: Int, EndRecord)
+    case fault(client: Int, FaultRecord)
+    /// The input ended: final checks of every client.
+    case finish(at: Micros)
+
+    /// The one client the step concerns; nil for `sweep` and `finish`.
+    public var client: Int? {
+        switch self {
+        case .sweep, .finish: nil
+        case .newClient(let ordinal, _): ordinal
+        case .open(let client, _), .upgrade(let client, _), .frame(let client, _, _), .end(let client, _),
+             .fault(let client, _): client
+        }
+    }
+}
+
+/// A frame's protocol event: already decoded by the router (always on one thread, and
+/// while the prefix is still being learned on several), or to be decoded by the shard
+/// with the prefix the router learned.
+public enum FrameEvent: Sendable {
+    case decoded(RealtimeEvent?)
+    case decode(prefix: String)
+}
+
+/// Groups connections into clients as records arrive, the one part of the analysis that
+/// needs every record in order. It tells apart the clients (`ClientKeyMode`; connections
+/// of one key that overlap are different clients) and turns each record into the steps of
+/// the client it belongs to, so that clients can be analysed apart (`ClientShard`), on
+/// one thread or several. Per client it keeps two facts: the connection it holds and when
+/// it was last active; they follow the timeline's own rules (a connection ends for the
+/// client at its first close frame that reached it, a refused upgrade, or a TCP end it saw).
+public struct ClientRouter: Sendable {
+    public let options: AnalyzerOptions
+    private var decoder: RealtimeDecoder
+    /// Whether shards decode frames once the prefix is known (several threads), instead
+    /// of the router decoding every text frame (one thread, as before).
+    private let decodeInShards: Bool
+    private var clientsByKey: [String: [Int]] = [:]
+    /// Per client: the connections it holds (at most one but for duplicate ids).
+    private var live: [[ConnectionID]] = []
+    private var lastActivity: [Micros] = []
+    private var clientOfConnection: [ConnectionID: Int] = [:]
+    /// Ids are given in order of opening: anything at or below this was seen before.
+    private var highestConnection: ConnectionID = 0
+    /// Connections one of whose directions has ended.
+    private var halfEnded: Set<ConnectionID> = []
+    /// Opens waiting for their upgrade request, which carries the grouping key.
+    private var pendingOpens: [ConnectionID: OpenRecord] = [:]
+    private var lastSweep: Micros = 0
+    private var now: Micros = 0
+    /// How often (in record time) every client's timers are checked, not only the active one's.
+    static let sweepInterval: Micros = 1_000_000
+
+    public init(options: AnalyzerOptions, decodeInShards: Bool = false) {
+        self.options = options
+        self.decodeInShards = decodeInShards
+        self.decoder = RealtimeDecoder(prefix: options.prefix ?? options.spec.prefix)
+    }
+
+    /// The prefix in use (given or detected); nil until known.
+    public var prefix: String? { decoder.prefix }
+
+    /// How many clients were found so far.
+    public var clientCount: Int { live.count }
+
+    /// The steps one record makes, in order.
+    public mutating func route(_ record: CaptureRecord, into steps: inout [RoutedStep]) {
+        if let t = record.time {
+            now = max(now, t)
+            if now - lastSweep >= Self.sweepInterval { sweep(to: now, into: &steps) }
+        }
+        switch record {
+        case .header, .note, .tunnel, .http:
+            break
+        case .open(let open):
+            pendingOpens[open.conn] = open
+        case .upgrade(let upgrade):
+            if upgrade.from == .client, pendingOpens[upgrade.conn] != nil {
+                assign(upgrade.conn, request: upgrade, t: upgrade.t, into: &steps)
+            } else if clientOfConnection[upgrade.conn] == nil, upgrade.conn > highestConnection {
+                assign(upgrade.conn, request: upgrade.from == .client ? upgrade : nil, t: upgrade.t, into: &steps)
+            }
+            if let index = clientOfConnection[upgrade.conn] {
+                lastActivity[index] = upgrade.t
+                // A refused upgrade ends the connection for the client.
+                if upgrade.from == .server, upgrade.status != 101 { release(upgrade.conn, of: index) }
+                steps.append(.upgrade(client: index, upgrade))
+            }
+        case .frame(let frame):
+            if clientOfConnection[frame.conn] == nil {
+                // A frame of a connection already forgotten (after both ends) is not a new client.
+                guard frame.conn > highestConnection || pendingOpens[frame.conn] != nil else { break }
+                assign(frame.conn, request: nil, t: frame.t, into: &steps)
+            }
+            var event = FrameEvent.decoded(nil)
+            if options.spec.events == .realtime, frame.opcode == .text {
+                if decodeInShards, let prefix = decoder.prefix {
+                    event = .decode(prefix: prefix)
+                } else {
+                    event = .decoded(decoder.decode(frame.payload))
+                }
+            }
+            if let index = clientOfConnection[frame.conn] {
+                lastActivity[index] = frame.t
+                // A close frame that reached the client ends the connection for it.
+                if frame.opcode == .close, frame.from == .client || frame.action != .dropped {
+                    release(frame.conn, of: index)
+                }
+                steps.append(.frame(client: index, frame, event))
+            }
+        case .end(let end) where !end.seenByClient:
+            // The upstream leg's ends (proxy captures record both legs): only time moves.
+            if let index = clientOfConnection[end.conn] {
+                lastActivity[index] = end.t
+                steps.append(.end(client: index, end))
+            }
+        case .end(let end):
+            if let index = clientOfConnection[end.conn] {
+                endConnection(end, of: index, into: &steps)
+                // Both directions ended: nothing more can come, so forget the connection
+                // (memory stays flat however many connections a capture holds).
+                if halfEnded.remove(end.conn) != nil || end.kind == .captureEnd {
+                    clientOfConnection.removeValue(forKey: end.conn)
+                } else {
+                    halfEnded.insert(end.conn)
+                }
+            } else if pendingOpens[end.conn] != nil {
+                assign(end.conn, request: nil, t: end.t, into: &steps)
+                if let index = clientOfConnection[end.conn] { endConnection(end, of: index, into: &steps) }
+            }
+        case .fault(let fault):
+            if let conn = fault.conn, let index = clientOfConnection[conn] {
+                steps.append(.fault(client: index, fault))
+            }
+        }
+    }
+
+    private mutating func endConnection(_ end: EndRecord, of index: Int, into steps: inout [RoutedStep]) {
+        lastActivity[index] = end.t
+        release(end.conn, of: index)
+        steps.append(.end(client: index, end))
+    }
+
+    private mutating func release(_ conn: ConnectionID, of index: Int) {
+        if let i = live[index].firstIndex(of: conn) { live[index].remove(at: i) }
+    }
+
+    /// A sweep of every client's timers up to `time` (a live proxy calls this on its clock).
+    public mutating func sweep(to time: Micros, into steps: inout [RoutedStep]) {
+        now = max(now, time)
+        lastSweep = now
+        steps.append(.sweep(to: now))
+    }
+
+    /// The input ended at `time`: connections still waiting for their request become
+    /// clients, then every client finishes.
+    public mutating func finish(at time: Micros?, into steps: inout [RoutedStep]) {
+        let end = max(now, time ?? now)
+        for (conn, open) in pendingOpens.sorted(by: { $0.key < $1.key }) {
+            assign(conn, request: nil, t: open.t, into: &steps)
+        }
+        steps.append(.finish(at: end))
+    }
+
+    /// Groups a connection into a client: same key and no open connection means the same
+    /// client (sequential connections chain); an overlapping one is a different client.
+    private mutating func assign(_ conn: ConnectionID, request: UpgradeRecord?, t: Micros, into steps: inout [RoutedStep]) {
+        let open = pendingOpens.removeValue(forKey: conn)
+            ?? OpenRecord(conn: conn, t: t, client: "?", server: "?")
+        let key = options.clientKey.key(open: open, request: request)
+        var best: Int?
+        for candidate in clientsByKey[key] ?? [] where live[candidate].isEmpty {
+            // The most recently active one; the first of equals.
+            if best.map({ lastActivity[candidate] > lastActivity[$0] }) ?? true { best = candidate }
+        }
+        let index: Int
+        if let best {
+            index = best
+        } else {
+            index = live.count
+            let info = ClientInfo(id: "\(options.clientIDPrefix)client-\(index + 1)", key: key, firstSeen: open.t)
+            live.append([])
+            lastActivity.append(open.t)
+            clientsByKey[key, default: []].append(index)
+            steps.append(.newClient(ordinal: index, info))
+        }
+        clientOfConnection[conn] = index
+        highestConnection = max(highestConnection, conn)
+        if !live[index].contains(open.conn) { live[index].append(open.conn) }
+        lastActivity[index] = open.t
+        steps.append(.open(client: index, open))
+    }
+}

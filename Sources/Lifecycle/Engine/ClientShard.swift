@@ -1,0 +1,120 @@
+import Capture
+import Realtime
+
+/// The timelines of some of the clients (those whose ordinal is `index` modulo `count`;
+/// one shard holds them all), carrying out the router's steps for them. Clients never
+/// share state, so shards run on separate threads and together find what one would.
+public struct ClientShard: Sendable {
+    public let index: Int
+    public let count: Int
+    private let options: AnalyzerOptions
+    private let shortcuts: Bool
+    /// The connection-level spec (`websocket`) for clients that speak no protocol events.
+    private let fallback: LifecycleSpec?
+    /// The rules of the spec and of the fallback, set up once for all clients.
+    private let plan: RulePlan
+    private let fallbackPlan: RulePlan?
+    /// This shard's clients, by ordinal / count.
+    private var clients: [ClientTimeline] = []
+    /// Decodes the frames the router left to the shard, once the prefix is known.
+    private var decoder: RealtimeDecoder?
+
+    public init(options: AnalyzerOptions, index: Int = 0, count: Int = 1) {
+        self.init(options: options, index: index, count: count, shortcuts: true)
+    }
+
+    init(options: AnalyzerOptions, index: Int, count: Int, shortcuts: Bool) {
+        self.options = options
+        self.index = index
+        self.count = max(1, count)
+        self.shortcuts = shortcuts
+        let fallback = options.spec.events == .realtime ? try? SpecLoader.load("websocket") : nil
+        self.fallback = fallback
+        self.plan = RulePlan(spec: options.spec, shortcuts: shortcuts)
+        self.fallbackPlan = fallback.map { RulePlan(spec: $0, shortcuts: shortcuts) }
+    }
+
+    /// Whether the step's client belongs to this shard (`sweep` and `finish` belong to all).
+    public func holds(_ step: RoutedStep) -> Bool {
+        step.client.map { $0 % count == index } ?? true
+    }
+
+    /// Carries out a step (of this shard's clients only) and returns what it revealed.
+    public mutating func apply(_ step: RoutedStep) -> [AnalysisEvent] {
+        switch step {
+        case .sweep(let time):
+            var events: [AnalysisEvent] = []
+            for i in clients.indices { events += clients[i].advance(to: time) }
+            return events
+        case .newClient(_, let info):
+            clients.append(ClientTimeline(info: info, spec: options.spec, plan: plan, appSecret: options.appSecret,
+                                          shortcuts: shortcuts, fallback: fallback, fallbackPlan: fallbackPlan))
+            return [.client(info)] + clients[clients.count - 1].start()
+        case .open(let client, let open):
+            let local = client / count
+            return [.connection(open.conn, client: clients[local].info.id)] + clients[local].open(open)
+        case .upgrade(let client, let upgrade):
+            return clients[client / count].upgrade(upgrade)
+        case .frame(let client, let frame, let event):
+            let decoded: RealtimeEvent?
+            switch event {
+            case .decoded(let event):
+                decoded = event
+            case .decode(let prefix):
+                if decoder == nil { decoder = RealtimeDecoder(prefix: prefix) }
+                decoded = decoder?.decode(frame.payload)
+            }
+            return clients[client / count].frame(frame, event: decoded)
+        case .end(let client, let end):
+            return clients[client / count].end(end)
+        case .fault(let client, let fault):
+            return clients[client / count].fault(fault)
+        case .finish(let time):
+            var events: [AnalysisEvent] = []
+            finish(at: time) { events += $0 }
+            return events
+        }
+    }
+
+    /// `apply(.finish(at:))` handing over each client's final events in turn, so that a
+    /// capture of very many clients never holds all of them at once.
+    public mutating func finish(at time: Micros, emit: ([AnalysisEvent]) -> Void) {
+        for i in clients.indices { emit(clients[i].finish(at: time)) }
+    }
+
+    /// This shard's clients that showed none of the spec's protocol, with their ordinals.
+    public var connectionLevelClients: [(ordinal: Int, id: String)] {
+        clients.indices.filter { clients[$0].connectionLevel }.map { ($0 * count + index, clients[$0].info.id) }
+    }
+
+    /// This shard's clients, in order of first appearance.
+    var clientInfos: [ClientInfo] { clients.map(\.info) }
+}
+
+/// A spec's rules as the engine runs them, set up once per spec and shared by its clients:
+/// which rules have timers and, per step kind, which observe it. Built per client these
+/// index arrays cost memory in proportion to the clients (about half a kilobyte each).
+final class RulePlan: Sendable {
+    let spec: LifecycleSpec
+    let ruleTypes: [any LifecycleRule.Type]
+    /// Indices of the rules with timer checks, the only ones `advance` asks.
+    let timerRules: [Int]
+    /// Per step kind (by bit position), the indices of the rules that observe it, in rule
+    /// order: a step visits only these (`LifecycleRule.observes`).
+    let observers: [[Int]]
+
+    init(spec: LifecycleSpec, shortcuts: Bool) {
+        self.spec = spec
+        let types = spec.rules.compactMap { RuleRegistry.type(for: $0) }
+        ruleTypes = types
+        timerRules = types.indices.filter { types[$0].hasTimers }
+        observers = StepKinds.singles.map { kind in
+            types.indices.filter { !shortcuts || types[$0].observes.contains(kind) }
+        }
+    }
+
+    /// A fresh instance of every rule, for one client.
+    func makeRules() -> [any LifecycleRule] {
+        ruleTypes.map { $0.init(spec: spec) }
+    }
+}

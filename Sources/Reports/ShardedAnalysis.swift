@@ -1,0 +1,183 @@
+import Capture
+import Foundation
+import Lifecycle
+
+/// `analyze --jobs N`: the analysis with the clients spread over N worker threads. The
+/// calling thread reads and routes the records (`ClientRouter`, the part that needs them
+/// all in order); each worker owns the timelines of the clients whose ordinal is its index
+/// modulo N (`ClientShard`) and collects their events in its own `ReportBuilder`. Every
+/// finding carries the place one thread would have found it in, so the merged report is
+/// byte for byte the one-thread report. Memory stays bounded: the steps in flight to a
+/// worker are at most `queueDepth` batches of `batchSize`; the reader waits when a worker
+/// falls behind.
+public final class ShardedAnalysis {
+    public let jobs: Int
+    private var router: ClientRouter
+    private let workers: [ShardWorker]
+    /// Steps routed but not yet handed to each worker, with their step numbers.
+    private var batches: [[NumberedStep]]
+    private var steps: [RoutedStep] = []
+    private var stepNumber: Int
+    /// The number of the last step routed.
+    public var lastStep: Int { stepNumber }
+    /// Clients found so far.
+    public var clientCount: Int { router.clientCount }
+    private var finished = false
+    static let batchSize = 1024
+    static let queueDepth = 4
+
+    /// Several inputs in one report: each later input's analysis starts its step numbers
+    /// and client ordinals after the earlier ones' (`lastStep`, `clientCount`), so that
+    /// `ReportBuilder.merged` puts its clients and findings after theirs.
+    public init(options: AnalyzerOptions, jobs: Int, limits: ReportLimits = .standard,
+                firstStep: Int = 0, firstOrdinal: Int = 0) {
+        let jobs = max(1, jobs)
+        self.jobs = jobs
+        stepNumber = firstStep
+        router = ClientRouter(options: options, decodeInShards: true)
+        workers = (0..<jobs).map { ShardWorker(shard: ClientShard(options: options, index: $0, count: jobs),
+                                               limits: limits, depth: Self.queueDepth, firstOrdinal: firstOrdinal) }
+        batches = Array(repeating: [], count: jobs)
+        for worker in workers { worker.start() }
+    }
+
+    deinit {
+        // An analysis abandoned on an input error: stop the workers.
+        if !finished { for worker in workers { worker.close() } }
+    }
+
+    /// Routes one record to the workers of its client (every worker for a timer sweep).
+    public func feed(_ record: CaptureRecord) {
+        steps.removeAll(keepingCapacity: true)
+        router.route(record, into: &steps)
+        dispatch()
+    }
+
+    /// The input ended at `time`: waits for every worker and returns the report's builder,
+    /// the notes on clients analyzed at connection level, and the protocol prefix.
+    public func finish(at time: Micros?) -> (builder: ReportBuilder, notes: [String], prefix: String?) {
+        steps.removeAll(keepingCapacity: true)
+        router.finish(at: time, into: &steps)
+        dispatch()
+        for (i, worker) in workers.enumerated() {
+            if !batches[i].isEmpty { worker.put(batches[i]) }
+            batches[i] = []
+            worker.close()
+        }
+        for worker in workers { worker.join() }
+        finished = true
+        let builder = ReportBuilder.merged(workers.map(\.builder))
+        let ids = workers.flatMap(\.shard.connectionLevelClients).sorted { $0.ordinal < $1.ordinal }.map(\.id)
+        let notes = LiveAnalyzer.notes(connectionLevel: ids, options: router.options, prefix: router.prefix)
+        return (builder, notes, router.prefix)
+    }
+
+    private func dispatch() {
+        for step in steps {
+            stepNumber += 1
+            if let client = step.client {
+                let i = client % jobs
+                batches[i].append(NumberedStep(number: stepNumber, step: step))
+                if batches[i].count >= Self.batchSize { flush(i) }
+            } else {
+                for i in workers.indices {
+                    batches[i].append(NumberedStep(number: stepNumber, step: step))
+                    if batches[i].count >= Self.batchSize { flush(i) }
+                }
+            }
+        }
+    }
+
+    private func flush(_ i: Int) {
+        workers[i].put(batches[i])
+        batches[i] = []
+        batches[i].reserveCapacity(Self.batchSize)
+    }
+}
+
+struct NumberedStep: Sendable {
+    var number: Int
+    var step: RoutedStep
+}
+
+/// One worker thread and its bounded queue of batches. The shard and builder are touched
+/// by the worker thread only, until `join` returns.
+final class ShardWorker: @unchecked Sendable {
+    private(set) var shard: ClientShard
+    private(set) var builder: ReportBuilder
+    private let depth: Int
+    private let firstOrdinal: Int
+    private let condition = NSCondition()
+    private var queue: [[NumberedStep]] = []
+    private var closed = false
+    private var done = false
+
+    init(shard: ClientShard, limits: ReportLimits, depth: Int, firstOrdinal: Int) {
+        self.shard = shard
+        self.firstOrdinal = firstOrdinal
+        self.builder = ReportBuilder(limits: limits)
+        self.depth = depth
+    }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+
+    /// Hands a batch to the worker, waiting while its queue is full.
+    func put(_ batch: [NumberedStep]) {
+        condition.lock()
+        while queue.count >= depth && !done { condition.wait() }
+        queue.append(batch)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// No more batches: the worker ends once its queue is empty.
+    func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until the worker thread has ended.
+    func join() {
+        condition.lock()
+        while !done { condition.wait() }
+        condition.unlock()
+    }
+
+    private func take() -> [NumberedStep]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.isEmpty && !closed { condition.wait() }
+        guard !queue.isEmpty else { return nil }
+        let batch = queue.removeFirst()
+        condition.broadcast()
+        return batch
+    }
+
+    private func run() {
+        while let batch = take() {
+            for numbered in batch {
+                if case .finish(let time) = numbered.step {
+                    shard.finish(at: time) { builder.add($0, step: numbered.number) }
+                    continue
+                }
+                let events = shard.apply(numbered.step)
+                guard !events.isEmpty else { continue }
+                if case .newClient(let ordinal, _) = numbered.step {
+                    builder.add(events, step: numbered.number, newClient: firstOrdinal + ordinal)
+                } else {
+                    builder.add(events, step: numbered.number)
+                }
+            }
+        }
+        condition.lock()
+        done = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}
