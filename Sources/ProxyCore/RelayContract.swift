@@ -3,6 +3,8 @@
 // hands them to `RelaySession.handle`, and carries out the returned `RelayCommand`s in order.
 // Both sides may add cases, keeping these.
 import Capture
+import ProtocolTable
+import Protocols
 import WebSocket
 
 /// Something that happened to one proxied connection pair.
@@ -66,6 +68,10 @@ public struct RelayConfig: Sendable {
     /// a SHA-256 (see `RelaySession+PassThrough`).
     public var passThroughAbove: Int = 256 << 10
     public var passThroughRecordPrefix: Int = 4 << 10
+    /// The protocol table entry that decodes each complete text message's event once, for
+    /// the record to carry (faults, the live view and the live analysis read it there);
+    /// nil decodes nothing. Each session learns its own dialect.
+    public var wire: (any WireProtocol)? = ProtocolTable.standard.entry(for: "bird")
 
     public init(upstreamHost: String, upstreamPathPrefix: String = "", maxPayload: Int = FrameDecoder.defaultMaxPayload,
                 maxHeadBytes: Int = HTTPHeadParser.defaultMaxHeadBytes, strict: Bool = false) {

@@ -1,5 +1,6 @@
 import Capture
-import Realtime
+import ProtocolTable
+import Protocols
 
 /// Settings of one analysis run.
 public struct AnalyzerOptions: Sendable {
@@ -28,7 +29,8 @@ public struct AnalyzerOptions: Sendable {
 /// Timer checks run on record times (and at `finish`), never on the wall clock.
 public struct LiveAnalyzer: Sendable {
     public let options: AnalyzerOptions
-    private var decoder: RealtimeDecoder
+    /// The spec's protocol table entry (chosen by its `events`), with its learned dialect.
+    private var decoder: any WireProtocol
     private var clients: [ClientTimeline] = []
     private var clientsByKey: [String: [Int]] = [:]
     private var clientOfConnection: [ConnectionID: Int] = [:]
@@ -54,7 +56,7 @@ public struct LiveAnalyzer: Sendable {
     init(options: AnalyzerOptions, shortcuts: Bool) {
         self.options = options
         self.shortcuts = shortcuts
-        self.decoder = RealtimeDecoder(prefix: options.prefix ?? options.spec.prefix)
+        self.decoder = ProtocolTable.standard.entry(for: options.spec.events.rawValue, prefix: options.prefix ?? options.spec.prefix)
         self.fallback = options.spec.events == .realtime ? try? SpecLoader.load("websocket") : nil
     }
 
@@ -64,14 +66,14 @@ public struct LiveAnalyzer: Sendable {
     /// One line per client that showed none of the spec's protocol and was analyzed at
     /// connection level: "client-3: no bird events seen; analyzed at connection level".
     public var notes: [String] {
-        let name = options.prefix ?? options.spec.prefix ?? decoder.prefix ?? options.spec.name
+        let name = options.prefix ?? options.spec.prefix ?? decoder.dialect ?? options.spec.name
         return clients.filter(\.connectionLevel).map {
             "\($0.info.id): no \(name) events seen; analyzed at connection level"
         }
     }
 
     /// The prefix in use (given or detected); nil until known.
-    public var prefix: String? { decoder.prefix }
+    public var prefix: String? { decoder.dialect }
 
     /// Clients found so far, in order of first appearance.
     public var clientInfos: [ClientInfo] { clients.map(\.info) }
@@ -102,7 +104,7 @@ public struct LiveAnalyzer: Sendable {
                 events += assign(frame.conn, request: nil, t: frame.t)
             }
             var event: RealtimeEvent?
-            if options.spec.events == .realtime, frame.opcode == .text { event = decoder.decode(frame.payload) }
+            if frame.opcode == .text { event = decodeEvent(frame) }
             if let index = clientOfConnection[frame.conn] { events += clients[index].frame(frame, event: event) }
         case .end(let end) where !end.seenByClient:
             // The upstream leg's ends (proxy captures record both legs): only time moves.
@@ -127,6 +129,15 @@ public struct LiveAnalyzer: Sendable {
             }
         }
         return events
+    }
+
+    /// The frame's event: the one its record carries when the relay decoded it with this
+    /// entry (classified under this analysis's dialect), else decoded from the payload.
+    private mutating func decodeEvent(_ frame: FrameRecord) -> RealtimeEvent? {
+        if let carried = frame.decoded.event(decodedBy: type(of: decoder).key) {
+            return carried.flatMap { decoder.adopt($0) }
+        }
+        return decoder.decode(frame.payload)
     }
 
     /// Runs every client's timer checks up to `time` (a live proxy calls this on its clock).
