@@ -3,22 +3,26 @@
 // Only the toolchain's modules and Debian's C libraries (see README, "Design").
 import PackageDescription
 
-/// Library targets in data-flow order; each has a test target `<Name>Tests`.
-let libraries: [(name: String, dependencies: [Target.Dependency])] = [
-    ("JSON", []),
-    ("WebSocket", ["COpenSSL", "CZlib"]),
-    ("Capture", ["WebSocket", "JSON", "CZstd", "CZlib"]),
-    ("Realtime", ["JSON", "COpenSSL"]),
-    ("Pcap", ["CPcap", "WebSocket", "Capture"]),
-    ("Lifecycle", ["Capture", "Realtime", "JSON", "WebSocket"]),
-    ("Reports", ["Lifecycle", "JSON", "CLI"]),
-    ("Faults", ["WebSocket", "Realtime", "JSON", "Capture"]),
-    ("ProxyCore", ["WebSocket", "Capture", "Faults", "Realtime", "JSON"]),
-    ("Transport", ["CUV", "COpenSSL"]),
-    ("Replay", ["Transport", "Capture", "WebSocket", "JSON", "Realtime", "Lifecycle"]),
-    ("Sim", ["Transport", "WebSocket", "Realtime", "JSON"]),
-    ("ControlAPI", ["Transport", "WebSocket", "Faults", "Capture", "JSON"]),
-    ("CLI", []),
+/// Library targets in data-flow order; each has a test target `<Name>Tests`. The protocol
+/// table's targets live under Sources/Protocols: the interface every entry implements, one
+/// module per wire protocol (Bird/Pusher), and the table that registers them.
+let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)] = [
+    ("JSON", [], nil),
+    ("WebSocket", ["COpenSSL", "CZlib"], nil),
+    ("Protocols", ["JSON", "WebSocket"], "Sources/Protocols/Interface"),
+    ("Bird", ["Protocols", "JSON", "WebSocket", "COpenSSL"], "Sources/Protocols/Bird"),
+    ("ProtocolTable", ["Protocols", "Bird"], "Sources/Protocols/Table"),
+    ("Capture", ["WebSocket", "JSON", "Protocols", "CZstd", "CZlib"], nil),
+    ("Pcap", ["CPcap", "WebSocket", "Capture"], nil),
+    ("Lifecycle", ["Capture", "Protocols", "ProtocolTable", "Bird", "JSON", "WebSocket"], nil),
+    ("Reports", ["Lifecycle", "JSON", "CLI"], nil),
+    ("Faults", ["WebSocket", "Bird", "JSON", "Capture"], nil),
+    ("ProxyCore", ["WebSocket", "Capture", "Faults", "Protocols", "ProtocolTable", "JSON"], nil),
+    ("Transport", ["CUV", "COpenSSL"], nil),
+    ("Replay", ["Transport", "Capture", "WebSocket", "JSON", "Protocols", "Lifecycle"], nil),
+    ("Sim", ["Transport", "WebSocket", "Bird", "JSON"], nil),
+    ("ControlAPI", ["Transport", "WebSocket", "Faults", "Capture", "JSON"], nil),
+    ("CLI", [], nil),
 ]
 
 /// Release builds of these modules skip Swift's run-time exclusivity checks. Their hot
@@ -35,10 +39,10 @@ let systemLibraries: [Target] = [
                    providers: [.apt(["libssl-dev"])]),
     .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
                    providers: [.apt(["zlib1g-dev"])]),
-    .systemLibrary(name: "CZstd", path: "Sources/CZstd", pkgConfig: "libzstd",
-                   providers: [.apt(["libzstd-dev"])]),
     .systemLibrary(name: "CUV", path: "Sources/CUV", pkgConfig: "libuv",
                    providers: [.apt(["libuv1-dev"])]),
+    .systemLibrary(name: "CZstd", path: "Sources/CZstd", pkgConfig: "libzstd",
+                   providers: [.apt(["libzstd-dev"])]),
 ]
 
 let package = Package(
@@ -47,7 +51,7 @@ let package = Package(
     targets: systemLibraries
         + libraries.map {
             // Lifecycle embeds the built-in specs (Specs/*.json) in its code at build time.
-            .target(name: $0.name, dependencies: $0.dependencies,
+            .target(name: $0.name, dependencies: $0.dependencies, path: $0.path,
                     swiftSettings: uncheckedExclusivityInRelease.contains($0.name)
                         ? [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))] : nil,
                     plugins: $0.name == "Lifecycle" ? [.plugin(name: "EmbedSpecs")] : nil)
@@ -70,7 +74,7 @@ let package = Package(
             // normal build, a driver that replays inputs through them (Tools/test's smoke run).
             .executableTarget(
                 name: "faultline-fuzz",
-                dependencies: ["WebSocket", "Capture", "JSON", "Pcap", "Lifecycle", "Faults", "Realtime", "ControlAPI"],
+                dependencies: ["WebSocket", "Capture", "JSON", "Pcap", "Lifecycle", "Faults", "Protocols", "Bird", "ControlAPI"],
                 path: "Sources/Fuzz"),
             // Tests that run the built `faultline` binary against real peers.
             .testTarget(name: "EndToEndTests", dependencies: ["Capture", "JSON", "WebSocket", "Pcap", "TestSupport"]),

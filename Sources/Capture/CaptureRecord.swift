@@ -199,6 +199,11 @@ public struct FrameRecord: Sendable, Hashable {
     /// whole: the SHA-256 of its whole payload (lower-case hex); `payload` then holds only
     /// its first bytes (a bounded prefix) and `length` the full length.
     public var sha256: String? = nil
+    /// The frame's protocol event, decoded once where the record was made (the relay), so
+    /// faults, the live view and the live analysis read it instead of parsing the payload
+    /// again. In memory only: not written to the capture line, and not part of equality.
+    /// `.notDecoded` for records read from a file: readers decode then.
+    public var decoded: DecodedEvent = .notDecoded
 
     /// Inlinable: pcap decoding builds one per frame, and as a call into this module the
     /// initializer copied and then released every argument.

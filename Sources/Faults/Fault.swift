@@ -1,3 +1,4 @@
+import Bird
 import Capture
 import WebSocket
 
@@ -89,7 +90,7 @@ public struct FaultContext: Sendable {
     /// Event prefixes taken as Bird/Pusher ("bird", "pusher").
     public var prefixes: [String]
 
-    public init(now: Micros, random: SeededGenerator, prefixes: [String] = BirdEvent.defaultPrefixes) {
+    public init(now: Micros, random: SeededGenerator, prefixes: [String] = BirdHandshake.defaultPrefixes) {
         self.now = now
         self.random = random
         self.prefixes = prefixes

@@ -1,3 +1,4 @@
+import Bird
 import Capture
 import JSON
 import Synchronization
@@ -39,7 +40,7 @@ public final class FaultEngine: Sendable {
     let state: Mutex<State>
 
     public init(rules: [FaultRule] = [], seed: UInt64 = 0, proxyStart: Micros = 0,
-                prefixes: [String] = BirdEvent.defaultPrefixes) {
+                prefixes: [String] = BirdHandshake.defaultPrefixes) {
         self.seed = seed
         self.proxyStart = proxyStart
         self.prefixes = prefixes

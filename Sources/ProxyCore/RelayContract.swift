@@ -3,6 +3,8 @@
 // hands them to `RelaySession.handle`, and carries out the returned `RelayCommand`s in order.
 // Both sides may add cases, keeping these.
 import Capture
+import ProtocolTable
+import Protocols
 import WebSocket
 
 /// Something that happened to one proxied connection pair.
@@ -69,6 +71,10 @@ public struct RelayConfig: Sendable {
     /// Bytes of large frames that may be gathered whole at once for the faults that need
     /// them, over all connections sharing this configuration (`LargeFrameBudget`).
     public var largeFrameBudget = LargeFrameBudget()
+    /// The protocol table entry that decodes each complete text message's event once, for
+    /// the record to carry (faults, the live view and the live analysis read it there);
+    /// nil decodes nothing. Each session learns its own dialect.
+    public var wire: (any WireProtocol)? = ProtocolTable.standard.entry(for: "bird")
 
     public init(upstreamHost: String, upstreamPathPrefix: String = "", maxPayload: Int = FrameDecoder.defaultMaxPayload,
                 maxHeadBytes: Int = HTTPHeadParser.defaultMaxHeadBytes, strict: Bool = false) {

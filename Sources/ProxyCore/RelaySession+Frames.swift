@@ -63,9 +63,10 @@ extension RelaySession {
             return
         }
 
-        // Event names are decoded only when a fault may care (`on=`, pong and handshake faults).
-        let event = frame.opcode == .text && frame.fin && faults?.wantsEventNames == true
-            ? BirdEvent.name(of: record.payload) : nil
+        // The event, decoded once: the record carries it to the faults (`on=`, pong and
+        // handshake faults), the live view and the live analysis.
+        record.decoded = decodeEvent(of: record)
+        let event = record.decoded.event?.name
         var decision = FrameDecision.untouched
         if var faults {
             decision = faults.judge(FaultFrame(from: side, opcode: frame.opcode, payload: record.payload,
@@ -85,6 +86,7 @@ extension RelaySession {
                 out.append(.record(.frame(original)))
                 outgoing.payload = rewritten
                 record.payload = rewritten
+                record.decoded = .notDecoded  // decoded again on the way out (`decodeEvents`)
                 record.length = rewritten.count
                 record.action = .injected
                 record.fault = decision.rule

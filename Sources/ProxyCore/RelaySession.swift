@@ -1,4 +1,5 @@
 import Capture
+import Protocols
 import Faults
 import WebSocket
 
@@ -43,6 +44,8 @@ public struct RelaySession {
     public let config: RelayConfig
 
     var phase: Phase = .awaitingRequest
+    /// This connection's copy of `config.wire` (it learns the dialect as events pass).
+    var wire: (any WireProtocol)?
     var faults: ConnectionFaults?
     let engine: FaultEngine?
     /// Masking keys for client frames going upstream (RFC 6455 wants fresh keys per frame).
@@ -87,6 +90,7 @@ public struct RelaySession {
         self.listenAddress = listenAddress
         self.upstreamAddress = upstreamAddress
         self.config = config
+        self.wire = config.wire
         self.engine = faults
         self.maskRandom = SeededGenerator(seed: maskSeed)
         requestParser = HTTPHeadParser(maxHeadBytes: config.maxHeadBytes)
@@ -124,7 +128,32 @@ public struct RelaySession {
         case .faultsChanged: break
         }
         reschedule(into: &out)
+        decodeEvents(in: &out)
         return out
+    }
+
+    /// Bounds the event decoding: events are small, and faults never looked past this.
+    static let maxDecodedPayload = 64 * 1024
+
+    /// The event of a complete text message, decoded once for the record to carry.
+    mutating func decodeEvent(of record: FrameRecord) -> DecodedEvent {
+        guard var wire, record.opcode == .text, record.fin, record.sha256 == nil,
+              record.payload.count <= Self.maxDecodedPayload else { return .notDecoded }
+        let event = wire.decode(record.payload)
+        self.wire = wire
+        return .decoded(protocolKey: type(of: wire).key, event: event)
+    }
+
+    /// Records that leave undecoded (injected by faults, rewritten) get their event here,
+    /// so every frame record the relay makes carries one.
+    mutating func decodeEvents(in out: inout [RelayCommand]) {
+        guard wire != nil else { return }
+        for index in out.indices {
+            guard case .record(.frame(var record)) = out[index], !record.decoded.isDecoded,
+                  record.opcode == .text, record.fin else { continue }
+            record.decoded = decodeEvent(of: record)
+            out[index] = .record(.frame(record))
+        }
     }
 
     // MARK: Shared helpers

@@ -1,3 +1,4 @@
+import Bird
 import JSON
 import WebSocket
 
@@ -13,7 +14,7 @@ extension SimClient {
         channels.removeAll { $0 == channel }
         subscribed.remove(channel)
         if handshakeDone, let socket {
-            emit(.send(socket, SimMessage(event: settings.event("unsubscribe"), data: ["channel": .string(channel)]).frame))
+            emit(.send(socket, BirdMessage(event: settings.event("unsubscribe"), data: ["channel": .string(channel)]).frame))
         }
     }
 
@@ -29,7 +30,7 @@ extension SimClient {
             emit(.log("trigger \(name) on \(channel) refused: not connected"))
             return
         }
-        guard SimChannelKind(channel: channel).needsAuth else {
+        guard BirdChannelKind(channel: channel).needsAuth else {
             emit(.log("trigger \(name) on \(channel) refused: client events need a private or presence channel"))
             return
         }
@@ -39,7 +40,7 @@ extension SimClient {
         }
         triggersSent += 1
         let data: JSONValue = ["n": .int(Int64(triggersSent)), "from": .string(signinUser ?? "anonymous")]
-        emit(.send(socket, SimMessage(event: name, channel: channel, data: data).frame))
+        emit(.send(socket, BirdMessage(event: name, channel: channel, data: data).frame))
     }
 
     /// After a handshake: arm the stale check, re-subscribe every channel with fresh auth,
@@ -54,14 +55,14 @@ extension SimClient {
         }
         earlySubscribed = []
         if signinUser != nil, socketID != nil, !(has(.skipSignin) && signinSent) { sendSignin() }
-        for channel in channels where SimChannelKind(channel: channel).needsAuth {
+        for channel in channels where BirdChannelKind(channel: channel).needsAuth {
             trigger(channel, event: "client-hello")
         }
     }
 
     mutating func sendSubscribe(_ channel: String) {
         guard let socket else { return }
-        let kind = SimChannelKind(channel: channel)
+        let kind = BirdChannelKind(channel: channel)
         var data: JSONObject = ["channel": .string(channel)]
         if kind.needsAuth {
             guard let socketID else {
@@ -72,21 +73,21 @@ extension SimClient {
             let channelData = kind == .presence
                 ? JSONWriter.serialize(["user_id": .string(user), "user_info": ["name": .string(user)]]) : nil
             let secret = has(.badSignature) ? settings.appSecret + "-wrong" : settings.appSecret
-            var auth = SimAuth.channelAuth(appKey: settings.appKey, secret: secret, socketID: socketID,
+            var auth = BirdAuth.channelAuth(appKey: settings.appKey, secret: secret, socketID: socketID,
                                            channel: channel, channelData: channelData)
             if has(.reuseAuth), let old = firstAuth[channel] { auth = old }
             if firstAuth[channel] == nil { firstAuth[channel] = auth }
             data["auth"] = .string(auth)
             if let channelData { data["channel_data"] = .string(channelData) }
         }
-        emit(.send(socket, SimMessage(event: settings.event("subscribe"), data: .object(data)).frame))
+        emit(.send(socket, BirdMessage(event: settings.event("subscribe"), data: .object(data)).frame))
     }
 
     mutating func sendSignin() {
         guard let socket, let socketID, let user = signinUser else { return }
         let userData = JSONWriter.serialize(["id": .string(user)])
-        let auth = SimAuth.signinAuth(appKey: settings.appKey, secret: settings.appSecret, socketID: socketID, userData: userData)
-        emit(.send(socket, SimMessage(event: settings.event("signin"),
+        let auth = BirdAuth.signinAuth(appKey: settings.appKey, secret: settings.appSecret, socketID: socketID, userData: userData)
+        emit(.send(socket, BirdMessage(event: settings.event("signin"),
                                       data: ["auth": .string(auth), "user_data": .string(userData)]).frame))
         signinSent = true
     }

@@ -1,3 +1,5 @@
+import Bird
+
 /// The client's timers: reconnect, handshake timeout, trigger, and the stale check (a ping
 /// after the activity timeout of silence, close 4201 after the pong timeout without a frame).
 extension SimClient {
@@ -24,7 +26,7 @@ extension SimClient {
             pongDue(now)
         case .trigger:
             guard handshakeDone else { return }
-            for channel in channels where SimChannelKind(channel: channel).needsAuth {
+            for channel in channels where BirdChannelKind(channel: channel).needsAuth {
                 trigger(channel, event: "client-chat")
             }
             if let interval = settings.triggerInterval, interval > 0 { schedule(.trigger, at: now + interval) }
@@ -43,7 +45,7 @@ extension SimClient {
             schedule(.activity, at: now + activityTimeout)
             return
         }
-        emit(.send(socket, SimMessage(event: settings.event("ping")).frame))
+        emit(.send(socket, BirdMessage(event: settings.event("ping")).frame))
         pingSentAt = now
         // `premature-stale-close` never stops a running pong timer, nor restarts it.
         if !(has(.prematureStaleClose) && deadlines[.pong] != nil) {

@@ -1,3 +1,4 @@
+import Bird
 import JSON
 import WebSocket
 
@@ -118,8 +119,8 @@ public struct SimClient: Sendable {
         schedule(.handshake, at: now + settings.handshakeTimeout)
         if has(.earlySubscribe) {
             // Pipelined behind the upgrade request: on the wire before any handshake can be.
-            for channel in channels where SimChannelKind(channel: channel) == .public {
-                emit(.send(id, SimMessage(event: settings.event("subscribe"), data: ["channel": .string(channel)]).frame))
+            for channel in channels where BirdChannelKind(channel: channel) == .public {
+                emit(.send(id, BirdMessage(event: settings.event("subscribe"), data: ["channel": .string(channel)]).frame))
                 earlySubscribed.insert(channel)
             }
         }
@@ -147,18 +148,18 @@ public struct SimClient: Sendable {
             ended(.closeFrame(code: closeCode(of: frame.payload),
                               reason: String(decoding: frame.payload.dropFirst(2), as: UTF8.self)), now)
         case .text:
-            if let message = SimMessage.parse(frame) { handle(message, on: id, now) }
+            if let message = BirdMessage.parse(frame) { handle(message, on: id, now) }
         default:
             break
         }
     }
 
-    mutating func handle(_ message: SimMessage, on id: SimSocketID, _ now: SimMicros) {
+    mutating func handle(_ message: BirdMessage, on id: SimSocketID, _ now: SimMicros) {
         switch message.event {
         case settings.event("connection_established"):
             handshake(message.decodedData, now)
         case settings.event("ping"):
-            emit(.send(id, SimMessage(event: settings.event("pong")).frame))
+            emit(.send(id, BirdMessage(event: settings.event("pong")).frame))
         case settings.event("pong"):
             break
         case settings.event("error"):
@@ -169,7 +170,7 @@ public struct SimClient: Sendable {
             guard let channel = message.channel, channels.contains(channel) else { return }
             subscribed.insert(channel)
             emit(.log("subscribed \(channel)"))
-            if SimChannelKind(channel: channel).needsAuth { trigger(channel, event: "client-hello") }
+            if BirdChannelKind(channel: channel).needsAuth { trigger(channel, event: "client-hello") }
         case settings.event("subscription_error"):
             let data = message.decodedData
             emit(.log("subscription_error on \(message.channel ?? "?"): \(data["error"]?.stringValue ?? "refused")"))

@@ -1,3 +1,4 @@
+import Bird
 import WebSocket
 
 /// The six states of the Bird Realtime lifecycle guide.
@@ -71,5 +72,5 @@ public enum SimClientCommand: Sendable, Hashable {
     /// Something worth a line: errors, refusals, sign-in, subscriptions.
     case log(String)
     /// A server or client event handed to the app (not a protocol event).
-    case delivered(SimMessage)
+    case delivered(BirdMessage)
 }

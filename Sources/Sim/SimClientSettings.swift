@@ -3,7 +3,7 @@
 public struct SimClientSettings: Sendable {
     public var appKey = "sim-key"
     /// The app secret, used by the client to sign channel and sign-in auth itself: a test
-    /// shortcut for the app's auth endpoint (see `SimAuth`).
+    /// shortcut for the app's auth endpoint (see `BirdAuth`).
     public var appSecret = "sim-secret"
     public var prefix = "bird"
     /// Channels subscribed at start (and re-subscribed after every reconnect).

@@ -1,3 +1,4 @@
+import Bird
 import JSON
 import WebSocket
 
@@ -87,14 +88,14 @@ public struct SimServer: Sendable {
         var data: JSONValue = .object(JSONObject())
         if let member {
             data = ["presence": presence(of: channel)]
-            let added = SimMessage(event: settings.internalEvent("member_added"), channel: channel,
-                                   data: SimMessage.encoded(["user_id": .string(member.userID), "user_info": member.userInfo]))
+            let added = BirdMessage(event: settings.internalEvent("member_added"), channel: channel,
+                                   data: BirdMessage.encoded(["user_id": .string(member.userID), "user_info": member.userInfo]))
             if !hasUser(member.userID, on: channel, besides: id) {
                 for other in subscribers(of: channel) where other != id { commands.append(.send(other, added.frame)) }
             }
         }
-        let succeeded = SimMessage(event: settings.internalEvent("subscription_succeeded"), channel: channel,
-                                   data: SimMessage.encoded(data))
+        let succeeded = BirdMessage(event: settings.internalEvent("subscription_succeeded"), channel: channel,
+                                   data: BirdMessage.encoded(data))
         return [.send(id, succeeded.frame), .log("connection \(id): subscribed \(channel)")] + commands
     }
 
@@ -103,8 +104,8 @@ public struct SimServer: Sendable {
         if members[channel]?.isEmpty == true { members[channel] = nil }
         var commands: [SimServerCommand] = [.log("connection \(id): left \(channel)")]
         if let member, !hasUser(member.userID, on: channel, besides: id) {
-            let removed = SimMessage(event: settings.internalEvent("member_removed"), channel: channel,
-                                     data: SimMessage.encoded(["user_id": .string(member.userID)]))
+            let removed = BirdMessage(event: settings.internalEvent("member_removed"), channel: channel,
+                                     data: BirdMessage.encoded(["user_id": .string(member.userID)]))
             for other in subscribers(of: channel) { commands.append(.send(other, removed.frame)) }
         }
         return commands
@@ -135,8 +136,8 @@ public struct SimServer: Sendable {
         ticks += 1
         var commands: [SimServerCommand] = []
         for channel in members.keys.sorted() {
-            let message = SimMessage(event: settings.eventName, channel: channel,
-                                     data: SimMessage.encoded(["n": .int(ticks), "t": .int(now)]))
+            let message = BirdMessage(event: settings.eventName, channel: channel,
+                                     data: BirdMessage.encoded(["n": .int(ticks), "t": .int(now)]))
             for id in subscribers(of: channel) where sessions[id]?.isClosing == false {
                 commands.append(.send(id, message.frame))
             }

@@ -1,3 +1,4 @@
+import Bird
 import JSON
 import WebSocket
 
@@ -13,14 +14,14 @@ public struct SimPresenceMember: Sendable, Hashable {
 /// `Action`s for it.
 public struct SimServerSession: Sendable {
     public enum Action: Sendable, Hashable {
-        case send(SimMessage)
+        case send(BirdMessage)
         case sendFrame(Frame)
         case close(code: UInt16, reason: String)
         /// Subscription accepted; the hub answers with `subscription_succeeded` (it knows the members).
         case join(channel: String, member: SimPresenceMember?)
         case leave(channel: String, member: SimPresenceMember?)
         /// A client event to relay to the channel's other subscribers.
-        case relay(SimMessage)
+        case relay(BirdMessage)
         case log(String)
     }
 
@@ -50,7 +51,7 @@ public struct SimServerSession: Sendable {
         var data = JSONObject()
         if !settings.omitSocketID { data["socket_id"] = .string(socketID) }
         data["activity_timeout"] = .int(Int64(settings.activityTimeout))
-        return [.send(SimMessage(event: settings.event("connection_established"), data: SimMessage.encoded(.object(data))))]
+        return [.send(BirdMessage(event: settings.event("connection_established"), data: BirdMessage.encoded(.object(data))))]
     }
 
     /// The app key in `/app/KEY?query`, nil if the path has another shape.
@@ -77,7 +78,7 @@ public struct SimServerSession: Sendable {
             channels = [:]
             return left + [.close(code: code, reason: "")]
         case .text:
-            guard let message = SimMessage.parse(frame) else {
+            guard let message = BirdMessage.parse(frame) else {
                 return [.send(error("malformed event: not a JSON object with an \"event\" name", code: nil))]
             }
             return handle(message)
@@ -86,10 +87,10 @@ public struct SimServerSession: Sendable {
         }
     }
 
-    private mutating func handle(_ message: SimMessage) -> [Action] {
+    private mutating func handle(_ message: BirdMessage) -> [Action] {
         switch message.event {
         case settings.event("ping"):
-            return settings.stallPongs ? [] : [.send(SimMessage(event: settings.event("pong")))]
+            return settings.stallPongs ? [] : [.send(BirdMessage(event: settings.event("pong")))]
         case settings.event("pong"):
             return []
         case settings.event("subscribe"):
@@ -111,11 +112,11 @@ public struct SimServerSession: Sendable {
         guard let channel = data["channel"]?.stringValue, !channel.isEmpty else {
             return [.send(error("subscribe without a channel name", code: nil))]
         }
-        let kind = SimChannelKind(channel: channel)
+        let kind = BirdChannelKind(channel: channel)
         var member: SimPresenceMember?
         if kind.needsAuth {
             let channelData = kind == .presence ? data["channel_data"]?.stringValue : nil
-            let expected = SimAuth.channelAuth(appKey: settings.appKey, secret: settings.appSecret, socketID: socketID,
+            let expected = BirdAuth.channelAuth(appKey: settings.appKey, secret: settings.appSecret, socketID: socketID,
                                                channel: channel, channelData: channelData)
             guard let auth = data["auth"]?.stringValue, auth == expected else {
                 return [.send(subscriptionError(channel, "invalid signature for socket \(socketID)")),
@@ -138,19 +139,19 @@ public struct SimServerSession: Sendable {
               let user = (try? JSONParser.parse(userData))?["id"]?.stringValue else {
             return [.send(error("signin without user_data holding an id", code: nil))]
         }
-        let expected = SimAuth.signinAuth(appKey: settings.appKey, secret: settings.appSecret, socketID: socketID, userData: userData)
+        let expected = BirdAuth.signinAuth(appKey: settings.appKey, secret: settings.appSecret, socketID: socketID, userData: userData)
         guard data["auth"]?.stringValue == expected else {
             return [.send(error("invalid signin signature for socket \(socketID)", code: 4009)),
                     .log("connection \(id): refused signin of \(user): bad auth")]
         }
         signedInUser = user
-        return [.send(SimMessage(event: settings.event("signin_success"),
-                                 data: SimMessage.encoded(["user_data": .string(userData)]))),
+        return [.send(BirdMessage(event: settings.event("signin_success"),
+                                 data: BirdMessage.encoded(["user_data": .string(userData)]))),
                 .log("connection \(id): signed in as \(user)")]
     }
 
-    private func clientEvent(_ message: SimMessage) -> [Action] {
-        guard let channel = message.channel, SimChannelKind(channel: channel).needsAuth else {
+    private func clientEvent(_ message: BirdMessage) -> [Action] {
+        guard let channel = message.channel, BirdChannelKind(channel: channel).needsAuth else {
             return [.send(error("client event rejected: only private and presence channels carry client events", code: nil))]
         }
         guard let membership = channels[channel] else {
@@ -167,13 +168,13 @@ public struct SimServerSession: Sendable {
                 .log("connection \(id): refused with \(code): \(message)")]
     }
 
-    private func error(_ message: String, code: UInt16?) -> SimMessage {
-        SimMessage(event: settings.event("error"),
+    private func error(_ message: String, code: UInt16?) -> BirdMessage {
+        BirdMessage(event: settings.event("error"),
                    data: ["message": .string(message), "code": code.map { .int(Int64($0)) } ?? .null])
     }
 
-    private func subscriptionError(_ channel: String, _ text: String) -> SimMessage {
-        SimMessage(event: settings.event("subscription_error"), channel: channel,
+    private func subscriptionError(_ channel: String, _ text: String) -> BirdMessage {
+        BirdMessage(event: settings.event("subscription_error"), channel: channel,
                    data: ["type": "AuthError", "error": .string(text), "status": 403])
     }
 }

@@ -1,3 +1,4 @@
+import Bird
 import CLI
 import Capture
 import Glibc

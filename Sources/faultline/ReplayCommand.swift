@@ -3,6 +3,8 @@ import Capture
 import Faults
 import Foundation
 import Glibc
+import ProtocolTable
+import Protocols
 import Replay
 
 /// `faultline replay CAPTURE --listen HOST:PORT | --upstream ws[s]://HOST:PORT[/PATH]`:
@@ -128,7 +130,7 @@ enum ReplayCommand: Command {
         guard !recordings.isEmpty else { throw UsageError("\(name): the selection holds no connections") }
 
         var options = ReplayRunner.Options(mode: mode, timing: timing, rules: rules, strict: arguments.flag("strict"),
-                                           signer: arguments.value("app-secret").map(AuthSigner.init(secret:)),
+                                           signer: arguments.value("app-secret").map { AuthSigner(secret: $0, wire: ProtocolTable.standard.entry(for: "bird")) },
                                            upstreamTLS: tls.upstream, listenerTLS: tls.listener)
         options.ignoredEvents = Set(arguments.all("ignore-event"))
         options.allClients = allClients

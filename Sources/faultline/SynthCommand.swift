@@ -1,5 +1,5 @@
+import Bird
 import CLI
-import COpenSSL
 import Capture
 import Glibc
 import JSON
@@ -219,7 +219,8 @@ struct SynthClient {
         event(.client, ["event": "bird:subscribe", "data": ["channel": "market-updates"]])
         let privateChannel = "private-user-\(index + 1)"
         _ = advance(&rng, 200...2_000)
-        let auth = SynthGenerator.appKey + ":" + Crypto.hmacSHA256Hex(key: SynthGenerator.appSecret, "\(socketID):\(privateChannel)")
+        let auth = BirdAuth.channelAuth(appKey: SynthGenerator.appKey, secret: SynthGenerator.appSecret,
+                                        socketID: socketID, channel: privateChannel)
         event(.client, ["event": "bird:subscribe", "data": ["channel": .string(privateChannel), "auth": .string(auth)]])
         for channel in ["market-updates", privateChannel] {
             _ = advance(&rng, 1_000...15_000)
@@ -327,17 +328,5 @@ extension CaptureRecord {
         case .tunnel(var r): { r.conn = conn; return .tunnel(r) }()
         case .http(var r): { r.conn = conn; return .http(r) }()
         }
-    }
-}
-
-/// The channel auth signature a realistic capture needs, through OpenSSL's one-shot HMAC.
-enum Crypto {
-    /// Lower-case hex HMAC-SHA256, as Bird/Pusher channel auth signatures are written.
-    static func hmacSHA256Hex(key: String, _ message: String) -> String {
-        let keyBytes = Array(key.utf8), data = Array(message.utf8)
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        _ = HMAC(EVP_sha256(), keyBytes, Int32(keyBytes.count), data, data.count, &digest, &length)
-        return digest[0..<Int(length)].map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 }

@@ -1,6 +1,6 @@
 import Testing
 import Capture
-import Realtime
+import Bird
 @testable import Lifecycle
 
 @Suite struct ChannelRuleTests {

@@ -1,3 +1,4 @@
+import Bird
 import JSON
 import Sim
 import WebSocket
@@ -14,7 +15,7 @@ struct Loopback {
     struct Sent {
         var time: SimMicros
         var socket: SimSocketID
-        var message: SimMessage?
+        var message: BirdMessage?
         var frame: Frame
     }
 
@@ -113,7 +114,7 @@ struct Loopback {
     func sent(_ index: Int) -> [Sent] {
         commands[index].compactMap {
             if case .send(let socket, let frame) = $0.command {
-                Sent(time: $0.time, socket: socket, message: SimMessage.parse(frame), frame: frame)
+                Sent(time: $0.time, socket: socket, message: BirdMessage.parse(frame), frame: frame)
             } else { nil }
         }
     }
@@ -134,7 +135,7 @@ struct Loopback {
         commands[index].compactMap { if case .log(let line) = $0.command { line } else { nil } }
     }
 
-    func delivered(_ index: Int) -> [SimMessage] {
+    func delivered(_ index: Int) -> [BirdMessage] {
         commands[index].compactMap { if case .delivered(let message) = $0.command { message } else { nil } }
     }
 

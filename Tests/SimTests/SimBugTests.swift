@@ -1,3 +1,4 @@
+import Bird
 import JSON
 import Sim
 import Testing
@@ -63,7 +64,7 @@ import WebSocket
     static func quiet(stallPongs: Bool) -> @Sendable (SimClientSettings) -> Loopback {
         { settings in
             var net = Loopback(server: SimChannelTests.server { $0.activityTimeout = 5 }, clients: [settings])
-            if stallPongs { net.serverToClient = { SimMessage.parse($0)?.event != "bird:pong" } }
+            if stallPongs { net.serverToClient = { BirdMessage.parse($0)?.event != "bird:pong" } }
             net.client(0, .connect)
             net.run(for: .s(60))
             return net
@@ -105,7 +106,7 @@ import WebSocket
     }
 
     static func isSend(_ command: SimClientCommand, event: String, socket: SimSocketID? = nil) -> Bool {
-        if case .send(let id, let frame) = command { SimMessage.parse(frame)?.event == event && (socket == nil || id == socket) } else { false }
+        if case .send(let id, let frame) = command { BirdMessage.parse(frame)?.event == event && (socket == nil || id == socket) } else { false }
     }
 
     static func isLog(_ command: SimClientCommand, _ prefix: String) -> Bool {

@@ -1,3 +1,4 @@
+import Bird
 import JSON
 import Sim
 import Testing
@@ -134,7 +135,7 @@ import WebSocket
         var net = Loopback(server: Self.server { $0.activityTimeout = 5 }, clients: [Self.client()])
         net.client(0, .connect)
         // Swallow the server's pongs (what the proxy's stall-pongs fault does).
-        net.serverToClient = { SimMessage.parse($0)?.event != "bird:pong" && $0.opcode != .pong }
+        net.serverToClient = { BirdMessage.parse($0)?.event != "bird:pong" && $0.opcode != .pong }
         net.run(for: .s(36))
         let close = net.closes(0).first
         #expect(close?.code == 4201)

@@ -1,3 +1,4 @@
+import Bird
 import Sim
 import Testing
 import WebSocket
@@ -26,7 +27,7 @@ import WebSocket
             case ..<0.07:
                 stalled.toggle()
                 let stall = stalled
-                net.serverToClient = { !stall || (SimMessage.parse($0)?.event != "bird:pong" && $0.opcode != .pong) }
+                net.serverToClient = { !stall || (BirdMessage.parse($0)?.event != "bird:pong" && $0.opcode != .pong) }
             default: break
             }
         }
@@ -78,7 +79,7 @@ import WebSocket
                     }
                     if to != .connected { connectedAt = nil }
                 case .send(let id, let frame):
-                    guard id == socket, let message = SimMessage.parse(frame) else { continue }
+                    guard id == socket, let message = BirdMessage.parse(frame) else { continue }
                     if message.event.hasPrefix("client-"), !subscribed.contains(message.channel ?? "") {
                         problems.append("\(time): client event on unsubscribed \(message.channel ?? "?")")
                     }

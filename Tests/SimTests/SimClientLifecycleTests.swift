@@ -1,3 +1,4 @@
+import Bird
 import JSON
 import Sim
 import Testing
@@ -16,7 +17,7 @@ import WebSocket
         var data = JSONObject()
         if let socketID { data["socket_id"] = .string(socketID) }
         if let activityTimeout { data["activity_timeout"] = .int(Int64(activityTimeout)) }
-        return SimMessage(event: "bird:connection_established", data: SimMessage.encoded(.object(data))).frame
+        return BirdMessage(event: "bird:connection_established", data: BirdMessage.encoded(.object(data))).frame
     }
 
     /// A client that connected once: socket 1 open, handshake done at t = 0.
@@ -150,7 +151,7 @@ import WebSocket
         let early = client.handle(.timer(.activity), now: .s(5))
         #expect(early == [.schedule(.activity, at: .s(8))])
         let ping = client.handle(.timer(.activity), now: .s(8))
-        #expect(ping.contains(.send(1, SimMessage(event: "bird:ping").frame)))
+        #expect(ping.contains(.send(1, BirdMessage(event: "bird:ping").frame)))
         #expect(ping.contains(.schedule(.pong, at: .s(38))))
         let close = client.handle(.timer(.pong), now: .s(38))
         #expect(close.first == .close(1, code: 4201, reason: "pong not received"))
@@ -161,7 +162,7 @@ import WebSocket
     @Test func anyFrameAnswersThePing() {
         var client = Self.connected(activityTimeout: 5)
         _ = client.handle(.timer(.activity), now: .s(5))
-        let pong = client.handle(.received(1, SimMessage(event: "bird:pong").frame), now: .s(6))
+        let pong = client.handle(.received(1, BirdMessage(event: "bird:pong").frame), now: .s(6))
         #expect(pong.contains(.cancel(.pong)))
         #expect(pong.contains(.schedule(.activity, at: .s(11))))
         // A pong timer that fires anyway (a runner race) changes nothing.
@@ -174,25 +175,25 @@ import WebSocket
         #expect(client.activityTimeout == .s(120))
         #expect(client.handle(.timer(.activity), now: .s(119)) == [.schedule(.activity, at: .s(120))])
         let ping = client.handle(.timer(.activity), now: .s(120))
-        #expect(ping.contains(.send(1, SimMessage(event: "bird:ping").frame)))
+        #expect(ping.contains(.send(1, BirdMessage(event: "bird:ping").frame)))
     }
 
     @Test func answersServerPings() {
         var client = Self.connected()
         let frame = client.handle(.received(1, Frame(opcode: .ping, payload: [1, 2])), now: .s(1))
         #expect(frame == [.send(1, Frame(opcode: .pong, payload: [1, 2]))])
-        let event = client.handle(.received(1, SimMessage(event: "bird:ping").frame), now: .s(2))
-        #expect(event == [.send(1, SimMessage(event: "bird:pong").frame)])
+        let event = client.handle(.received(1, BirdMessage(event: "bird:ping").frame), now: .s(2))
+        #expect(event == [.send(1, BirdMessage(event: "bird:pong").frame)])
     }
 
     @Test func pusherPrefix() {
         var client = SimClient(settings: Self.settings { $0.prefix = "pusher" }, seed: 1)
         _ = client.handle(.connect, now: 0)
-        _ = client.handle(.received(1, SimMessage(event: "bird:connection_established",
-                                                  data: SimMessage.encoded(["socket_id": "1.1"])).frame), now: 0)
+        _ = client.handle(.received(1, BirdMessage(event: "bird:connection_established",
+                                                  data: BirdMessage.encoded(["socket_id": "1.1"])).frame), now: 0)
         #expect(client.state == .connecting, "a bird: handshake means nothing to a pusher client")
-        _ = client.handle(.received(1, SimMessage(event: "pusher:connection_established",
-                                                  data: SimMessage.encoded(["socket_id": "1.1"])).frame), now: 0)
+        _ = client.handle(.received(1, BirdMessage(event: "pusher:connection_established",
+                                                  data: BirdMessage.encoded(["socket_id": "1.1"])).frame), now: 0)
         #expect(client.state == .connected)
     }
 }

@@ -1,3 +1,4 @@
+import Bird
 import JSON
 import Sim
 import Testing
@@ -10,7 +11,7 @@ import WebSocket
         _ = client.handle(.connect, now: 0)
         _ = client.handle(.socketOpened(1), now: 0)
         let data: JSONValue = ["socket_id": .string("1.2"), "activity_timeout": .double(1e300)]
-        let frame = SimMessage(event: "bird:connection_established", data: SimMessage.encoded(data)).frame
+        let frame = BirdMessage(event: "bird:connection_established", data: BirdMessage.encoded(data)).frame
         _ = client.handle(.received(1, frame), now: 0)
         #expect(client.state == .connected)
         #expect(client.activityTimeout == SimDuration.seconds(SimDuration.maxSeconds))

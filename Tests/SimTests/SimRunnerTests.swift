@@ -1,3 +1,4 @@
+import Bird
 import Foundation
 import Sim
 import TestSupport
@@ -173,7 +174,7 @@ import WebSocket
         #expect(request?.headers.first(named: "User-Agent")?.hasSuffix("(client 1)") == true)
         #expect(frames.count == 1, "only the public channel; private ones need the socket id")
         #expect(frames.first?.isMasked == true)
-        let message = frames.first.flatMap(SimMessage.parse)
+        let message = frames.first.flatMap(BirdMessage.parse)
         #expect(message?.event == "bird:subscribe" && message?.decodedData["channel"] == "news")
         #expect(runner.clients[0].state == .connecting)
         runner.stop()

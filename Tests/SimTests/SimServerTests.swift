@@ -1,3 +1,4 @@
+import Bird
 import JSON
 import Sim
 import Testing
@@ -13,15 +14,15 @@ import WebSocket
     }
 
     /// Messages sent to `connection` among `commands`.
-    static func messages(_ commands: [SimServerCommand], to connection: SimConnectionID) -> [SimMessage] {
-        commands.compactMap { if case .send(connection, let frame) = $0 { SimMessage.parse(frame) } else { nil } }
+    static func messages(_ commands: [SimServerCommand], to connection: SimConnectionID) -> [BirdMessage] {
+        commands.compactMap { if case .send(connection, let frame) = $0 { BirdMessage.parse(frame) } else { nil } }
     }
 
     static func subscribe(_ channel: String, auth: String? = nil, channelData: String? = nil) -> Frame {
         var data: JSONObject = ["channel": .string(channel)]
         if let auth { data["auth"] = .string(auth) }
         if let channelData { data["channel_data"] = .string(channelData) }
-        return SimMessage(event: "bird:subscribe", data: .object(data)).frame
+        return BirdMessage(event: "bird:subscribe", data: .object(data)).frame
     }
 
     /// Opens a connection and returns its socket id from the handshake.
@@ -32,7 +33,7 @@ import WebSocket
     }
 
     static func privateAuth(_ socketID: String, _ channel: String, secret: String = "sim-secret", data: String? = nil) -> String {
-        SimAuth.channelAuth(appKey: "sim-key", secret: secret, socketID: socketID, channel: channel, channelData: data)
+        BirdAuth.channelAuth(appKey: "sim-key", secret: secret, socketID: socketID, channel: channel, channelData: data)
     }
 
     @Test func handshakeCarriesSocketIDAndActivityTimeoutDoubleEncoded() throws {
@@ -72,14 +73,14 @@ import WebSocket
         var server = Self.server()
         _ = try Self.open(&server, 1)
         #expect(server.handle(.received(1, Frame(opcode: .ping, payload: [7])), now: 1) == [.send(1, Frame(opcode: .pong, payload: [7]))])
-        #expect(Self.messages(server.handle(.received(1, SimMessage(event: "bird:ping").frame), now: 1), to: 1).map(\.event) == ["bird:pong"])
+        #expect(Self.messages(server.handle(.received(1, BirdMessage(event: "bird:ping").frame), now: 1), to: 1).map(\.event) == ["bird:pong"])
     }
 
     @Test func stallPongsAnswersNoPing() throws {
         var server = Self.server { $0.stallPongs = true }
         _ = try Self.open(&server, 1)
         #expect(server.handle(.received(1, Frame(opcode: .ping, payload: [7])), now: 1).isEmpty)
-        #expect(server.handle(.received(1, SimMessage(event: "bird:ping").frame), now: 1).isEmpty)
+        #expect(server.handle(.received(1, BirdMessage(event: "bird:ping").frame), now: 1).isEmpty)
     }
 
     @Test func publicChannelNeedsNoAuth() throws {
@@ -138,7 +139,7 @@ import WebSocket
         for id in 1...2 {
             _ = server.handle(.received(id, Self.subscribe("private-room", auth: Self.privateAuth(sockets[id - 1], "private-room"))), now: 0)
         }
-        let event = SimMessage(event: "client-typing", channel: "private-room", data: ["text": "hi"])
+        let event = BirdMessage(event: "client-typing", channel: "private-room", data: ["text": "hi"])
         let relayed = server.handle(.received(1, event.frame), now: 1)
         #expect(Self.messages(relayed, to: 2) == [event])
         #expect(Self.messages(relayed, to: 1).isEmpty, "no echo to the sender")
@@ -148,7 +149,7 @@ import WebSocket
         #expect(Self.messages(outsider, to: 3).map(\.event) == ["bird:error"])
         #expect(Self.messages(outsider, to: 2).isEmpty)
         _ = server.handle(.received(1, Self.subscribe("news")), now: 0)
-        let onPublic = server.handle(.received(1, SimMessage(event: "client-x", channel: "news").frame), now: 1)
+        let onPublic = server.handle(.received(1, BirdMessage(event: "client-x", channel: "news").frame), now: 1)
         #expect(Self.messages(onPublic, to: 1).map(\.event) == ["bird:error"])
     }
 
@@ -159,7 +160,7 @@ import WebSocket
         let tick = server.handle(.timer(.tick), now: 1_000)
         #expect(Self.messages(tick, to: 1).map(\.event) == ["sim-tick"])
         #expect(tick.contains(.schedule(.tick, at: 2_000)))
-        _ = server.handle(.received(1, SimMessage(event: "bird:unsubscribe", data: ["channel": "news"]).frame), now: 1_500)
+        _ = server.handle(.received(1, BirdMessage(event: "bird:unsubscribe", data: ["channel": "news"]).frame), now: 1_500)
         #expect(Self.messages(server.handle(.timer(.tick), now: 2_000), to: 1).isEmpty)
     }
 
@@ -167,10 +168,10 @@ import WebSocket
         var server = Self.server()
         let socket = try Self.open(&server, 1)
         let userData = "{\"id\":\"ada\"}"
-        let bad = SimMessage(event: "bird:signin", data: ["auth": "sim-key:00", "user_data": .string(userData)])
+        let bad = BirdMessage(event: "bird:signin", data: ["auth": "sim-key:00", "user_data": .string(userData)])
         #expect(Self.messages(server.handle(.received(1, bad.frame), now: 0), to: 1).map(\.event) == ["bird:error"])
-        let auth = SimAuth.signinAuth(appKey: "sim-key", secret: "sim-secret", socketID: socket, userData: userData)
-        let good = SimMessage(event: "bird:signin", data: ["auth": .string(auth), "user_data": .string(userData)])
+        let auth = BirdAuth.signinAuth(appKey: "sim-key", secret: "sim-secret", socketID: socket, userData: userData)
+        let good = BirdMessage(event: "bird:signin", data: ["auth": .string(auth), "user_data": .string(userData)])
         let reply = try #require(Self.messages(server.handle(.received(1, good.frame), now: 0), to: 1).first)
         #expect(reply.event == "bird:signin_success")
         #expect(reply.decodedData["user_data"] == .string(userData))

@@ -1,3 +1,4 @@
+import Bird
 /// `activity-timeout:SECONDS`: rewrite the handshake's `activity_timeout`, so stale-check
 /// scenarios run in seconds instead of minutes.
 public struct ActivityTimeout: Fault {
@@ -20,7 +21,7 @@ public struct ActivityTimeout: Fault {
 
     public mutating func apply(_ event: FaultEvent, context: inout FaultContext) -> FaultVerdict {
         guard !done, case .frame(let frame) = event, frame.from == .server, frame.opcode == .text,
-              BirdEvent.matches(frame.event, suffix: "connection_established", prefixes: context.prefixes)
+              BirdHandshake.matches(frame.event, suffix: "connection_established", prefixes: context.prefixes)
         else { return .pass }
         done = true
         guard !frame.compressed else {
@@ -28,7 +29,7 @@ public struct ActivityTimeout: Fault {
         }
         var old = "none"
         let seconds = seconds
-        guard let rewritten = BirdEvent.rewriteHandshake(frame.payload, prefixes: context.prefixes, { data in
+        guard let rewritten = BirdHandshake.rewriteHandshake(frame.payload, prefixes: context.prefixes, { data in
             if let value = data["activity_timeout"] { old = "\(value)" }
             data["activity_timeout"] = .int(Int64(seconds))
         }) else { return .pass }

@@ -1,3 +1,4 @@
+import Bird
 import WebSocket
 import Capture
 import JSON
@@ -30,7 +31,7 @@ public struct Inject: Fault {
 
     public mutating func apply(_ event: FaultEvent, context: inout FaultContext) -> FaultVerdict {
         guard event == .armed else { return .pass }
-        let name = BirdEvent.name(of: payload).map { " (\($0))" } ?? ""
+        let name = EventNameScanner.eventName(in: payload).map { " (\($0))" } ?? ""
         return FaultVerdict(effects: [.inject(to: target, payload: payload)],
                             report: "injected a text frame\(name) to \(target.rawValue)", target: target)
     }

@@ -1,5 +1,5 @@
+import Bird
 import Capture
-import JSON
 import WebSocket
 
 /// Which messages a message-level fault acts on: `event=NAME` (the Bird/Pusher event name,
@@ -34,9 +34,8 @@ struct MessageMatch: Sendable {
 
     /// The envelope's `channel` member, when the payload is a small JSON object holding one.
     static func channel(of payload: [UInt8]) -> String? {
-        guard payload.count <= BirdEvent.maxInspectedBytes, payload.first == UInt8(ascii: "{"),
-              let value = try? JSONParser.parse(payload) else { return nil }
-        return value["channel"]?.stringValue
+        guard payload.count <= BirdHandshake.maxInspectedBytes, payload.first == UInt8(ascii: "{") else { return nil }
+        return BirdDecoder.channel(of: payload)
     }
 
     /// "bird:pong messages on presence-x from the server": for reports.

@@ -1,3 +1,4 @@
+import Bird
 import JSON
 
 /// `rewrite:FIELD=VALUE [event=NAME] [channel=NAME] [dir=c2s|s2c]`: set a JSON field in
@@ -39,7 +40,7 @@ public struct Rewrite: Fault {
             return FaultVerdict(report: "rewriting \(path.joined(separator: ".")) in \(match.description)")
         case .frame(let frame) where active && frame.opcode == .text && match.matches(frame):
             guard !frame.compressed else { return .pass }
-            guard frame.payload.count <= BirdEvent.maxInspectedBytes,
+            guard frame.payload.count <= BirdHandshake.maxInspectedBytes,
                   case .object(let envelope)? = try? JSONParser.parse(frame.payload),
                   let changed = Self.set(value, at: path[...], in: envelope) else { return .pass }
             var out: [UInt8] = []

@@ -1,3 +1,4 @@
+import Bird
 import WebSocket
 import Capture
 
@@ -30,7 +31,7 @@ public struct StallPongs: Fault {
         case .frame(let frame):
             guard active, frame.from == .server else { return .pass }
             let isPong = frame.opcode == .pong
-                || BirdEvent.matches(frame.event, suffix: "pong", prefixes: context.prefixes)
+                || BirdHandshake.matches(frame.event, suffix: "pong", prefixes: context.prefixes)
             return isPong ? FaultVerdict(frame: .drop) : .pass
         case .upgrade, .streamEnded, .timer:
             return .pass

@@ -1,3 +1,4 @@
+import Bird
 /// `strip-socket-id`: remove `socket_id` from the server's handshake event
 /// (`P:connection_established`), a server-side protocol error the client must report.
 public struct StripSocketID: Fault {
@@ -14,14 +15,14 @@ public struct StripSocketID: Fault {
 
     public mutating func apply(_ event: FaultEvent, context: inout FaultContext) -> FaultVerdict {
         guard !done, case .frame(let frame) = event, frame.from == .server, frame.opcode == .text,
-              BirdEvent.matches(frame.event, suffix: "connection_established", prefixes: context.prefixes)
+              BirdHandshake.matches(frame.event, suffix: "connection_established", prefixes: context.prefixes)
         else { return .pass }
         done = true
         guard !frame.compressed else {
             return FaultVerdict(report: "cannot rewrite a compressed handshake; relayed as is", target: .client)
         }
         var removed: String?
-        guard let rewritten = BirdEvent.rewriteHandshake(frame.payload, prefixes: context.prefixes, { data in
+        guard let rewritten = BirdHandshake.rewriteHandshake(frame.payload, prefixes: context.prefixes, { data in
             removed = data["socket_id"].map { $0.stringValue ?? "\($0)" }
             data["socket_id"] = nil
         }) else { return .pass }

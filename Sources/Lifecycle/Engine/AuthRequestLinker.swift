@@ -1,6 +1,6 @@
 import Capture
 import JSON
-import Realtime
+import Bird
 
 /// An HTTP channel-auth exchange (forward mode's `http` record) and the subscribe that sent
 /// its signature: how a stale-auth finding is diagnosed (which request signed what, when).
@@ -44,7 +44,7 @@ public struct AuthRequestLinker: Sendable {
                   links.count < Self.limit, frame.payload.count <= 64 * 1024,
                   case .object(let envelope)? = try? JSONParser.parse(frame.payload),
                   let event = envelope["event"]?.stringValue, event.hasSuffix(":subscribe"),
-                  let data = RealtimeDecoder.dataObject(of: envelope), let auth = data["auth"]?.stringValue,
+                  let data = BirdDecoder.dataObject(of: envelope), let auth = data["auth"]?.stringValue,
                   let http = responses[auth] else { return }
             links.append(AuthRequestLink(httpConn: http.conn, t: http.t, method: http.method, url: http.url,
                                          status: http.status, conn: frame.conn, subscribeT: frame.t,

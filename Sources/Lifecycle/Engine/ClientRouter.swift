@@ -1,5 +1,6 @@
 import Capture
-import Realtime
+import ProtocolTable
+import Protocols
 
 /// One unit of work for the clients, in the order one thread would do it: what
 /// `ClientRouter` makes of a record and `ClientShard` carries out. A step concerns one
@@ -46,7 +47,8 @@ public enum FrameEvent: Sendable {
 /// client at its first close frame that reached it, a refused upgrade, or a TCP end it saw).
 public struct ClientRouter: Sendable {
     public let options: AnalyzerOptions
-    private var decoder: RealtimeDecoder
+    /// The spec's protocol table entry (chosen by its `events`), with its learned dialect.
+    private var decoder: any WireProtocol
     /// Whether shards decode frames once the prefix is known (several threads), instead
     /// of the router decoding every text frame (one thread, as before).
     private let decodeInShards: Bool
@@ -69,11 +71,11 @@ public struct ClientRouter: Sendable {
     public init(options: AnalyzerOptions, decodeInShards: Bool = false) {
         self.options = options
         self.decodeInShards = decodeInShards
-        self.decoder = RealtimeDecoder(prefix: options.prefix ?? options.spec.prefix)
+        self.decoder = ProtocolTable.standard.entry(for: options.spec.events.rawValue, prefix: options.prefix ?? options.spec.prefix)
     }
 
     /// The prefix in use (given or detected); nil until known.
-    public var prefix: String? { decoder.prefix }
+    public var prefix: String? { decoder.dialect }
 
     /// How many clients were found so far.
     public var clientCount: Int { live.count }
@@ -108,11 +110,11 @@ public struct ClientRouter: Sendable {
                 assign(frame.conn, request: nil, t: frame.t, into: &steps)
             }
             var event = FrameEvent.decoded(nil)
-            if options.spec.events == .realtime, frame.opcode == .text {
-                if decodeInShards, let prefix = decoder.prefix {
+            if frame.opcode == .text {
+                if decodeInShards, let prefix = decoder.dialect {
                     event = .decode(prefix: prefix)
                 } else {
-                    event = .decoded(decoder.decode(frame.payload))
+                    event = .decoded(decoder.event(of: frame))
                 }
             }
             if let index = clientOfConnection[frame.conn] {
@@ -204,5 +206,16 @@ public struct ClientRouter: Sendable {
         if !live[index].contains(open.conn) { live[index].append(open.conn) }
         lastActivity[index] = open.t
         steps.append(.open(client: index, open))
+    }
+}
+
+extension WireProtocol {
+    /// A text frame's event: the one its record carries when the relay decoded it with
+    /// this entry (classified under this analysis's dialect), else decoded from the payload.
+    mutating func event(of frame: FrameRecord) -> RealtimeEvent? {
+        if let carried = frame.decoded.event(decodedBy: Self.key) {
+            return carried.flatMap { adopt($0) }
+        }
+        return decode(frame.payload)
     }
 }

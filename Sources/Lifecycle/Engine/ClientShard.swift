@@ -1,5 +1,6 @@
 import Capture
-import Realtime
+import ProtocolTable
+import Protocols
 
 /// The timelines of some of the clients (those whose ordinal is `index` modulo `count`;
 /// one shard holds them all), carrying out the router's steps for them. Clients never
@@ -17,7 +18,7 @@ public struct ClientShard: Sendable {
     /// This shard's clients, by ordinal / count.
     private var clients: [ClientTimeline] = []
     /// Decodes the frames the router left to the shard, once the prefix is known.
-    private var decoder: RealtimeDecoder?
+    private var decoder: (any WireProtocol)?
 
     public init(options: AnalyzerOptions, index: Int = 0, count: Int = 1) {
         self.init(options: options, index: index, count: count, shortcuts: true)
@@ -61,8 +62,8 @@ public struct ClientShard: Sendable {
             case .decoded(let event):
                 decoded = event
             case .decode(let prefix):
-                if decoder == nil { decoder = RealtimeDecoder(prefix: prefix) }
-                decoded = decoder?.decode(frame.payload)
+                if decoder == nil { decoder = ProtocolTable.standard.entry(for: options.spec.events.rawValue, prefix: prefix) }
+                decoded = decoder?.event(of: frame)
             }
             return clients[client / count].frame(frame, event: decoded)
         case .end(let client, let end):

@@ -1,5 +1,5 @@
 import Capture
-import Realtime
+import Protocols
 import WebSocket
 
 /// One client's state machine: turns its connections' records into timeline steps,

@@ -1,5 +1,5 @@
 import Capture
-import Realtime
+import Protocols
 
 /// Settings of one analysis run.
 public struct AnalyzerOptions: Sendable {

@@ -1,5 +1,5 @@
 import Capture
-import Realtime
+import Protocols
 
 /// One thing that happened to one client, as the engine hands it to the rules.
 public enum TimelineStep: Sendable {

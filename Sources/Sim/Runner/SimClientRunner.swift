@@ -1,3 +1,4 @@
+import Bird
 import Transport
 import WebSocket
 
@@ -12,7 +13,7 @@ public final class SimClientRunner {
     /// `(client number, line)`: errors, refusals, subscriptions, sign-in.
     public var onLog: ((Int, String) -> Void)?
     /// `(client number, event)`: server and client events handed to the app.
-    public var onDelivered: ((Int, SimMessage) -> Void)?
+    public var onDelivered: ((Int, BirdMessage) -> Void)?
     public private(set) var clients: [SimClient]
     private var sockets: [[SimSocketID: ClientSocket]]
     private var timers: [[SimClientTimer: TimerHandle]]

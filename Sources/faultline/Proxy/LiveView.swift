@@ -1,8 +1,8 @@
+import Bird
 import CLI
 import Capture
 import Faults
 import JSON
-import Realtime
 
 /// `--live`: one line on standard error per lifecycle-relevant event, for a person watching
 /// a QA session: connection open, upgrade answer, handshake with its socket id,
@@ -16,7 +16,7 @@ import Realtime
 struct LiveView {
     var lifecycle: Bool
     var verbose: Bool
-    var prefixes = BirdEvent.defaultPrefixes
+    var prefixes = BirdHandshake.defaultPrefixes
     /// Where lines go; standard error by default, a closure in tests. Lines are escaped
     /// (`TerminalText`) before they get here.
     var emit: (String) -> Void = { Console.err($0 + "\n") }
@@ -85,16 +85,14 @@ struct LiveView {
             let reason = frame.closeReason.map { $0.isEmpty ? "" : " '\($0)'" } ?? ""
             return "close \(code)\(reason) from \(frame.from.rawValue)\(fate)"
         }
-        guard frame.opcode == .text, frame.fin, frame.payload.first == UInt8(ascii: "{"),
-              frame.payload.count <= 64 * 1024,
-              case .object(let envelope)? = try? JSONParser.parse(frame.payload),
-              let event = envelope["event"]?.stringValue else { return nil }
-        let data = RealtimeDecoder.dataObject(of: envelope)
-        let channel = envelope["channel"]?.stringValue ?? data?["channel"]?.stringValue
+        // The event the relay decoded once and the record carries.
+        guard frame.opcode == .text, let decoded = frame.decoded.event else { return nil }
+        let event = decoded.name
+        let channel = decoded.channel ?? decoded.dataMember("channel")?.stringValue
         let on = channel.map { " \($0)" } ?? ""
         if matches(event, "connection_established") {
-            let socketID = data?["socket_id"]?.stringValue ?? "(none)"
-            let timeout = data?["activity_timeout"].map(Self.text) ?? "(none)"
+            let socketID = decoded.dataMember("socket_id")?.stringValue ?? "(none)"
+            let timeout = decoded.dataMember("activity_timeout").map(Self.text) ?? "(none)"
             return "handshake socket_id=\(socketID) activity_timeout=\(timeout)\(fate)"
         }
         if matches(event, "subscribe") || matches(event, "unsubscribe") || matches(event, "signin") {
@@ -102,13 +100,13 @@ struct LiveView {
         }
         if matches(event, "subscription_succeeded") { return "subscribed\(on)\(fate)" }
         if matches(event, "subscription_error") || matches(event, "error") || matches(event, "signin_success") {
-            return "\(frame.from.rawValue) \(event)\(on)\(data.map { " " + JSONWriter.serialize(.object($0)) } ?? "")\(fate)"
+            return "\(frame.from.rawValue) \(event)\(on)\(decoded.data?.objectValue.map { " " + JSONWriter.serialize(.object($0)) } ?? "")\(fate)"
         }
         return nil
     }
 
     private func matches(_ event: String, _ suffix: String) -> Bool {
-        BirdEvent.matches(event, suffix: suffix, prefixes: prefixes)
+        BirdHandshake.matches(event, suffix: suffix, prefixes: prefixes)
             || prefixes.contains { event == "\($0)_internal:\(suffix)" }
     }
 

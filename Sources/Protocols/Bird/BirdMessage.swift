@@ -4,7 +4,7 @@ import WebSocket
 /// One Bird/Pusher event as it travels in a text frame: `{"event":..,"channel":..,"data":..}`.
 /// `data` is kept as sent: the protocol double-encodes some of it (a JSON string holding an
 /// object); `decodedData` undoes that.
-public struct SimMessage: Sendable, Hashable {
+public struct BirdMessage: Sendable, Hashable {
     public var event: String
     public var channel: String?
     public var data: JSONValue
@@ -19,15 +19,15 @@ public struct SimMessage: Sendable, Hashable {
     }
 
     /// The event in a text frame, or nil when the text is not a JSON object with a string `event`.
-    public static func parse(_ text: String) -> SimMessage? {
+    public static func parse(_ text: String) -> BirdMessage? {
         guard let value = try? JSONParser.parse(text), let object = value.objectValue,
               let event = object["event"]?.stringValue else { return nil }
-        return SimMessage(event: event, channel: object["channel"]?.stringValue,
+        return BirdMessage(event: event, channel: object["channel"]?.stringValue,
                           data: object["data"] ?? .null, userID: object["user_id"]?.stringValue)
     }
 
     /// The event of a text frame; nil for any other frame or text that is not an event.
-    public static func parse(_ frame: Frame) -> SimMessage? {
+    public static func parse(_ frame: Frame) -> BirdMessage? {
         guard frame.opcode == .text else { return nil }
         return parse(String(decoding: frame.payload, as: UTF8.self))
     }
@@ -55,7 +55,7 @@ public struct SimMessage: Sendable, Hashable {
 }
 
 /// Which of the three kinds a channel is, from its name.
-public enum SimChannelKind: Sendable, Hashable {
+public enum BirdChannelKind: Sendable, Hashable {
     case `public`, `private`, presence
 
     public init(channel: String) {

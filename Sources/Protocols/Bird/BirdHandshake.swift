@@ -1,19 +1,12 @@
 import JSON
 
-/// The little of the Bird/Pusher protocol that faults need: an event's name, and the
-/// handshake (`P:connection_established`, whose `data` is a JSON string holding an object).
-/// The full decoder lives in Realtime; this stays here so faults work without it.
-public enum BirdEvent {
+/// Bird/Pusher's handshake (`P:connection_established`, whose `data` is a JSON string
+/// holding an object) as the handshake faults rewrite it, and event-name matching under
+/// any of several prefixes (faults and the live view accept both `bird` and `pusher`).
+public enum BirdHandshake {
     public static let defaultPrefixes = ["bird", "pusher"]
-    /// Frames larger than this are not inspected for event names (events are small).
-    static let maxInspectedBytes = 64 * 1024
-
-    /// The `event` member of a JSON object text, or nil.
-    public static func name(of payload: [UInt8]) -> String? {
-        guard payload.count <= maxInspectedBytes, payload.first == UInt8(ascii: "{"),
-              let value = try? JSONParser.parse(payload) else { return nil }
-        return value["event"]?.stringValue
-    }
+    /// Frames larger than this are not rewritten (events are small).
+    public static let maxInspectedBytes = 64 * 1024
 
     /// Whether `event` is `PREFIX:suffix` for one of `prefixes`.
     public static func matches(_ event: String?, suffix: String, prefixes: [String]) -> Bool {

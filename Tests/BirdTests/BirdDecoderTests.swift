@@ -1,10 +1,11 @@
+import Protocols
 import Testing
 import JSON
-@testable import Realtime
+@testable import Bird
 
 @Suite struct RealtimeDecoderTests {
     @Test func handshakeDecodesDoubleEncodedDataAndDetectsPrefix() throws {
-        var decoder = RealtimeDecoder()
+        var decoder = BirdDecoder()
         let eventDecoded = decoder.decode(#"{"event":"bird:connection_established","data":"{\"socket_id\":\"1234.5678\",\"activity_timeout\":60}"}"#)
         let event = try #require(eventDecoded)
         #expect(decoder.prefix == "bird")
@@ -15,7 +16,7 @@ import JSON
     }
 
     @Test func givenPrefixIsKeptAndOtherPrefixesAreApplicationEvents() throws {
-        var decoder = RealtimeDecoder(prefix: "pusher")
+        var decoder = BirdDecoder(prefix: "pusher")
         let birdDecoded = decoder.decode(#"{"event":"bird:ping","data":{}}"#)
         let bird = try #require(birdDecoded)
         #expect(bird.kind == .other)
@@ -26,7 +27,7 @@ import JSON
     }
 
     @Test func subscribeFieldsAndInternalEvents() throws {
-        var decoder = RealtimeDecoder(prefix: "bird")
+        var decoder = BirdDecoder(prefix: "bird")
         let subDecoded = decoder.decode(#"{"event":"bird:subscribe","data":{"channel":"presence-room","auth":"key:abc","channel_data":"{\"user_id\":\"1\"}"}}"#)
         let sub = try #require(subDecoded)
         #expect(sub.kind == .subscribe)
@@ -50,7 +51,7 @@ import JSON
     }
 
     @Test func nonEventsStayPlainFrames() {
-        var decoder = RealtimeDecoder()
+        var decoder = BirdDecoder()
         #expect(decoder.decode("hello") == nil)
         #expect(decoder.decode("[1,2]") == nil)
         #expect(decoder.decode(#"{"event":3}"#) == nil)

@@ -1,0 +1,180 @@
+import JSON
+
+/// One event of a realtime protocol as it travelled in a text message, decoded by the
+/// protocol's table entry (`WireProtocol`): its name, its channel, what it means
+/// (`kind`), and its `data` with the few fields the lifecycle rules read (socket id,
+/// activity timeout, target channel, auth, channel and user data, error code).
+///
+/// Decoding is byte-level: an entry keeps `data` as the JSON text it was sent as (a slice
+/// of the frame's payload, no copy) and each field is found in those bytes when read, by
+/// `JSONSkimmer`. A JSON tree is built only when `data` or `rawData` itself is read (a
+/// finding's evidence, the live view's error lines). `data` is decoded twice when it is a
+/// string holding JSON (the Pusher convention), so callers read `socket_id` or `channel`
+/// without caring how the sender encoded it. Equality and hashing go by the decoded value,
+/// so an event decoded from bytes equals the same event made with `data` given.
+public struct RealtimeEvent: Sendable, Hashable {
+    /// The event name exactly as sent: "bird:subscribe", "client-typing".
+    public var name: String
+    /// The envelope's `channel` (server events, client events).
+    public var channel: String?
+    /// What the event means in the protocol, relative to its dialect (Bird's prefix).
+    public var kind: RealtimeEventKind
+    private var source: DataSource
+
+    /// Where `data` comes from.
+    private enum DataSource: Sendable {
+        /// Given as values (tests, the JSON-tree path for rare envelopes).
+        case values(data: JSONValue?, raw: JSONValue?)
+        /// The JSON text of the envelope's `data` member, validated by the decoder.
+        case text(ArraySlice<UInt8>)
+        /// No `data` member.
+        case none
+    }
+
+    public init(name: String, channel: String?, data: JSONValue?, rawData: JSONValue?, kind: RealtimeEventKind) {
+        self.name = name
+        self.channel = channel
+        self.source = .values(data: data, raw: rawData)
+        self.kind = kind
+    }
+
+    /// An event whose `data` is the JSON text `dataJSON` (nil: the envelope had none).
+    /// `dataJSON` must be one valid JSON value (the decoder's skim checked it).
+    public init(name: String, channel: String?, dataJSON: ArraySlice<UInt8>?, kind: RealtimeEventKind) {
+        self.name = name
+        self.channel = channel
+        self.source = dataJSON.map { .text($0) } ?? .none
+        self.kind = kind
+    }
+
+    /// `data` after decoding a JSON string once more, when it held an object or array.
+    public var data: JSONValue? {
+        get {
+            switch source {
+            case .values(let data, _): return data
+            case .text: return Self.decodedOnceMore(rawData)
+            case .none: return nil
+            }
+        }
+        set { source = .values(data: newValue, raw: rawData) }
+    }
+
+    /// `data` as it was on the wire (a string for double-encoded data).
+    public var rawData: JSONValue? {
+        get {
+            switch source {
+            case .values(_, let raw): return raw
+            case .text(let bytes): return try? JSONParser.parse(bytes)
+            case .none: return nil
+            }
+        }
+        set { source = .values(data: data, raw: newValue) }
+    }
+
+    public static func == (a: RealtimeEvent, b: RealtimeEvent) -> Bool {
+        a.name == b.name && a.channel == b.channel && a.kind == b.kind && a.rawData == b.rawData && a.data == b.data
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(channel)
+        hasher.combine(kind)
+        hasher.combine(rawData)
+        hasher.combine(data)
+    }
+
+    /// `socket_id` of a `connection_established` handshake.
+    public var socketID: String? { dataMember("socket_id")?.stringValue }
+
+    /// `activity_timeout` of the handshake, in seconds.
+    public var activityTimeout: Double? { dataMember("activity_timeout")?.doubleValue }
+
+    /// The channel a subscribe/unsubscribe names in its data, else the envelope's channel.
+    public var targetChannel: String? { dataMember("channel")?.stringValue ?? channel }
+
+    /// `auth` of a subscribe or sign-in: "APP_KEY:HEX_SIG".
+    public var auth: String? { dataMember("auth")?.stringValue }
+
+    /// `channel_data` of a presence subscribe (a JSON string, kept as sent).
+    public var channelData: String? { dataMember("channel_data")?.stringValue }
+
+    /// `user_data` of a sign-in (a JSON string, kept as sent).
+    public var userData: String? { dataMember("user_data")?.stringValue }
+
+    /// `code` of an error event.
+    public var errorCode: Int64? { dataMember("code")?.intValue }
+
+    /// `data[key]` (after the second decoding), found in the bytes without a tree of `data`.
+    public func dataMember(_ key: StaticString) -> JSONValue? {
+        switch source {
+        case .values(let data, _): return data?[key.description]
+        case .none: return nil
+        case .text(let bytes):
+            guard let first = bytes.first else { return nil }
+            if first == UInt8(ascii: "{") { return Self.member(key, ofObject: bytes) }
+            guard first == UInt8(ascii: "\"") else { return nil }
+            // A string: its text decoded once more when it holds an object.
+            guard case .string(let text)? = try? JSONParser.parse(bytes), Self.mayHoldJSON(text) else { return nil }
+            return Self.member(key, ofObject: Array(text.utf8)[...])
+        }
+    }
+
+    /// The first member `key` of the object `bytes` holds; nil when `bytes` is no object,
+    /// is not valid JSON, or has no such member.
+    static func member(_ key: StaticString, ofObject bytes: ArraySlice<UInt8>) -> JSONValue? {
+        let keys: [StaticString] = [key]
+        return bytes.withUnsafeBufferPointer { buffer -> JSONValue? in
+            switch JSONSkimmer.members(of: buffer, named: keys) {
+            case .notAnObject:
+                return nil
+            case .needsParser:
+                return (try? JSONParser.parse(buffer))?[key.description]
+            case .members(let members):
+                guard let span = members[0] else { return nil }
+                let value = UnsafeBufferPointer(rebasing: buffer[span.range])
+                if span.isString, !span.escaped {
+                    return .string(String(decoding: UnsafeBufferPointer(rebasing: buffer[span.content]), as: UTF8.self))
+                }
+                return try? JSONParser.parse(value)
+            }
+        }
+    }
+
+    /// The Pusher convention: a string `data` holding an object or array is decoded once more.
+    public static func decodedOnceMore(_ raw: JSONValue?) -> JSONValue? {
+        guard case .string(let text)? = raw, mayHoldJSON(text), let inner = try? JSONParser.parse(text) else { return raw }
+        return inner
+    }
+
+    /// A string whose first non-blank character opens an object or array.
+    public static func mayHoldJSON(_ text: String) -> Bool {
+        guard let first = text.utf8.first(where: { !isJSONWhitespace($0) }) else { return false }
+        return first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+    }
+}
+
+func isJSONWhitespace(_ byte: UInt8) -> Bool {
+    byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+}
+
+/// The protocol meaning of an event name, with the dialect's prefix already stripped. The
+/// names are Pusher's; another protocol's entry maps its own events onto them (Phoenix's
+/// `phx_join` is a subscribe, graphql-ws's `connection_ack` a connection established).
+public enum RealtimeEventKind: String, Sendable, Hashable {
+    case connectionEstablished = "connection_established"
+    case ping, pong, error
+    case subscribe, unsubscribe
+    case subscriptionSucceeded = "subscription_succeeded"
+    case subscriptionError = "subscription_error"
+    case signin
+    case signinSuccess = "signin_success"
+    case memberAdded = "member_added"
+    case memberRemoved = "member_removed"
+    /// `client-NAME`: sent by a client on a private or presence channel.
+    case clientEvent = "client_event"
+    /// Any other event: an application event from the server, or an unknown protocol event.
+    case other
+
+    /// Events that need the connection's socket ID, so may not come before the handshake.
+    public var needsHandshake: Bool { self == .subscribe || self == .signin || self == .clientEvent }
+}

@@ -1,0 +1,58 @@
+import JSON
+import Testing
+@testable import Protocols
+
+/// The skimmer must find what the parser's tree holds, and refuse what the parser refuses.
+@Suite struct JSONSkimmerTests {
+    static let keys: [StaticString] = ["event", "channel", "data"]
+
+    static func reference(_ text: String, _ key: String) -> JSONValue?? {
+        guard case .object(let object)? = try? JSONParser.parse(text) else { return nil }
+        return .some(object[key])
+    }
+
+    @Test(arguments: [
+        #"{"event":"a","channel":"c","data":{"x":[1,2]}}"#,
+        #" {"data":"{\"socket_id\":\"1.2\"}","event":"b"} "#,
+        #"{"event":"first","event":"second","channel":null}"#,
+        #"{"event":"with \"quote\"","data":-1.5e3}"#,
+        #"{}"#,
+        #"{"event":1}"#,
+        #"[1]"#,
+        #"{"event":"x",}"#,
+        #"{"event":"x"} y"#,
+        "{\"event\":\"caf\u{e9}\"}",
+    ])
+    func findsWhatTheTreeHolds(_ text: String) {
+        let bytes = Array(text.utf8)
+        let outcome = JSONSkimmer.members(of: bytes, named: Self.keys)
+        guard case .members(let members) = outcome else {
+            #expect(outcome == .notAnObject)
+            #expect(Self.reference(text, "event") == nil, "\(text)")
+            return
+        }
+        for (index, key) in ["event", "channel", "data"].enumerated() {
+            let expected = Self.reference(text, key) ?? nil
+            let found = members[index].map { try? JSONParser.parse(bytes[$0.range]) } ?? nil
+            #expect(found == expected, "\(text) \(key)")
+            if let span = members[index], span.isString, !span.escaped {
+                #expect(String(decoding: bytes[span.content], as: UTF8.self) == expected?.stringValue)
+            }
+        }
+    }
+
+    @Test func anEscapedKeyNeedsTheParser() {
+        #expect(JSONSkimmer.members(of: Array(#"{"ev\u0065nt":"x"}"#.utf8), named: Self.keys) == .needsParser)
+    }
+
+    @Test func dataFieldsAreFoundInDoubleEncodedData() {
+        let data = Array(#""{\"socket_id\":\"7.1\",\"activity_timeout\":30,\"code\":4009}""#.utf8)
+        let event = RealtimeEvent(name: "e", channel: "c", dataJSON: data[...], kind: .other)
+        #expect(event.socketID == "7.1")
+        #expect(event.activityTimeout == 30)
+        #expect(event.errorCode == 4009)
+        #expect(event.targetChannel == "c")
+        #expect(event.data == ["socket_id": "7.1", "activity_timeout": 30, "code": 4009])
+        #expect(event.rawData == .string(#"{"socket_id":"7.1","activity_timeout":30,"code":4009}"#))
+    }
+}
