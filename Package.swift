@@ -18,6 +18,9 @@ let libraries: [(name: String, dependencies: [Target.Dependency])] = [
     ("Replay", ["Transport", "Capture", "WebSocket", "JSON", "Realtime", "Lifecycle"]),
     ("Sim", ["Transport", "WebSocket", "Realtime", "JSON"]),
     ("ControlAPI", ["Transport", "WebSocket", "Faults", "Capture", "JSON"]),
+    // The proxy's I/O shell: listener, relay pairs, forward mode, recording, live view.
+    ("ProxyShell", ["ProxyCore", "ControlAPI", "Transport", "WebSocket", "Capture", "Faults", "Realtime",
+                    "Lifecycle", "Reports", "Pcap", "JSON", "CLI"]),
     ("CLI", []),
 ]
 

@@ -1,8 +1,9 @@
+import Capture
 import CLI
 import COpenSSL
-import Capture
 import Glibc
 import JSON
+import ProxyShell
 import WebSocket
 
 /// `faultline synth`: writes a synthetic but realistic Bird Realtime capture. Used for the

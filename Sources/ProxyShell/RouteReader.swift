@@ -7,7 +7,7 @@ import WebSocket
 /// `Host` and path (`UpstreamRoutes`), then hands the connection and the bytes read to the
 /// ordinary relay with that route's upstream. No route and no `--upstream`: a 404 that
 /// names the host and path. Alive through its stream's callbacks until it hands off.
-final class RouteReader {
+package final class RouteReader {
     private unowned let server: ProxyServer
     private let stream: any ByteStream
     private var parser = HTTPHeadParser()
@@ -15,12 +15,12 @@ final class RouteReader {
     private var read: [UInt8] = []
     private var done = false
 
-    init(server: ProxyServer, stream: any ByteStream) {
+    package init(server: ProxyServer, stream: any ByteStream) {
         self.server = server
         self.stream = stream
     }
 
-    func start() {
+    package func start() {
         // The closures hold the reader until the relay takes the callbacks over.
         stream.onRead = { [self] in received($0) }
         stream.onEnd = { [self] _ in

@@ -1,5 +1,6 @@
 import CLI
 import Capture
+import ControlAPI
 import Faults
 import ProxyCore
 import WebSocket
@@ -15,17 +16,17 @@ import Transport
 ///
 /// Times are microseconds since `start()` on the loop's monotonic clock; the capture header
 /// carries the matching wall-clock start (`startedAt`).
-final class ProxyServer {
-    let loop: EventLoop
-    let settings: ProxySettings
+package final class ProxyServer {
+    package let loop: EventLoop
+    package let settings: ProxySettings
     /// The rules every session consults (shared with the control API).
-    let faultEngine: FaultEngine
+    package let faultEngine: FaultEngine
     /// Where lifecycle lines go with `--live` (nil: quiet).
-    let live: LiveView?
+    package let live: LiveView?
 
     private var origin: Int64
     /// Forward mode's front door (`--forward`); nil for the reverse proxy.
-    private(set) var forward: ForwardProxy?
+    package private(set) var forward: ForwardProxy?
     private var listener: TCPListener?
     private var capture: CaptureWriter?
     private var pairs: [ConnectionID: RelayPair] = [:]
@@ -34,22 +35,22 @@ final class ProxyServer {
     private var pendingOrder: [ConnectionID] = []
     private var nextConnection = 1
     private var stopped = false
-    var counters = ProxyMetrics()
+    package var counters = ControlMetrics()
     private var acceptProblems = ProblemThrottle()
     /// RLIMIT_NOFILE's soft limit, read at start (nil: unlimited).
     private let descriptorLimit = TCPConnection.descriptorLimit
     /// Called once when `stop()` has finished (the capture is closed).
-    var onStopped: (() -> Void)?
+    package var onStopped: (() -> Void)?
     /// Sees every record as it is made, before it is written (live analysis).
-    var recordObserver: ((CaptureRecord) -> Void)?
+    package var recordObserver: ((CaptureRecord) -> Void)?
     /// Watchers of the control API's event stream (`ctl watch`).
-    let watchHub = WatchHub()
+    package let watchHub = WatchHub()
     /// Fault records written (faults that fired), and the capture's size once closed: for
     /// the shutdown summary.
-    private(set) var faultsFired = 0
-    private(set) var captureBytes: Int64?
+    package private(set) var faultsFired = 0
+    package private(set) var captureBytes: Int64?
 
-    init(loop: EventLoop, settings: ProxySettings, live: LiveView? = nil) {
+    package init(loop: EventLoop, settings: ProxySettings, live: LiveView? = nil) {
         self.loop = loop
         self.settings = settings
         self.live = live
@@ -58,18 +59,18 @@ final class ProxyServer {
     }
 
     /// Capture-relative now.
-    var now: Micros { loop.now - origin }
+    package var now: Micros { loop.now - origin }
     /// Wall-clock time of `start()`, microseconds since the Unix epoch.
-    var startedAt: Int64 { loop.wallClockStart + origin }
+    package var startedAt: Int64 { loop.wallClockStart + origin }
     /// The bound listening address ("127.0.0.1:43123"), once started.
-    private(set) var listenAddress = ""
+    package private(set) var listenAddress = ""
     /// Connections currently open.
-    var openConnections: Int { pairs.count }
+    package var openConnections: Int { pairs.count }
 
     /// Binds the listener and creates the capture. Nothing is left running on failure.
     /// Returns the bound address (the kernel's port when asked for port 0).
     @discardableResult
-    func start() throws(ProxyStartError) -> String {
+    package func start() throws(ProxyStartError) -> String {
         origin = loop.now
         let listener: TCPListener
         do {
@@ -98,7 +99,7 @@ final class ProxyServer {
 
     /// Stops accepting, marks open connections as cut off by the end of the capture, and
     /// flushes and closes the capture. Open sockets are left to `EventLoop.close()`.
-    func stop() {
+    package func stop() {
         guard !stopped else { return }
         stopped = true
         listener?.close()
@@ -178,7 +179,7 @@ final class ProxyServer {
 
     /// Starts relaying `connection`. Forward mode passes the pair's own `target`, the `Host`
     /// to send it, and the bytes already read from the client (its request, rewritten).
-    func admit(_ connection: any ByteStream, target: ForwardTarget? = nil, hostHeader: String? = nil, pathPrefix: String = "",
+    package func admit(_ connection: any ByteStream, target: ForwardTarget? = nil, hostHeader: String? = nil, pathPrefix: String = "",
                firstBytes: [UInt8] = []) {
         switch settings.admission.decide(open: pairs.count, pending: pending.count) {
         case .admit: break
@@ -212,7 +213,7 @@ final class ProxyServer {
     }
 
     /// The next connection number (relayed pairs, forward mode's tunnels and HTTP exchanges).
-    func takeConnectionID() -> ConnectionID {
+    package func takeConnectionID() -> ConnectionID {
         defer { nextConnection += 1 }
         return nextConnection
     }
@@ -232,7 +233,7 @@ final class ProxyServer {
     }
 
     /// The pair's handshake is over (open, refused or failed): it no longer counts as pending.
-    func handshakeEnded(_ pair: RelayPair) {
+    package func handshakeEnded(_ pair: RelayPair) {
         pending.remove(pair.id)
         // Stale ids are dropped in bulk, so the list stays within twice the pending count.
         if pendingOrder.count > 2 * pending.count + 64 { pendingOrder.removeAll { !pending.contains($0) } }
@@ -256,19 +257,19 @@ final class ProxyServer {
         }
     }
 
-    func pairFinished(_ pair: RelayPair) {
+    package func pairFinished(_ pair: RelayPair) {
         pairs[pair.id] = nil
         handshakeEnded(pair)
         watchHub.connectionEnded(pair.id, t: now)
     }
 
-    func pair(_ id: ConnectionID) -> RelayPair? { pairs[id] }
-    var allPairs: [RelayPair] { pairs.keys.sorted().compactMap { pairs[$0] } }
+    package func pair(_ id: ConnectionID) -> RelayPair? { pairs[id] }
+    package var allPairs: [RelayPair] { pairs.keys.sorted().compactMap { pairs[$0] } }
 
     // MARK: Records
 
     /// Appends to the capture, updates the counters, and shows what matters in the live view.
-    func record(_ record: CaptureRecord) {
+    package func record(_ record: CaptureRecord) {
         counters.observe(record)
         if case .fault = record { faultsFired += 1 }
         live?.show(record)
@@ -286,28 +287,7 @@ final class ProxyServer {
 }
 
 /// The proxy could not start: the message names the address or file and the reason.
-struct ProxyStartError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
-extension ProxyMetrics {
-    /// Counts one record: connection opens and ends, frames and bytes by direction and fate.
-    mutating func observe(_ record: CaptureRecord) {
-        guard case .frame(let frame) = record else { return }
-        switch frame.action {
-        case .forwarded, .delayed:
-            if frame.from == .client {
-                framesClientToServer += 1
-                bytesClientToServer += frame.length
-            } else {
-                framesServerToClient += 1
-                bytesServerToClient += frame.length
-            }
-            if case .delayed = frame.action { framesDelayed += 1 }
-        case .dropped: framesDropped += 1
-        case .injected: framesInjected += 1
-        case .observed: break
-        }
-    }
+package struct ProxyStartError: Error, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }
