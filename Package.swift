@@ -21,8 +21,14 @@ let libraries: [(name: String, dependencies: [Target.Dependency])] = [
     // The proxy's I/O shell: listener, relay pairs, forward mode, recording, live view.
     ("ProxyShell", ["ProxyCore", "ControlAPI", "Transport", "WebSocket", "Capture", "Faults", "Realtime",
                     "Lifecycle", "Reports", "Pcap", "JSON", "CLI"]),
+    // The in-process API for client test suites (the `FaultlineKit` product).
+    ("FaultlineKit", ["ProxyShell", "Sim", "Lifecycle", "Capture", "Faults", "Transport"]),
     ("CLI", []),
 ]
+
+/// Modules a library's tests use beyond the library's own dependencies: the proxy's
+/// in-process tests put the simulated Bird server behind it; FaultlineKit's tests decode frames.
+let testOnlyDependencies: [String: [Target.Dependency]] = ["ProxyShell": ["Sim"], "FaultlineKit": ["WebSocket"]]
 
 /// Release builds of these modules skip Swift's run-time exclusivity checks. Their hot
 /// paths mutate class-held state once per packet or frame, and each access check (a
@@ -44,7 +50,12 @@ let systemLibraries: [Target] = [
 
 let package = Package(
     name: "Faultline",
-    products: [.executable(name: "faultline", targets: ["faultline"])],
+    products: [
+        .executable(name: "faultline", targets: ["faultline"]),
+        // A recording proxy with fault rules inside a Swift test, and the findings of its
+        // capture (README, "Testing a client in-process"; Examples/ClientTests).
+        .library(name: "FaultlineKit", targets: ["FaultlineKit"]),
+    ],
     targets: systemLibraries
         + libraries.map {
             // Lifecycle embeds the built-in specs (Specs/*.json) in its code at build time.
@@ -55,7 +66,8 @@ let package = Package(
         }
         + libraries.map {
             .testTarget(name: "\($0.name)Tests",
-                        dependencies: [.byName(name: $0.name), "TestSupport"] + $0.dependencies)
+                        dependencies: [.byName(name: $0.name), "TestSupport"] + $0.dependencies
+                            + (testOnlyDependencies[$0.name] ?? []))
         }
         + [
             // Helpers for tests only: locating the binary and Python, child processes, ports.
@@ -71,7 +83,7 @@ let package = Package(
             // normal build, a driver that replays inputs through them (Tools/test's smoke run).
             .executableTarget(
                 name: "faultline-fuzz",
-                dependencies: ["WebSocket", "Capture", "JSON", "Pcap", "Lifecycle", "Faults", "Realtime", "ControlAPI"],
+                dependencies: ["WebSocket", "Capture", "JSON", "Pcap", "Lifecycle", "Faults", "Realtime", "ControlAPI", "ProxyCore", "ProxyShell"],
                 path: "Sources/Fuzz"),
             // Tests that run the built `faultline` binary against real peers.
             .testTarget(name: "EndToEndTests", dependencies: ["Capture", "JSON", "WebSocket", "Pcap", "TestSupport"]),

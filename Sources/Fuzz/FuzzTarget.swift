@@ -9,7 +9,7 @@ struct FuzzTarget: Sendable {
     let run: @Sendable (UnsafeRawBufferPointer) -> Void
 
     static let all: [FuzzTarget] = [
-        frameDecoder, httpHead, captureLines, pcap, faultRules, specLoader, eventNames, controlRequest,
+        frameDecoder, httpHead, captureLines, pcap, faultRules, specLoader, eventNames, controlRequest, proxyRequest,
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }

@@ -30,9 +30,13 @@ package final class ProxyServer {
     private var listener: TCPListener?
     private var capture: CaptureWriter?
     private var pairs: [ConnectionID: RelayPair] = [:]
-    /// Pairs still in their handshake, and their ids oldest first (stale ids skipped when read).
-    private var pending: Set<ConnectionID> = []
-    private var pendingOrder: [ConnectionID] = []
+    /// Connections still in their handshake (pairs, and `--route` requests being read), and
+    /// the same oldest first (stale entries skipped when read).
+    private var pending: Set<PendingConnection> = []
+    private var pendingOrder: [PendingConnection] = []
+    /// `--route`: clients whose request head is being read to pick their upstream, by key.
+    private var routeReaders: [Int: RouteReader] = [:]
+    private var nextRouteReader = 0
     private var nextConnection = 1
     private var stopped = false
     package var counters = ControlMetrics()
@@ -107,6 +111,7 @@ package final class ProxyServer {
         let t = now
         for id in pairs.keys.sorted() { pairs[id]?.captureEnded(now: t) }
         forward?.captureEnded(now: t)
+        for key in routeReaders.keys.sorted() { routeReaders[key]?.evict(reason: "the proxy stopped") }
         if let capture {
             do { try capture.close() } catch { live?.problem("closing the capture: \(error)") }
             captureBytes = capture.bytesWritten
@@ -177,11 +182,13 @@ package final class ProxyServer {
         }
     }
 
-    /// Starts relaying `connection`. Forward mode passes the pair's own `target`, the `Host`
-    /// to send it, and the bytes already read from the client (its request, rewritten).
+    /// A new client: admitted or refused once (`ConnectionAdmission`), then relayed. Forward
+    /// mode passes the pair's own `target`, the `Host` to send it, and the bytes already read
+    /// from the client (its request, rewritten). With `--route` (and no target) the request
+    /// head is read first to pick the upstream; the reader counts as a pending connection.
     package func admit(_ connection: any ByteStream, target: ForwardTarget? = nil, hostHeader: String? = nil, pathPrefix: String = "",
-               firstBytes: [UInt8] = []) {
-        switch settings.admission.decide(open: pairs.count, pending: pending.count) {
+                       firstBytes: [UInt8] = []) {
+        switch settings.admission.decide(open: pairs.count + routeReaders.count, pending: pending.count) {
         case .admit: break
         case .refuse:
             refuse(connection)
@@ -190,9 +197,20 @@ package final class ProxyServer {
             evictOldestPending()
         }
         if target == nil, !settings.routes.isEmpty {   // --route: the request picks the upstream
-            RouteReader(server: self, stream: connection).start()
+            nextRouteReader += 1
+            let reader = RouteReader(server: self, stream: connection, key: nextRouteReader)
+            routeReaders[reader.key] = reader
+            markPending(.route(reader.key))
+            reader.start()
             return
         }
+        relay(connection, target: target, hostHeader: hostHeader, pathPrefix: pathPrefix, firstBytes: firstBytes)
+    }
+
+    /// Starts relaying an admitted `connection` (see `admit`; `--route` hands its clients here
+    /// once their upstream is known, without a second admission).
+    func relay(_ connection: any ByteStream, target: ForwardTarget?, hostHeader: String?, pathPrefix: String,
+               firstBytes: [UInt8]) {
         let id = takeConnectionID()
         var config = settings.relayConfig
         if let target {
@@ -205,12 +223,20 @@ package final class ProxyServer {
         let t = now
         let pair = RelayPair(id: id, client: connection, server: self, session: session, now: t, target: target)
         pairs[id] = pair
-        pending.insert(id)
-        pendingOrder.append(id)
+        markPending(.pair(id))
         counters.connectionsTotal += 1
         pair.start(now: t)
         if !firstBytes.isEmpty { pair.deliver(.received(from: .client, bytes: firstBytes)) }
     }
+
+    /// A `--route` reader is done (handed off, answered or closed): no longer open or pending.
+    func routeReaderEnded(_ reader: RouteReader) {
+        routeReaders[reader.key] = nil
+        pendingEnded(.route(reader.key))
+    }
+
+    /// `--route` readers still reading a request head (for tests and the shutdown summary).
+    package var routingConnections: Int { routeReaders.count }
 
     /// The next connection number (relayed pairs, forward mode's tunnels and HTTP exchanges).
     package func takeConnectionID() -> ConnectionID {
@@ -218,25 +244,42 @@ package final class ProxyServer {
         return nextConnection
     }
 
-    /// Closes the pending pair that has waited longest (its handshake not done), to admit a
-    /// new client; see `ConnectionAdmission`.
+    /// Closes the pending connection that has waited longest (its handshake not done), to
+    /// admit a new client; see `ConnectionAdmission`.
     private func evictOldestPending() {
+        let reason = "evicted before its handshake completed, to admit a new client "
+            + "(pending handshakes \(settings.admission.maxPending), connections \(settings.admission.maxConnections); "
+            + "see --max-pending and --max-connections)"
         while !pendingOrder.isEmpty {
-            let id = pendingOrder.removeFirst()
-            guard pending.contains(id), let pair = pairs[id] else { continue }
-            pending.remove(id)
-            pair.evict(reason: "evicted before its handshake completed, to admit a new client "
-                + "(pending handshakes \(settings.admission.maxPending), connections \(settings.admission.maxConnections); "
-                + "see --max-pending and --max-connections)")
+            let entry = pendingOrder.removeFirst()
+            guard pending.contains(entry) else { continue }
+            switch entry {
+            case .pair(let id):
+                guard let pair = pairs[id] else { continue }
+                pending.remove(entry)
+                pair.evict(reason: reason)
+            case .route(let key):
+                guard let reader = routeReaders[key] else { continue }
+                reader.evict(reason: reason)
+            }
             return
         }
     }
 
+    private func markPending(_ entry: PendingConnection) {
+        pending.insert(entry)
+        pendingOrder.append(entry)
+    }
+
+    private func pendingEnded(_ entry: PendingConnection) {
+        pending.remove(entry)
+        // Stale entries are dropped in bulk, so the list stays within twice the pending count.
+        if pendingOrder.count > 2 * pending.count + 64 { pendingOrder.removeAll { !pending.contains($0) } }
+    }
+
     /// The pair's handshake is over (open, refused or failed): it no longer counts as pending.
     package func handshakeEnded(_ pair: RelayPair) {
-        pending.remove(pair.id)
-        // Stale ids are dropped in bulk, so the list stays within twice the pending count.
-        if pendingOrder.count > 2 * pending.count + 64 { pendingOrder.removeAll { !pending.contains($0) } }
+        pendingEnded(.pair(pair.id))
     }
 
     /// Over `--max-connections`: a 503 that says why, then FIN; the request is read and
@@ -284,6 +327,13 @@ package final class ProxyServer {
             Console.err("faultline proxy: recording stopped: \(error)\n")
         }
     }
+}
+
+/// A connection still in its handshake: a relayed pair, or a `--route` client whose request
+/// head is being read (keyed by its reader, as it has no connection id yet).
+enum PendingConnection: Hashable {
+    case pair(ConnectionID)
+    case route(Int)
 }
 
 /// The proxy could not start: the message names the address or file and the reason.
