@@ -74,7 +74,8 @@ let package = Package(
             .target(name: "TestSupport"),
             .executableTarget(
                 name: "faultline",
-                dependencies: libraries.map { .byName(name: $0.name) },
+                // FaultlineKit is for test suites: the executable uses ProxyShell directly.
+                dependencies: libraries.filter { $0.name != "FaultlineKit" }.map { .byName(name: $0.name) },
                 plugins: ["BuildInfo"]),
             // Build-time generators: the built-in specs as Swift literals, the commit for --version.
             .plugin(name: "EmbedSpecs", capability: .buildTool()),
