@@ -22,8 +22,17 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     ("Replay", ["Transport", "Capture", "WebSocket", "JSON", "Protocols", "Lifecycle"], nil),
     ("Sim", ["Transport", "WebSocket", "Bird", "JSON"], nil),
     ("ControlAPI", ["Transport", "WebSocket", "Faults", "Capture", "JSON"], nil),
+    // The proxy's I/O shell: listener, relay pairs, forward mode, recording, live view.
+    ("ProxyShell", ["ProxyCore", "ControlAPI", "Transport", "WebSocket", "Capture", "Faults", "Bird",
+                    "Lifecycle", "Reports", "Pcap", "JSON", "CLI"], nil),
+    // The in-process API for client test suites (the `FaultlineKit` product).
+    ("FaultlineKit", ["ProxyShell", "Sim", "Lifecycle", "Capture", "Faults", "Transport"], nil),
     ("CLI", [], nil),
 ]
+
+/// Modules a library's tests use beyond the library's own dependencies: the proxy's
+/// in-process tests put the simulated Bird server behind it; FaultlineKit's tests decode frames.
+let testOnlyDependencies: [String: [Target.Dependency]] = ["ProxyShell": ["Sim"], "FaultlineKit": ["WebSocket"]]
 
 /// Release builds of these modules skip Swift's run-time exclusivity checks. Their hot
 /// paths mutate class-held state once per packet or frame, and each access check (a
@@ -47,7 +56,12 @@ let systemLibraries: [Target] = [
 
 let package = Package(
     name: "Faultline",
-    products: [.executable(name: "faultline", targets: ["faultline"])],
+    products: [
+        .executable(name: "faultline", targets: ["faultline"]),
+        // A recording proxy with fault rules inside a Swift test, and the findings of its
+        // capture (README, "Testing a client in-process"; Examples/ClientTests).
+        .library(name: "FaultlineKit", targets: ["FaultlineKit"]),
+    ],
     targets: systemLibraries
         + libraries.map {
             // Lifecycle embeds the built-in specs (Specs/*.json) in its code at build time.
@@ -58,14 +72,16 @@ let package = Package(
         }
         + libraries.map {
             .testTarget(name: "\($0.name)Tests",
-                        dependencies: [.byName(name: $0.name), "TestSupport"] + $0.dependencies)
+                        dependencies: [.byName(name: $0.name), "TestSupport"] + $0.dependencies
+                            + (testOnlyDependencies[$0.name] ?? []))
         }
         + [
             // Helpers for tests only: locating the binary and Python, child processes, ports.
             .target(name: "TestSupport"),
             .executableTarget(
                 name: "faultline",
-                dependencies: libraries.map { .byName(name: $0.name) },
+                // FaultlineKit is for test suites: the executable uses ProxyShell directly.
+                dependencies: libraries.filter { $0.name != "FaultlineKit" }.map { .byName(name: $0.name) },
                 plugins: ["BuildInfo"]),
             // Build-time generators: the built-in specs as Swift literals, the commit for --version.
             .plugin(name: "EmbedSpecs", capability: .buildTool()),
@@ -74,7 +90,7 @@ let package = Package(
             // normal build, a driver that replays inputs through them (Tools/test's smoke run).
             .executableTarget(
                 name: "faultline-fuzz",
-                dependencies: ["WebSocket", "Capture", "JSON", "Pcap", "Lifecycle", "Faults", "Protocols", "Bird", "ControlAPI"],
+                dependencies: ["WebSocket", "Capture", "JSON", "Pcap", "Lifecycle", "Faults", "Protocols", "Bird", "ControlAPI", "ProxyCore", "ProxyShell"],
                 path: "Sources/Fuzz"),
             // Tests that run the built `faultline` binary against real peers.
             .testTarget(name: "EndToEndTests", dependencies: ["Capture", "JSON", "WebSocket", "Pcap", "TestSupport"]),

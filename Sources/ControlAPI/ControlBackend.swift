@@ -2,9 +2,9 @@ import Capture
 import Faults
 import JSON
 
-/// What the control API reads from and changes in a running proxy. The executable adapts
-/// its `ControlTarget` (the proxy server) to this; tests use a fake. Called only on the
-/// loop thread the `ControlServer` runs on.
+/// What the control API reads from and changes in a running proxy: the one contract between
+/// the proxy (ProxyShell's `ProxyServer` implements it) and the control API; tests use a
+/// fake. Called only on the loop thread the `ControlServer` runs on.
 public protocol ControlBackend: AnyObject {
     /// The rules every connection consults (thread-safe on its own).
     var faultEngine: FaultEngine { get }
@@ -41,4 +41,25 @@ public struct ControlMetrics: Sendable, Hashable {
     public var framesInjected = 0
 
     public init() {}
+}
+
+extension ControlMetrics {
+    /// Counts one record: connection opens and ends, frames and bytes by direction and fate.
+    public mutating func observe(_ record: CaptureRecord) {
+        guard case .frame(let frame) = record else { return }
+        switch frame.action {
+        case .forwarded, .delayed:
+            if frame.from == .client {
+                framesClientToServer += 1
+                bytesClientToServer += frame.length
+            } else {
+                framesServerToClient += 1
+                bytesServerToClient += frame.length
+            }
+            if case .delayed = frame.action { framesDelayed += 1 }
+        case .dropped: framesDropped += 1
+        case .injected: framesInjected += 1
+        case .observed: break
+        }
+    }
 }

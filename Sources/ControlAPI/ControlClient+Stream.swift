@@ -39,7 +39,10 @@ extension ControlClient {
             } else {
                 pending += chunk[..<n]
             }
-            guard parsed(head) == 200 else { continue }
+            guard parsed(head) == 200 else {
+                try checkBodySize(pending.count)   // an error answer is kept whole: bounded
+                continue
+            }
             while let newline = pending.firstIndex(of: 10) {
                 line(String(decoding: pending[..<newline], as: UTF8.self))
                 pending.removeSubrange(...newline)

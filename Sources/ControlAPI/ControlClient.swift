@@ -11,6 +11,10 @@ public struct ControlClient: Sendable {
     public let token: String?
     /// Seconds allowed for connecting, and for each read or write.
     public var timeout: Double
+    /// Largest response body read (16 MiB). The control API answers with small JSON
+    /// documents and metrics; a peer sending more is not the control API (or is broken), and
+    /// reading it all would only exhaust memory: the request fails with `.badResponse`.
+    public var maxResponseBody = 16 << 20
 
     /// `address` is "HOST:PORT", "[V6]:PORT" or just "PORT" (127.0.0.1).
     public init(address: String, token: String? = nil, timeout: Double = 10) throws(ControlClientError) {
@@ -152,6 +156,7 @@ public struct ControlClient: Sendable {
             }
             if head != nil {
                 body += chunk[..<n]
+                try checkBodySize(body.count)
                 continue
             }
             parser.append(chunk[..<n])
@@ -169,7 +174,16 @@ public struct ControlClient: Sendable {
             } catch {
                 throw .badResponse("the answer from \(address) is not HTTP: \(error.message)")
             }
+            if let length = head?.headers.first(named: "Content-Length").flatMap({ Int($0) }) { try checkBodySize(length) }
+            try checkBodySize(body.count)
         }
+    }
+
+    /// A response body of `count` bytes (announced or read so far) within `maxResponseBody`.
+    func checkBodySize(_ count: Int) throws(ControlClientError) {
+        guard count > maxResponseBody else { return }
+        throw .badResponse("the answer from \(address) has a body of more than \(maxResponseBody) bytes "
+            + "(\(count) announced or read); the control API's answers are far smaller: is this the control API?")
     }
 }
 

@@ -1,4 +1,5 @@
 import CLI
+import ProxyShell
 
 /// Every subcommand, in the order `--help` lists them: the main jobs first, then the
 /// helpers. Adding a command is one line here.

@@ -1,4 +1,5 @@
 import CLI
+import ProxyShell
 import Transport
 
 /// `faultline proxy --forward` and its options: an HTTP proxy for any host (CONNECT and

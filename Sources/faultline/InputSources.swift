@@ -1,8 +1,9 @@
-import CLI
 import Capture
+import CLI
 import Foundation
 import Glibc
 import Pcap
+import ProxyShell
 
 /// Opens any input `faultline` reads records from (a capture file, pcap and pcapng),
 /// chosen by the file's first bytes, never by its name. Adding an input kind is one entry

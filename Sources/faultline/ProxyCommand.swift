@@ -1,9 +1,10 @@
-import CLI
 import Capture
+import CLI
 import ControlAPI
 import Faults
 import Glibc
 import Lifecycle
+import ProxyShell
 import Reports
 import Transport
 
@@ -57,7 +58,7 @@ enum ProxyCommand: Command {
             OptionSpec("verbose", short: "v", help: "Also print a debug line for every frame and note."),
             OptionSpec("toxiproxy-api", value: "host:port",
                        help: "Serve a toxiproxy-compatible REST API here (loopback only): its clients create WebSocket-aware, recorded proxies at run time."),
-        ] + ProxyControl.options + ForwardOptions.options + [ReverseRoutes.option])
+        ] + ProxyControl.options + ForwardOptions.options + [ReverseRouteOptions.option])
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let settings = try settings(from: arguments)
@@ -78,7 +79,7 @@ enum ProxyCommand: Command {
         // proxy's state on the thread that owns it.
         let control: ControlServer?
         do {
-            control = try ProxyControl.start(arguments, loop: loop, target: server)
+            control = try ProxyControl.start(arguments, loop: loop, backend: server)
         } catch {
             server.stop()
             loop.close()
@@ -159,7 +160,7 @@ enum ProxyCommand: Command {
         }
         let forward = try ForwardOptions.settings(from: arguments, command: command)
         let upstream: UpstreamURL
-        let routes = try ReverseRoutes.parse(arguments, command: command, forward: forward != nil)
+        let routes = try ReverseRouteOptions.parse(arguments, command: command, forward: forward != nil)
         let needsUpstream = forward == nil && (routes.isEmpty || arguments.value("upstream") != nil)
         switch needsUpstream ? UpstreamURL.parse(try arguments.required("upstream")) : .success(ForwardOptions.noUpstream) {
         case .success(let value): upstream = value

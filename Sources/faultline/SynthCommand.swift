@@ -3,6 +3,7 @@ import CLI
 import Capture
 import Glibc
 import JSON
+import ProxyShell
 import WebSocket
 
 /// `faultline synth`: writes a synthetic but realistic Bird Realtime capture. Used for the

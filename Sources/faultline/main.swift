@@ -1,5 +1,6 @@
 import CLI
 import Glibc
+import ProxyShell
 
 /// `faultline`: record-and-replay WebSocket proxy and lifecycle analyzer. This file only
 /// wires commands together; each command lives in its own file.

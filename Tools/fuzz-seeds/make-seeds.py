@@ -93,6 +93,18 @@ write("control-request", "post", "\x05POST /rules HTTP/1.1\r\nHost: x\r\nContent
 write("control-request", "expect", "\x03POST /rules HTTP/1.1\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\nhello")
 write("control-request", "get", "\x09GET /connections?limit=5 HTTP/1.1\r\nHost: x\r\n\r\n")
 
+# proxy-request: a flags byte, then --route flags (one a line) and a request head for the
+# forward proxy's router and the route table.
+routes = "chat.example.com/ws=ws://127.0.0.1:6001\nexample.com=wss://[::1]:8443/base\n"
+write("proxy-request", "connect", "\x05CONNECT ws.example.com:443 HTTP/1.1\r\nHost: ws.example.com:443\r\n\r\n\x16\x03\x01")
+write("proxy-request", "connect-v6", "\x02CONNECT [::1]:8080 HTTP/1.1\r\n\r\n")
+write("proxy-request", "absolute", "\x07GET ws://Chat.Example.com:6001/app/key?protocol=7 HTTP/1.1\r\n"
+      "Proxy-Connection: keep-alive\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+write("proxy-request", "absolute-https", "\x0bGET https://example.com?x=1 HTTP/1.1\r\nHost: example.com\r\n\r\n")
+write("proxy-request", "origin-form", "\x03GET /app/key HTTP/1.1\r\nHost: chat.example.com\r\n\r\n")
+write("proxy-request", "routed", "\x11" + routes + "GET /ws/app/key HTTP/1.1\r\nHost: chat.example.com\r\n\r\n")
+write("proxy-request", "bad-authority", "\x01CONNECT user@host:99999 HTTP/1.1\r\n\r\n")
+
 # fault-rules: every rule quoted in docs/faults.md, one a line, and one file of all.
 rules = set()
 for line in open(os.path.join(repo, "docs", "faults.md"), encoding="utf-8"):

@@ -1,6 +1,7 @@
 import CLI
 import Foundation
 import Lifecycle
+import ProxyShell
 import Sim
 import Transport
 

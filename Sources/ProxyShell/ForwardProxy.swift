@@ -15,19 +15,19 @@ import WebSocket
 /// - any other request: a `ForwardHTTPExchange`, relayed and recorded as an `http` record.
 ///
 /// Loop-bound, as the `ProxyServer` that owns it.
-final class ForwardProxy {
-    unowned let server: ProxyServer
-    let settings: ForwardSettings
+package final class ForwardProxy {
+    package unowned let server: ProxyServer
+    package let settings: ForwardSettings
     /// Nil without `--tls-ca`: TLS tunnels then pass through untouched.
-    let minter: TLSLeafMinter?
+    package let minter: TLSLeafMinter?
     /// Connections whose first request is still being read (and tunnels and exchanges in
     /// flight): kept alive here until they are handed to a relay or end.
     private var clients: [Int: ForwardClient] = [:]
-    private(set) var tunnels: [ConnectionID: ForwardTunnel] = [:]
-    private(set) var exchanges: [ConnectionID: ForwardHTTPExchange] = [:]
+    package private(set) var tunnels: [ConnectionID: ForwardTunnel] = [:]
+    package private(set) var exchanges: [ConnectionID: ForwardHTTPExchange] = [:]
     private var nextClient = 0
 
-    init(server: ProxyServer, settings: ForwardSettings) {
+    package init(server: ProxyServer, settings: ForwardSettings) {
         self.server = server
         self.settings = settings
         // The CA was checked when the flags were read; a failure here cannot happen in practice.
@@ -36,7 +36,7 @@ final class ForwardProxy {
 
     /// Connections being routed, tunnels and exchanges count against `--max-connections`
     /// with the relayed pairs; past it a client gets a 503 that says why.
-    func accept(_ connection: TCPConnection) {
+    package func accept(_ connection: TCPConnection) {
         let open = clients.count + tunnels.count + exchanges.count + server.openConnections
         guard open < server.settings.maxConnections else {
             let message = "too many connections (limit \(server.settings.maxConnections), see --max-connections)"
@@ -49,25 +49,25 @@ final class ForwardProxy {
         track(ForwardClient(proxy: self, stream: connection, tcp: connection, tunnel: nil))
     }
 
-    func track(_ client: ForwardClient) {
+    package func track(_ client: ForwardClient) {
         nextClient += 1
         client.key = nextClient
         clients[nextClient] = client
     }
 
-    func forget(_ client: ForwardClient) { clients[client.key] = nil }
-    func track(_ tunnel: ForwardTunnel) { tunnels[tunnel.id] = tunnel }
-    func forget(_ tunnel: ForwardTunnel) { tunnels[tunnel.id] = nil }
-    func track(_ exchange: ForwardHTTPExchange) { exchanges[exchange.id] = exchange }
-    func forget(_ exchange: ForwardHTTPExchange) { exchanges[exchange.id] = nil }
+    package func forget(_ client: ForwardClient) { clients[client.key] = nil }
+    package func track(_ tunnel: ForwardTunnel) { tunnels[tunnel.id] = tunnel }
+    package func forget(_ tunnel: ForwardTunnel) { tunnels[tunnel.id] = nil }
+    package func track(_ exchange: ForwardHTTPExchange) { exchanges[exchange.id] = exchange }
+    package func forget(_ exchange: ForwardHTTPExchange) { exchanges[exchange.id] = nil }
 
     /// Proxy shutdown: open tunnels and exchanges get their closing records.
-    func captureEnded(now: Micros) {
+    package func captureEnded(now: Micros) {
         for id in tunnels.keys.sorted() { tunnels[id]?.finish(detail: "the proxy stopped") }
         for id in exchanges.keys.sorted() { exchanges[id]?.finish(error: "the proxy stopped") }
     }
 
-    func note(_ level: NoteRecord.Level, _ message: String, conn: ConnectionID? = nil) {
+    package func note(_ level: NoteRecord.Level, _ message: String, conn: ConnectionID? = nil) {
         server.record(.note(NoteRecord(conn: conn, t: server.now, level: level, message: message)))
         if level != .info { server.live?.problem(message) }
     }
@@ -76,14 +76,14 @@ final class ForwardProxy {
 /// One forward-proxy connection while its request is read and routed; handed on to a relay
 /// pair, a tunnel, an HTTP exchange or a TLS handshake (then a new `ForwardClient` reads
 /// the first request inside it).
-final class ForwardClient {
-    unowned let proxy: ForwardProxy
-    var key = 0
-    let stream: any ByteStream
+package final class ForwardClient {
+    package unowned let proxy: ForwardProxy
+    package var key = 0
+    package let stream: any ByteStream
     /// The raw socket when `stream` is it (needed to start TLS or a tunnel on it).
-    let tcp: TCPConnection?
+    package let tcp: TCPConnection?
     /// Inside a CONNECT tunnel: where it goes (requests are then in origin form).
-    let tunnel: ForwardTarget?
+    package let tunnel: ForwardTarget?
 
     private enum State {
         case readingHead
@@ -102,7 +102,7 @@ final class ForwardClient {
     private var parser = HTTPHeadParser()
     private var deadline: TimerHandle?
 
-    init(proxy: ForwardProxy, stream: any ByteStream, tcp: TCPConnection?, tunnel: ForwardTarget?, firstBytes: [UInt8] = []) {
+    package init(proxy: ForwardProxy, stream: any ByteStream, tcp: TCPConnection?, tunnel: ForwardTarget?, firstBytes: [UInt8] = []) {
         self.proxy = proxy
         self.stream = stream
         self.tcp = tcp

@@ -10,11 +10,11 @@ import WebSocket
 /// response is relayed as it comes until the server closes, then the client's side closes
 /// too (clients open a new connection for the next request, as HTTP/1.1 allows). Bodies
 /// are relayed whole and kept in the record up to `ForwardSettings.bodyLimit` bytes each.
-final class ForwardHTTPExchange {
-    unowned let proxy: ForwardProxy
-    let id: ConnectionID
-    let client: any ByteStream
-    let target: ForwardTarget
+package final class ForwardHTTPExchange {
+    package unowned let proxy: ForwardProxy
+    package let id: ConnectionID
+    package let client: any ByteStream
+    package let target: ForwardTarget
     private let request: HTTPRequestHead
     private var pending: [UInt8]
     private let startedAt: Micros
@@ -28,7 +28,7 @@ final class ForwardHTTPExchange {
     private var responseLength = 0
     private var finished = false
 
-    init(proxy: ForwardProxy, client: any ByteStream, target: ForwardTarget, request: HTTPRequestHead, rest: [UInt8]) {
+    package init(proxy: ForwardProxy, client: any ByteStream, target: ForwardTarget, request: HTTPRequestHead, rest: [UInt8]) {
         self.proxy = proxy
         self.client = client
         self.target = target
@@ -44,9 +44,9 @@ final class ForwardHTTPExchange {
     }
 
     /// `https://host:port/path` as the record's `url`.
-    var url: String { "\(target.secure ? "https" : "http")://\(target.authority)\(request.target)" }
+    package var url: String { "\(target.secure ? "https" : "http")://\(target.authority)\(request.target)" }
 
-    func start() {
+    package func start() {
         let server = proxy.server
         server.counters.connectionsTotal += 1
         client.onRead = { [unowned self] bytes in
@@ -127,7 +127,7 @@ final class ForwardHTTPExchange {
     }
 
     /// Records the exchange (once) and closes both sides after their queued bytes.
-    func finish(error: String?) {
+    package func finish(error: String?) {
         guard !finished else { return }
         finished = true
         cancelConnect?()

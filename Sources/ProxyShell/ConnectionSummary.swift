@@ -4,36 +4,36 @@ import Lifecycle
 
 /// What the control API lists about one open connection, kept up to date from the records
 /// the session emits (so the shell needs no knowledge of the session's insides).
-struct ConnectionSummary {
-    let id: ConnectionID
-    let client: String
-    let upstream: String
-    let openedAt: Micros
+package struct ConnectionSummary {
+    package let id: ConnectionID
+    package let client: String
+    package let upstream: String
+    package let openedAt: Micros
     /// "upgrading", "open", "refused", "closing", "ended".
-    var state = "upgrading"
-    var framesFromClient = 0
-    var framesFromServer = 0
-    var bytesFromClient = 0
-    var bytesFromServer = 0
-    var faultsFired = 0
+    package var state = "upgrading"
+    package var framesFromClient = 0
+    package var framesFromServer = 0
+    package var bytesFromClient = 0
+    package var bytesFromServer = 0
+    package var faultsFired = 0
     /// Peers whose own TCP end was recorded (on their leg; ends the proxy sent them are not theirs).
-    var ended: Set<Side> = []
+    package var ended: Set<Side> = []
     /// From the client's upgrade request, to tell connections apart: its User-Agent, its
     /// request target (path and query), and the key `faultline analyze` groups it by
     /// (source IP + User-Agent + path without volatile query parameters). Nil until the
     /// request is read.
-    var userAgent: String?
-    var path: String?
-    var clientKey: String?
+    package var userAgent: String?
+    package var path: String?
+    package var clientKey: String?
 
-    init(id: ConnectionID, client: String, upstream: String, openedAt: Micros) {
+    package init(id: ConnectionID, client: String, upstream: String, openedAt: Micros) {
         self.id = id
         self.client = client
         self.upstream = upstream
         self.openedAt = openedAt
     }
 
-    mutating func observe(_ record: CaptureRecord) {
+    package mutating func observe(_ record: CaptureRecord) {
         switch record {
         case .upgrade(let upgrade) where upgrade.from == .server:
             state = upgrade.status == 101 ? "open" : "refused"
@@ -66,7 +66,7 @@ struct ConnectionSummary {
         }
     }
 
-    func json(openedAtSeconds: Double) -> JSONValue {
+    package func json(openedAtSeconds: Double) -> JSONValue {
         .object([
             "id": .int(Int64(id)),
             "client": .string(client),

@@ -5,11 +5,11 @@ import Transport
 /// An opaque CONNECT tunnel (a `--passthrough` host, or TLS with no CA to intercept it):
 /// bytes relayed untouched both ways (`TCPRelay`), recorded as a `tunnel` open and end with
 /// the byte counts, never as frames.
-final class ForwardTunnel {
-    unowned let proxy: ForwardProxy
-    let id: ConnectionID
-    let client: TCPConnection
-    let target: ForwardTarget
+package final class ForwardTunnel {
+    package unowned let proxy: ForwardProxy
+    package let id: ConnectionID
+    package let client: TCPConnection
+    package let target: ForwardTarget
     private var firstBytes: [UInt8]
     private let detail: String
     /// Whether the client already got its 200 (else it gets it, or a 502, once the target answers).
@@ -19,7 +19,7 @@ final class ForwardTunnel {
     private var attempt: ConnectAttempt?
     private var finished = false
 
-    init(proxy: ForwardProxy, client: TCPConnection, target: ForwardTarget, firstBytes: [UInt8], detail: String, replied: Bool) {
+    package init(proxy: ForwardProxy, client: TCPConnection, target: ForwardTarget, firstBytes: [UInt8], detail: String, replied: Bool) {
         self.proxy = proxy
         self.client = client
         self.target = target
@@ -29,7 +29,7 @@ final class ForwardTunnel {
         id = proxy.server.takeConnectionID()
     }
 
-    func start() {
+    package func start() {
         let server = proxy.server
         server.record(.tunnel(TunnelRecord(conn: id, t: server.now, event: .open, client: client.remoteAddress,
                                            target: target.authority, detail: detail)))
@@ -69,7 +69,7 @@ final class ForwardTunnel {
     }
 
     /// Records the end (once) and lets the tunnel go.
-    func finish(detail: String?) {
+    package func finish(detail: String?) {
         guard !finished else { return }
         finished = true
         let server = proxy.server

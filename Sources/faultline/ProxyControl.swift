@@ -1,51 +1,6 @@
 import CLI
-import Capture
 import ControlAPI
-import Faults
-import JSON
 import Transport
-
-/// The proxy's `ControlTarget` as the ControlAPI library's `ControlBackend`. The library
-/// holds the router and the HTTP server (so they are tested without the executable); the
-/// contract with the proxy stays `ControlTarget`, in this target.
-final class ControlTargetBackend: ControlBackend {
-    let target: any ControlTarget
-
-    init(_ target: any ControlTarget) { self.target = target }
-
-    var faultEngine: FaultEngine { target.faultEngine }
-    func connectionSummaries() -> [JSONValue] { target.connectionSummaries() }
-    @discardableResult
-    func faultsChanged(connection: ConnectionID?) -> Bool { target.faultsChanged(connection: connection) }
-
-    func watch(_ sink: @escaping (JSONValue) -> Void) -> Int? { target.watch(sink) }
-    func unwatch(_ id: Int) { target.unwatch(id) }
-
-    func metrics() -> ControlMetrics {
-        let m = target.metrics()
-        var out = ControlMetrics()
-        out.connectionsOpen = m.connectionsOpen
-        out.connectionsTotal = m.connectionsTotal
-        out.framesClientToServer = m.framesClientToServer
-        out.framesServerToClient = m.framesServerToClient
-        out.bytesClientToServer = m.bytesClientToServer
-        out.bytesServerToClient = m.bytesServerToClient
-        out.framesDropped = m.framesDropped
-        out.framesDelayed = m.framesDelayed
-        out.framesInjected = m.framesInjected
-        return out
-    }
-}
-
-extension ControlServer {
-    /// Starts the control API for a running proxy (on its loop thread). Throws a message for
-    /// the command line: a non-loopback host without `allowRemote`, a port in use, ...
-    static func start(loop: EventLoop, host: String, port: Int, token: String?, allowRemote: Bool,
-                      target: any ControlTarget) throws -> ControlServer {
-        try ControlServer.start(loop: loop, host: host, port: port, token: token, allowRemote: allowRemote,
-                                backend: ControlTargetBackend(target))
-    }
-}
 
 /// The proxy's control flags (`--control HOST:PORT`, `--control-token T`,
 /// `--control-allow-remote`) turned into a running `ControlServer`, so the proxy command's
@@ -81,7 +36,7 @@ enum ProxyControl {
     }
 
     /// The server for the flags, or nil without `--control`. Call on the loop thread.
-    static func start(_ arguments: ParsedArguments, loop: EventLoop, target: any ControlTarget,
+    static func start(_ arguments: ParsedArguments, loop: EventLoop, backend: any ControlBackend,
                       command: String = "faultline proxy") throws(UsageError) -> ControlServer? {
         let token = try ControlToken.resolve(arguments, flag: "control-token", command: command)
         guard let text = arguments.value("control") else {
@@ -93,7 +48,7 @@ enum ProxyControl {
         }
         do {
             return try ControlServer.start(loop: loop, host: host, port: port, token: token,
-                                           allowRemote: arguments.flag("control-allow-remote"), target: target)
+                                           allowRemote: arguments.flag("control-allow-remote"), backend: backend)
         } catch {
             throw UsageError("\(command): --control \(text): \(error)")
         }

@@ -11,9 +11,9 @@ import Transport
 /// the other side stops being read, and reading resumes when the queue drains. The session's
 /// own pause requests (faults, waiting for the upstream) are tracked apart, and a side is read
 /// only when neither wants it paused.
-final class RelayPair {
-    let id: ConnectionID
-    unowned let server: ProxyServer
+package final class RelayPair {
+    package let id: ConnectionID
+    package unowned let server: ProxyServer
     private var session: RelaySession
     /// Plain TCP or TLS: the pair relays plaintext either way.
     private var sockets: [Side: any ByteStream] = [:]
@@ -37,12 +37,12 @@ final class RelayPair {
     /// The handshake is not over yet (see `ProxyServer.handshakeEnded`).
     private var pending = true
     /// What the control API shows about this connection.
-    var summary: ConnectionSummary
+    package var summary: ConnectionSummary
 
     /// Forward mode: this pair's own upstream (nil: the proxy's `--upstream`).
-    let target: ForwardTarget?
+    package let target: ForwardTarget?
 
-    init(id: ConnectionID, client: any ByteStream, server: ProxyServer, session: RelaySession, now: Micros,
+    package init(id: ConnectionID, client: any ByteStream, server: ProxyServer, session: RelaySession, now: Micros,
          target: ForwardTarget? = nil) {
         self.id = id
         self.server = server
@@ -54,14 +54,14 @@ final class RelayPair {
     }
 
     /// Records the open and starts relaying.
-    func start(now: Micros) {
+    package func start(now: Micros) {
         let commands = session.start(now: now)
         perform(commands)
     }
 
     /// Delivers one event to the session and carries out its answer. Events raised while
     /// commands run (a write that fails on the spot) are handled right after, in order.
-    func deliver(_ event: RelayEvent) {
+    package func deliver(_ event: RelayEvent) {
         queued.append(event)
         guard !handling else { return }
         handling = true
@@ -75,7 +75,7 @@ final class RelayPair {
     }
 
     /// Closes this pair while its handshake is pending, to make room (`ConnectionAdmission`).
-    func evict(reason: String) {
+    package func evict(reason: String) {
         guard !handling else { return }
         handling = true
         perform(session.evict(reason: reason, now: server.now))
@@ -263,13 +263,13 @@ final class RelayPair {
     }
 
     /// Wakes the session to consult the fault rules at once (control API).
-    func faultsChanged() {
+    package func faultsChanged() {
         deliver(.faultsChanged)
     }
 
     /// Proxy shutdown: marks the peers whose streams were still open as cut off by the end
     /// of the capture.
-    func captureEnded(now: Micros) {
+    package func captureEnded(now: Micros) {
         for side in Side.allCases where !summary.ended.contains(side) && (sockets[side] != nil) {
             let record = CaptureRecord.end(EndRecord(conn: id, t: now, side: side, kind: .captureEnd,
                                                      detail: "the proxy stopped", leg: Leg(peer: side)))

@@ -1,10 +1,15 @@
 /// `HOST:PORT` as given to `--listen` (and `--control`): IPv4, `[IPv6]` or a name.
-struct HostPort: Sendable, Hashable, CustomStringConvertible {
-    var host: String
-    var port: Int
+package struct HostPort: Sendable, Hashable, CustomStringConvertible {
+    package init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    package var host: String
+    package var port: Int
 
     /// Parses `127.0.0.1:8080`, `[::1]:8080`, `localhost:0`. Nil with a reason on failure.
-    static func parse(_ text: String) -> Result<HostPort, HostPortError> {
+    package static func parse(_ text: String) -> Result<HostPort, HostPortError> {
         guard let colon = text.lastIndex(of: ":") else {
             return .failure(HostPortError("'\(text)' has no port: expected HOST:PORT, such as 127.0.0.1:8080"))
         }
@@ -25,31 +30,38 @@ struct HostPort: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `host:port`, with brackets around an IPv6 literal.
-    var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
 
-struct HostPortError: Error, Sendable, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+package struct HostPortError: Error, Sendable, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// The `--upstream` URL: `ws://HOST[:PORT][/PATH]` (port 80 by default) or
 /// `wss://HOST[:PORT][/PATH]` (TLS, port 443 by default).
-struct UpstreamURL: Sendable, Hashable, CustomStringConvertible {
-    var host: String
-    var port: Int
+package struct UpstreamURL: Sendable, Hashable, CustomStringConvertible {
+    package init(host: String, port: Int, secure: Bool = false, pathPrefix: String = "") {
+        self.host = host
+        self.port = port
+        self.secure = secure
+        self.pathPrefix = pathPrefix
+    }
+
+    package var host: String
+    package var port: Int
     /// `wss://`: the proxy speaks TLS to the upstream.
-    var secure = false
+    package var secure = false
     /// The path prefix without a trailing slash ("" for none): the client's request target
     /// is appended to it, so `ws://h:1/base` + `/app/key` goes to `/base/app/key`.
-    var pathPrefix: String
+    package var pathPrefix: String
 
     /// "host:port" for the `Host` header and the capture.
-    var hostHeader: String { HostPort(host: host, port: port).description }
+    package var hostHeader: String { HostPort(host: host, port: port).description }
 
-    var description: String { "\(secure ? "wss" : "ws")://\(hostHeader)\(pathPrefix)" }
+    package var description: String { "\(secure ? "wss" : "ws")://\(hostHeader)\(pathPrefix)" }
 
-    static func parse(_ text: String) -> Result<UpstreamURL, HostPortError> {
+    package static func parse(_ text: String) -> Result<UpstreamURL, HostPortError> {
         let lower = text.lowercased()
         let secure = lower.hasPrefix("wss://")
         guard secure || lower.hasPrefix("ws://") else {

@@ -1,5 +1,6 @@
 import CLI
 import Capture
+import ControlAPI
 import Faults
 import ProxyCore
 import WebSocket
@@ -15,41 +16,45 @@ import Transport
 ///
 /// Times are microseconds since `start()` on the loop's monotonic clock; the capture header
 /// carries the matching wall-clock start (`startedAt`).
-final class ProxyServer {
-    let loop: EventLoop
-    let settings: ProxySettings
+package final class ProxyServer {
+    package let loop: EventLoop
+    package let settings: ProxySettings
     /// The rules every session consults (shared with the control API).
-    let faultEngine: FaultEngine
+    package let faultEngine: FaultEngine
     /// Where lifecycle lines go with `--live` (nil: quiet).
-    let live: LiveView?
+    package let live: LiveView?
 
     private var origin: Int64
     /// Forward mode's front door (`--forward`); nil for the reverse proxy.
-    private(set) var forward: ForwardProxy?
+    package private(set) var forward: ForwardProxy?
     private var listener: TCPListener?
     private var capture: CaptureWriter?
     private var pairs: [ConnectionID: RelayPair] = [:]
-    /// Pairs still in their handshake, and their ids oldest first (stale ids skipped when read).
-    private var pending: Set<ConnectionID> = []
-    private var pendingOrder: [ConnectionID] = []
+    /// Connections still in their handshake (pairs, and `--route` requests being read), and
+    /// the same oldest first (stale entries skipped when read).
+    private var pending: Set<PendingConnection> = []
+    private var pendingOrder: [PendingConnection] = []
+    /// `--route`: clients whose request head is being read to pick their upstream, by key.
+    private var routeReaders: [Int: RouteReader] = [:]
+    private var nextRouteReader = 0
     private var nextConnection = 1
     private var stopped = false
-    var counters = ProxyMetrics()
+    package var counters = ControlMetrics()
     private var acceptProblems = ProblemThrottle()
     /// RLIMIT_NOFILE's soft limit, read at start (nil: unlimited).
     private let descriptorLimit = TCPConnection.descriptorLimit
     /// Called once when `stop()` has finished (the capture is closed).
-    var onStopped: (() -> Void)?
+    package var onStopped: (() -> Void)?
     /// Sees every record as it is made, before it is written (live analysis).
-    var recordObserver: ((CaptureRecord) -> Void)?
+    package var recordObserver: ((CaptureRecord) -> Void)?
     /// Watchers of the control API's event stream (`ctl watch`).
-    let watchHub = WatchHub()
+    package let watchHub = WatchHub()
     /// Fault records written (faults that fired), and the capture's size once closed: for
     /// the shutdown summary.
-    private(set) var faultsFired = 0
-    private(set) var captureTotals: CaptureWriter.Totals?
+    package private(set) var faultsFired = 0
+    package private(set) var captureTotals: CaptureWriter.Totals?
 
-    init(loop: EventLoop, settings: ProxySettings, live: LiveView? = nil) {
+    package init(loop: EventLoop, settings: ProxySettings, live: LiveView? = nil) {
         self.loop = loop
         self.settings = settings
         self.live = live
@@ -58,18 +63,18 @@ final class ProxyServer {
     }
 
     /// Capture-relative now.
-    var now: Micros { loop.now - origin }
+    package var now: Micros { loop.now - origin }
     /// Wall-clock time of `start()`, microseconds since the Unix epoch.
-    var startedAt: Int64 { loop.wallClockStart + origin }
+    package var startedAt: Int64 { loop.wallClockStart + origin }
     /// The bound listening address ("127.0.0.1:43123"), once started.
-    private(set) var listenAddress = ""
+    package private(set) var listenAddress = ""
     /// Connections currently open.
-    var openConnections: Int { pairs.count }
+    package var openConnections: Int { pairs.count }
 
     /// Binds the listener and creates the capture. Nothing is left running on failure.
     /// Returns the bound address (the kernel's port when asked for port 0).
     @discardableResult
-    func start() throws(ProxyStartError) -> String {
+    package func start() throws(ProxyStartError) -> String {
         origin = loop.now
         let listener: TCPListener
         do {
@@ -99,7 +104,7 @@ final class ProxyServer {
 
     /// Stops accepting, marks open connections as cut off by the end of the capture, and
     /// flushes and closes the capture. Open sockets are left to `EventLoop.close()`.
-    func stop() {
+    package func stop() {
         guard !stopped else { return }
         stopped = true
         listener?.close()
@@ -107,6 +112,7 @@ final class ProxyServer {
         let t = now
         for id in pairs.keys.sorted() { pairs[id]?.captureEnded(now: t) }
         forward?.captureEnded(now: t)
+        for key in routeReaders.keys.sorted() { routeReaders[key]?.evict(reason: "the proxy stopped") }
         if let capture {
             do { try capture.close() } catch { live?.problem("closing the capture: \(error)") }
             captureTotals = capture.totals
@@ -177,11 +183,13 @@ final class ProxyServer {
         }
     }
 
-    /// Starts relaying `connection`. Forward mode passes the pair's own `target`, the `Host`
-    /// to send it, and the bytes already read from the client (its request, rewritten).
-    func admit(_ connection: any ByteStream, target: ForwardTarget? = nil, hostHeader: String? = nil, pathPrefix: String = "",
-               firstBytes: [UInt8] = []) {
-        switch settings.admission.decide(open: pairs.count, pending: pending.count) {
+    /// A new client: admitted or refused once (`ConnectionAdmission`), then relayed. Forward
+    /// mode passes the pair's own `target`, the `Host` to send it, and the bytes already read
+    /// from the client (its request, rewritten). With `--route` (and no target) the request
+    /// head is read first to pick the upstream; the reader counts as a pending connection.
+    package func admit(_ connection: any ByteStream, target: ForwardTarget? = nil, hostHeader: String? = nil, pathPrefix: String = "",
+                       firstBytes: [UInt8] = []) {
+        switch settings.admission.decide(open: pairs.count + routeReaders.count, pending: pending.count) {
         case .admit: break
         case .refuse:
             refuse(connection)
@@ -190,9 +198,20 @@ final class ProxyServer {
             evictOldestPending()
         }
         if target == nil, !settings.routes.isEmpty {   // --route: the request picks the upstream
-            RouteReader(server: self, stream: connection).start()
+            nextRouteReader += 1
+            let reader = RouteReader(server: self, stream: connection, key: nextRouteReader)
+            routeReaders[reader.key] = reader
+            markPending(.route(reader.key))
+            reader.start()
             return
         }
+        relay(connection, target: target, hostHeader: hostHeader, pathPrefix: pathPrefix, firstBytes: firstBytes)
+    }
+
+    /// Starts relaying an admitted `connection` (see `admit`; `--route` hands its clients here
+    /// once their upstream is known, without a second admission).
+    func relay(_ connection: any ByteStream, target: ForwardTarget?, hostHeader: String?, pathPrefix: String,
+               firstBytes: [UInt8]) {
         let id = takeConnectionID()
         var config = settings.relayConfig
         if let target {
@@ -205,38 +224,63 @@ final class ProxyServer {
         let t = now
         let pair = RelayPair(id: id, client: connection, server: self, session: session, now: t, target: target)
         pairs[id] = pair
-        pending.insert(id)
-        pendingOrder.append(id)
+        markPending(.pair(id))
         counters.connectionsTotal += 1
         pair.start(now: t)
         if !firstBytes.isEmpty { pair.deliver(.received(from: .client, bytes: firstBytes)) }
     }
 
+    /// A `--route` reader is done (handed off, answered or closed): no longer open or pending.
+    func routeReaderEnded(_ reader: RouteReader) {
+        routeReaders[reader.key] = nil
+        pendingEnded(.route(reader.key))
+    }
+
+    /// `--route` readers still reading a request head (for tests and the shutdown summary).
+    package var routingConnections: Int { routeReaders.count }
+
     /// The next connection number (relayed pairs, forward mode's tunnels and HTTP exchanges).
-    func takeConnectionID() -> ConnectionID {
+    package func takeConnectionID() -> ConnectionID {
         defer { nextConnection += 1 }
         return nextConnection
     }
 
-    /// Closes the pending pair that has waited longest (its handshake not done), to admit a
-    /// new client; see `ConnectionAdmission`.
+    /// Closes the pending connection that has waited longest (its handshake not done), to
+    /// admit a new client; see `ConnectionAdmission`.
     private func evictOldestPending() {
+        let reason = "evicted before its handshake completed, to admit a new client "
+            + "(pending handshakes \(settings.admission.maxPending), connections \(settings.admission.maxConnections); "
+            + "see --max-pending and --max-connections)"
         while !pendingOrder.isEmpty {
-            let id = pendingOrder.removeFirst()
-            guard pending.contains(id), let pair = pairs[id] else { continue }
-            pending.remove(id)
-            pair.evict(reason: "evicted before its handshake completed, to admit a new client "
-                + "(pending handshakes \(settings.admission.maxPending), connections \(settings.admission.maxConnections); "
-                + "see --max-pending and --max-connections)")
+            let entry = pendingOrder.removeFirst()
+            guard pending.contains(entry) else { continue }
+            switch entry {
+            case .pair(let id):
+                guard let pair = pairs[id] else { continue }
+                pending.remove(entry)
+                pair.evict(reason: reason)
+            case .route(let key):
+                guard let reader = routeReaders[key] else { continue }
+                reader.evict(reason: reason)
+            }
             return
         }
     }
 
-    /// The pair's handshake is over (open, refused or failed): it no longer counts as pending.
-    func handshakeEnded(_ pair: RelayPair) {
-        pending.remove(pair.id)
-        // Stale ids are dropped in bulk, so the list stays within twice the pending count.
+    private func markPending(_ entry: PendingConnection) {
+        pending.insert(entry)
+        pendingOrder.append(entry)
+    }
+
+    private func pendingEnded(_ entry: PendingConnection) {
+        pending.remove(entry)
+        // Stale entries are dropped in bulk, so the list stays within twice the pending count.
         if pendingOrder.count > 2 * pending.count + 64 { pendingOrder.removeAll { !pending.contains($0) } }
+    }
+
+    /// The pair's handshake is over (open, refused or failed): it no longer counts as pending.
+    package func handshakeEnded(_ pair: RelayPair) {
+        pendingEnded(.pair(pair.id))
     }
 
     /// Over `--max-connections`: a 503 that says why, then FIN; the request is read and
@@ -257,19 +301,19 @@ final class ProxyServer {
         }
     }
 
-    func pairFinished(_ pair: RelayPair) {
+    package func pairFinished(_ pair: RelayPair) {
         pairs[pair.id] = nil
         handshakeEnded(pair)
         watchHub.connectionEnded(pair.id, t: now)
     }
 
-    func pair(_ id: ConnectionID) -> RelayPair? { pairs[id] }
-    var allPairs: [RelayPair] { pairs.keys.sorted().compactMap { pairs[$0] } }
+    package func pair(_ id: ConnectionID) -> RelayPair? { pairs[id] }
+    package var allPairs: [RelayPair] { pairs.keys.sorted().compactMap { pairs[$0] } }
 
     // MARK: Records
 
     /// Appends to the capture, updates the counters, and shows what matters in the live view.
-    func record(_ record: CaptureRecord) {
+    package func record(_ record: CaptureRecord) {
         counters.observe(record)
         if case .fault = record { faultsFired += 1 }
         live?.show(record)
@@ -286,29 +330,15 @@ final class ProxyServer {
     }
 }
 
-/// The proxy could not start: the message names the address or file and the reason.
-struct ProxyStartError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+/// A connection still in its handshake: a relayed pair, or a `--route` client whose request
+/// head is being read (keyed by its reader, as it has no connection id yet).
+enum PendingConnection: Hashable {
+    case pair(ConnectionID)
+    case route(Int)
 }
 
-extension ProxyMetrics {
-    /// Counts one record: connection opens and ends, frames and bytes by direction and fate.
-    mutating func observe(_ record: CaptureRecord) {
-        guard case .frame(let frame) = record else { return }
-        switch frame.action {
-        case .forwarded, .delayed:
-            if frame.from == .client {
-                framesClientToServer += 1
-                bytesClientToServer += frame.length
-            } else {
-                framesServerToClient += 1
-                bytesServerToClient += frame.length
-            }
-            if case .delayed = frame.action { framesDelayed += 1 }
-        case .dropped: framesDropped += 1
-        case .injected: framesInjected += 1
-        case .observed: break
-        }
-    }
+/// The proxy could not start: the message names the address or file and the reason.
+package struct ProxyStartError: Error, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }

@@ -7,14 +7,14 @@ import Lifecycle
 /// the end of each connection pair (both sockets closed), and, in live mode, findings, each
 /// as one JSON object, sent to every watcher. Bounded: at most
 /// `maxWatchers` at once (more get no stream). Loop thread only.
-final class WatchHub {
-    static let maxWatchers = 16
+package final class WatchHub {
+    package static let maxWatchers = 16
     private var sinks: [Int: (JSONValue) -> Void] = [:]
     private var nextID = 1
 
-    var isEmpty: Bool { sinks.isEmpty }
+    package var isEmpty: Bool { sinks.isEmpty }
 
-    func add(_ sink: @escaping (JSONValue) -> Void) -> Int? {
+    package func add(_ sink: @escaping (JSONValue) -> Void) -> Int? {
         guard sinks.count < Self.maxWatchers else { return nil }
         let id = nextID
         nextID += 1
@@ -22,20 +22,20 @@ final class WatchHub {
         return id
     }
 
-    func remove(_ id: Int) { sinks[id] = nil }
+    package func remove(_ id: Int) { sinks[id] = nil }
 
-    func publish(_ record: CaptureRecord) {
+    package func publish(_ record: CaptureRecord) {
         guard !sinks.isEmpty, let event = Self.event(for: record) else { return }
         send(event)
     }
 
     /// Both sockets of connection `conn` are closed: nothing more will happen on it.
-    func connectionEnded(_ conn: ConnectionID, t: Micros) {
+    package func connectionEnded(_ conn: ConnectionID, t: Micros) {
         guard !sinks.isEmpty else { return }
         send(["type": "connection-ended", "t": .double(Self.seconds(t)), "conn": .int(Int64(conn))])
     }
 
-    func publish(_ finding: Finding) {
+    package func publish(_ finding: Finding) {
         guard !sinks.isEmpty else { return }
         var object: JSONObject = ["type": "finding", "t": .double(Self.seconds(finding.t)), "conn": .int(Int64(finding.conn)),
                                   "rule": .string(finding.rule), "severity": .string("\(finding.severity)"),
@@ -48,10 +48,10 @@ final class WatchHub {
         for sink in sinks.values { sink(event) }
     }
 
-    static func seconds(_ t: Micros) -> Double { Double(t) / 1_000_000 }
+    package static func seconds(_ t: Micros) -> Double { Double(t) / 1_000_000 }
 
     /// The watcher's view of a record, or nil for records not worth a line (frames, notes).
-    static func event(for record: CaptureRecord) -> JSONValue? {
+    package static func event(for record: CaptureRecord) -> JSONValue? {
         switch record {
         case .open(let open):
             var object: JSONObject = ["type": "connection-opened", "t": .double(seconds(open.t)), "conn": .int(Int64(open.conn)),

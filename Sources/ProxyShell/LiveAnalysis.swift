@@ -13,23 +13,23 @@ import Transport
 /// full report comes from `faultline analyze` on the recording).
 ///
 /// Every method must be called on the loop's thread.
-final class LiveAnalysis {
+package final class LiveAnalysis {
     private var analyzer: LiveAnalyzer
     /// Totals for the summary line.
-    private(set) var clients = 0
-    private(set) var connections = 0
-    private(set) var errors = 0
-    private(set) var warnings = 0
-    private(set) var undetermined = 0
+    package private(set) var clients = 0
+    package private(set) var connections = 0
+    package private(set) var errors = 0
+    package private(set) var warnings = 0
+    package private(set) var undetermined = 0
     private let spec: LifecycleSpec
     /// Show transitions and new clients, not only findings and faults.
-    let transitions: Bool
+    package let transitions: Bool
     /// Where lines go: standard error by default, a closure in tests and the demo.
-    var emit: (String) -> Void = { Console.err($0 + "\n") }
+    package var emit: (String) -> Void = { Console.err($0 + "\n") }
     /// `proxy`: "+3.028000 client-1 ..." like the live view's record lines, times never
     /// going back; `demo`: "live: 3.028 s  client-1 ..." (the demo reformats these).
-    enum Style { case proxy, demo }
-    var style = Style.proxy
+    package enum Style { case proxy, demo }
+    package var style = Style.proxy
     /// The latest time shown, so lines stay in order: a finding found late (at a timer's
     /// deadline, seen on the next record) is shown at the time it was found, with its own
     /// time in the text.
@@ -38,16 +38,16 @@ final class LiveAnalysis {
     private var last: Micros = 0
     private var finished = false
     /// Sees each finding as it is made (the control API's event stream).
-    var onFinding: ((Finding) -> Void)?
+    package var onFinding: ((Finding) -> Void)?
 
-    init(spec: LifecycleSpec, transitions: Bool) {
+    package init(spec: LifecycleSpec, transitions: Bool) {
         self.spec = spec
         self.transitions = transitions
         analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: spec))
     }
 
     /// Hooks into `server` (every record it produces) and starts the 1 s clock.
-    func attach(to server: ProxyServer) {
+    package func attach(to server: ProxyServer) {
         server.recordObserver = { [unowned self] record in feed(record) }
         let hub = server.watchHub
         onFinding = { [unowned hub] finding in hub.publish(finding) }
@@ -56,13 +56,13 @@ final class LiveAnalysis {
         }
     }
 
-    func feed(_ record: CaptureRecord) {
+    package func feed(_ record: CaptureRecord) {
         guard !finished else { return }
         if let t = record.time { last = max(last, t) }
         show(analyzer.feed(record))
     }
 
-    func advance(to now: Micros) {
+    package func advance(to now: Micros) {
         guard !finished else { return }
         last = max(last, now)
         show(analyzer.advance(to: now))
@@ -70,7 +70,7 @@ final class LiveAnalysis {
 
     /// Stops the clock and runs the final timer checks (connections still open end with the
     /// session); then prints the summary line. Later records are ignored.
-    func finish(at time: Micros? = nil) {
+    package func finish(at time: Micros? = nil) {
         guard !finished else { return }
         timer?.cancel()
         timer = nil
@@ -79,14 +79,14 @@ final class LiveAnalysis {
         emit("live analysis (spec \(spec.name)): \(summaryLine)")
     }
 
-    var summaryLine: String {
+    package var summaryLine: String {
         "\(clients) client\(clients == 1 ? "" : "s"), \(connections) connection\(connections == 1 ? "" : "s"): "
             + "\(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")"
             + (undetermined > 0 ? ", \(undetermined) undetermined" : "")
     }
 
     /// The proxy's exit status under `--fail-on`: 1 when a finding at or above it was seen.
-    func exitStatus(failOn: FailOn) -> Int32 {
+    package func exitStatus(failOn: FailOn) -> Int32 {
         failOn.fails(errors: errors, warnings: warnings) ? 1 : 0
     }
 
@@ -114,7 +114,7 @@ final class LiveAnalysis {
                 guard let (t, text) = LiveLine.body(event) else { continue }
                 let at = max(t, shownUntil, last)
                 shownUntil = at
-                emit("+\(FrameLine.seconds(at)) \(text)" + (t < at ? " (at \(FrameLine.seconds(t)))" : ""))
+                emit("+\(LiveTime.seconds(at)) \(text)" + (t < at ? " (at \(LiveTime.seconds(t)))" : ""))
             }
         }
     }

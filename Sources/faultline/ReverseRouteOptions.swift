@@ -1,20 +1,12 @@
 import CLI
-import JSON
 import ProxyCore
+import ProxyShell
 
-/// `--route HOST[/PATH]=UPSTREAM` (repeatable): several upstreams behind one reverse proxy,
-/// chosen per request by its `Host` and path (`UpstreamRoutes` decides); `--upstream`, when
-/// also given, takes the requests no route matches.
-struct ReverseRoutes: Sendable {
+/// The proxy's `--route HOST[/PATH]=UPSTREAM` flag (repeatable) read into `ReverseRoutes`.
+enum ReverseRouteOptions {
     static let option = OptionSpec("route", value: "host[/path]=url",
                                    help: "Send requests for HOST (and a PATH prefix) to this ws[s]:// upstream; repeatable; --upstream then takes the rest (without it they get 404).",
                                    repeatable: true)
-
-    var table = UpstreamRoutes([])
-    var upstreams: [UpstreamURL] = []
-    /// `--upstream` was given too: unmatched requests go there.
-    var hasDefault = false
-    var isEmpty: Bool { upstreams.isEmpty }
 
     static func parse(_ arguments: ParsedArguments, command: String, forward: Bool) throws(UsageError) -> ReverseRoutes {
         let texts = arguments.all("route")
@@ -35,14 +27,5 @@ struct ReverseRoutes: Sendable {
         }
         routes.table = UpstreamRoutes(table)
         return routes
-    }
-
-    /// The routes in the capture header, as written on the command line.
-    func describe(into object: inout JSONObject) {
-        guard !isEmpty else { return }
-        object["routes"] = .array(zip(table.routes, upstreams).map { route, upstream in
-            .string("\(route.host)\(route.path ?? "")=\(upstream)")
-        })
-        if !hasDefault { object["upstream"] = .string("routes") }
     }
 }

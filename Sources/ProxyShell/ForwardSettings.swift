@@ -3,19 +3,21 @@ import Transport
 
 /// Forward mode's settings (`faultline proxy --forward`): the CA that signs intercepted
 /// hosts' certificates, the hosts tunnelled untouched, and the HTTP body limit.
-struct ForwardSettings: Sendable {
+package struct ForwardSettings: Sendable {
+    package init(passthrough: [String] = []) { self.passthrough = passthrough }
+
     /// `--tls-ca` and `--tls-ca-key`: without them, TLS tunnels are relayed untouched.
-    var authority: TLSIdentity?
+    package var authority: TLSIdentity?
     /// `--passthrough HOST` (repeatable; `*.example.com` for a whole domain).
-    var passthrough: [String] = []
+    package var passthrough: [String] = []
     /// Bytes of each HTTP body kept in an `http` record (the rest is counted, not kept).
-    var bodyLimit = 64 * 1024
+    package var bodyLimit = 64 * 1024
     /// How long a client may take to send its request head (and a tunnel its first bytes)
     /// before the connection is closed, so idle connections cannot pile up.
-    var headTimeout: Int64 = 30_000_000
+    package var headTimeout: Int64 = 30_000_000
 
     /// Adds forward mode's settings to the capture header (`upstream` becomes "forward").
-    func describe(into object: inout JSONObject) {
+    package func describe(into object: inout JSONObject) {
         object["upstream"] = .string("forward")
         object["mode"] = .string("forward")
         object["tls_intercept"] = .bool(authority != nil)

@@ -13,15 +13,20 @@ import JSON
 ///     +3.204127 conn 2 handshake socket_id=123.456 activity_timeout=120
 ///     +9.000312 conn 2 fault close:4009,after=5s: sent close 4009 'terminated' to client
 ///     +9.000390 conn 2 close 4009 'terminated' from server (injected)
-struct LiveView {
-    var lifecycle: Bool
-    var verbose: Bool
-    var prefixes = BirdHandshake.defaultPrefixes
+package struct LiveView {
+    package var lifecycle: Bool
+    package var verbose: Bool
+    package var prefixes = BirdHandshake.defaultPrefixes
     /// Where lines go; standard error by default, a closure in tests. Lines are escaped
     /// (`TerminalText`) before they get here.
-    var emit: (String) -> Void = { Console.err($0 + "\n") }
+    package var emit: (String) -> Void = { Console.err($0 + "\n") }
 
-    func show(_ record: CaptureRecord) {
+    package init(lifecycle: Bool, verbose: Bool) {
+        self.lifecycle = lifecycle
+        self.verbose = verbose
+    }
+
+    package func show(_ record: CaptureRecord) {
         if let line = lifecycleLine(record) {
             if lifecycle || verbose { emit(TerminalText.escape(prefix(record) + line)) }
         } else if verbose, let line = debugLine(record) {
@@ -30,17 +35,17 @@ struct LiveView {
     }
 
     /// Problems of the shell itself (always shown).
-    func problem(_ message: String) {
+    package func problem(_ message: String) {
         emit(TerminalText.escape("faultline proxy: \(message)"))
     }
 
     private func prefix(_ record: CaptureRecord) -> String {
         let t = record.time ?? 0
         let conn = record.connection.map { "conn \($0) " } ?? ""
-        return "+\(FrameLine.seconds(t)) \(conn)"
+        return "+\(LiveTime.seconds(t)) \(conn)"
     }
 
-    func lifecycleLine(_ record: CaptureRecord) -> String? {
+    package func lifecycleLine(_ record: CaptureRecord) -> String? {
         switch record {
         case .header:
             return nil
@@ -110,7 +115,7 @@ struct LiveView {
             || prefixes.contains { event == "\($0)_internal:\(suffix)" }
     }
 
-    static func text(_ value: JSONValue) -> String {
+    package static func text(_ value: JSONValue) -> String {
         value.stringValue ?? JSONWriter.serialize(value)
     }
 

@@ -9,32 +9,32 @@ import Transport
 /// with `--record FILE`, its own capture `FILE-stem.NAME.jsonl` (`.NAME.2.jsonl` after it
 /// was disabled and enabled again, and so on), analyzable like any other. Disabling a proxy
 /// resets its open connections and stops its listener, as toxiproxy does. Loop thread only.
-final class ToxiproxyHost: ToxiproxyBackend {
-    struct Entry {
-        var info: ToxiproxyProxy
-        var settings: ProxySettings
-        var server: ProxyServer?
+package final class ToxiproxyHost: ToxiproxyBackend {
+    package struct Entry {
+        package var info: ToxiproxyProxy
+        package var settings: ProxySettings
+        package var server: ProxyServer?
         /// Times it was started, for the capture's name.
-        var runs = 0
+        package var runs = 0
     }
 
-    let loop: EventLoop
+    package let loop: EventLoop
     /// The main proxy's settings: limits, seed and `--record` carry over.
-    let base: ProxySettings
+    package let base: ProxySettings
     private var entries: [String: Entry] = [:]
     /// Stopped servers whose connections may still be closing: their pairs hold them
     /// `unowned`, so they are kept until the last pair is gone (pruned on each change).
     private var retired: [ProxyServer] = []
-    let version = FaultlineVersion.tool
+    package let version = FaultlineVersion.tool
 
-    init(loop: EventLoop, base: ProxySettings) {
+    package init(loop: EventLoop, base: ProxySettings) {
         self.loop = loop
         self.base = base
     }
 
-    func proxies() -> [ToxiproxyProxy] { entries.keys.sorted().compactMap { entries[$0]?.info } }
+    package func proxies() -> [ToxiproxyProxy] { entries.keys.sorted().compactMap { entries[$0]?.info } }
 
-    func createProxy(name: String, listen: String, upstream: String, enabled: Bool) -> Result<ToxiproxyProxy, ToxiproxyFailure> {
+    package func createProxy(name: String, listen: String, upstream: String, enabled: Bool) -> Result<ToxiproxyProxy, ToxiproxyFailure> {
         let address: HostPort
         switch HostPort.parse(listen) {
         case .success(let value): address = value
@@ -59,7 +59,7 @@ final class ToxiproxyHost: ToxiproxyBackend {
         return .success(entry.info)
     }
 
-    func setEnabled(_ enabled: Bool, proxy name: String) -> Result<ToxiproxyProxy, ToxiproxyFailure> {
+    package func setEnabled(_ enabled: Bool, proxy name: String) -> Result<ToxiproxyProxy, ToxiproxyFailure> {
         guard var entry = entries[name] else { return .failure(.notFound("proxy not found: \(name)")) }
         if enabled, entry.server == nil {
             if let failure = start(&entry) { return .failure(failure) }
@@ -71,13 +71,13 @@ final class ToxiproxyHost: ToxiproxyBackend {
         return .success(entry.info)
     }
 
-    func deleteProxy(name: String) -> Bool {
+    package func deleteProxy(name: String) -> Bool {
         guard var entry = entries.removeValue(forKey: name) else { return false }
         stop(&entry)
         return true
     }
 
-    func setToxics(_ toxics: [ToxiproxyToxic], proxy name: String) -> Result<Void, ToxiproxyFailure> {
+    package func setToxics(_ toxics: [ToxiproxyToxic], proxy name: String) -> Result<Void, ToxiproxyFailure> {
         guard var entry = entries[name] else { return .failure(.notFound("proxy not found: \(name)")) }
         var rules: [FaultRule] = []
         for toxic in toxics {
@@ -93,7 +93,7 @@ final class ToxiproxyHost: ToxiproxyBackend {
     }
 
     /// Stops every proxy (the main proxy is stopping): their captures are completed.
-    func stopAll() {
+    package func stopAll() {
         for name in entries.keys.sorted() {
             guard var entry = entries[name] else { continue }
             entry.server?.stop()
@@ -142,7 +142,7 @@ final class ToxiproxyHost: ToxiproxyBackend {
     }
 
     /// "run/cap.jsonl" -> "run/cap.NAME.jsonl" (run 1), "run/cap.NAME.2.jsonl" (run 2), ...
-    static func capturePath(_ path: String, proxy: String, run: Int) -> String {
+    package static func capturePath(_ path: String, proxy: String, run: Int) -> String {
         let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
         let file = path[slash...]
         let stem = file.firstIndex(of: ".").map { String(path[..<$0]) } ?? path
