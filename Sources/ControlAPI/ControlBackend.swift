@@ -1,6 +1,7 @@
 import Capture
 import Faults
 import JSON
+import Vocabulary
 
 /// What the control API reads from and changes in a running proxy. The executable adapts
 /// its `ControlTarget` (the proxy server) to this; tests use a fake. Called only on the

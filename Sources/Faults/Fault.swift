@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// One kind of fault (toxiproxy's toxics are the model). Built from a parsed rule, it is

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// Writes capture records as a pcapng of synthetic TCP (raw IP link type) that Wireshark and

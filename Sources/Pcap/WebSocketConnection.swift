@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// One TCP connection's two reassembled streams turned into capture records: the HTTP

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// The state of one direction of a relayed pair, named by its sender.

@@ -3,6 +3,7 @@
 // hands them to `RelaySession.handle`, and carries out the returned `RelayCommand`s in order.
 // Both sides may add cases, keeping these.
 import Capture
+import Vocabulary
 import WebSocket
 
 /// Something that happened to one proxied connection pair.

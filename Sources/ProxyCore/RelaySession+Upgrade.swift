@@ -1,5 +1,6 @@
 import Capture
 import Faults
+import Vocabulary
 import WebSocket
 
 /// The HTTP/1.1 part: the client's request, the upstream connection, the server's response.

@@ -1,5 +1,6 @@
 import Capture
 import Faults
+import Vocabulary
 import WebSocket
 
 /// One proxied connection pair, with no sockets inside: the I/O shell feeds it

@@ -1,5 +1,6 @@
 import Capture
 import Transport
+import Vocabulary
 import WebSocket
 
 /// The I/O shell around one `ReplayScript`: bytes from the socket become handshake heads

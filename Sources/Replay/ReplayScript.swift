@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// What happened to a live connection being replayed (the I/O shell reports these).

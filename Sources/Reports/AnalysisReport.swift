@@ -1,5 +1,6 @@
 import Capture
 import Lifecycle
+import Vocabulary
 
 /// Everything a report shows, gathered from the analyzer's events. The engine streams;
 /// a report needs the whole picture, so this is where events are kept, bounded per client

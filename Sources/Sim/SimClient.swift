@@ -1,4 +1,5 @@
 import JSON
+import Vocabulary
 import WebSocket
 
 /// The reference client: the connection lifecycle of the Bird Realtime guide

@@ -1,4 +1,5 @@
 import JSON
+import Vocabulary
 import WebSocket
 
 /// The simulator server's whole state, without sockets: every connection's session and the

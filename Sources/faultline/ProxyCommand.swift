@@ -6,6 +6,7 @@ import Glibc
 import Lifecycle
 import Reports
 import Transport
+import Vocabulary
 
 /// `faultline proxy`: the recording, fault-injecting WebSocket proxy. This file turns flags
 /// into `ProxySettings` (rejecting anything unusable before a socket opens) and runs a

@@ -3,6 +3,7 @@ import COpenSSL
 import Capture
 import Glibc
 import JSON
+import Vocabulary
 import WebSocket
 
 /// `faultline synth`: writes a synthetic but realistic Bird Realtime capture. Used for the

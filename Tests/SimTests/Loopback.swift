@@ -1,5 +1,6 @@
 import JSON
 import Sim
+import Vocabulary
 import WebSocket
 
 /// Sim clients and a sim server wired together in memory with a fake clock and zero latency:

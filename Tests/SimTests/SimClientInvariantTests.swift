@@ -1,5 +1,6 @@
 import Sim
 import Testing
+import Vocabulary
 import WebSocket
 
 /// Long randomised sessions over `Loopback` (server deaths, restarts, close codes of every

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `close:CODE [reason=TEXT] [to=client|server]`: send a close frame with that code, as the
 /// other peer would, and close the far side's socket (a server terminating a member).

@@ -1,5 +1,6 @@
 import Capture
 import JSON
+import Vocabulary
 import WebSocket
 
 /// Which messages a message-level fault acts on: `event=NAME` (the Bird/Pusher event name,

@@ -1,5 +1,6 @@
 import Capture
 import Realtime
+import Vocabulary
 import WebSocket
 
 /// One client's state machine: turns its connections' records into timeline steps,

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// How bad a finding is. `error` findings make `analyze` exit 1.

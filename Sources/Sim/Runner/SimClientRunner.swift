@@ -1,4 +1,5 @@
 import Transport
+import Vocabulary
 import WebSocket
 
 /// Runs N `SimClient` machines on one libuv loop against one URL: opens sockets, performs the

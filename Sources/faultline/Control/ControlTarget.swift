@@ -1,6 +1,7 @@
 import Capture
 import Faults
 import JSON
+import Vocabulary
 
 /// What the control API reads from and changes in a running proxy. The proxy server
 /// implements it; the control API calls it only on the proxy's loop thread.

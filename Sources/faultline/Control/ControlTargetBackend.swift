@@ -4,6 +4,7 @@ import ControlAPI
 import Faults
 import JSON
 import Transport
+import Vocabulary
 
 /// The proxy's `ControlTarget` as the ControlAPI library's `ControlBackend`. The library
 /// holds the router and the HTTP server (so they are tested without the executable); the

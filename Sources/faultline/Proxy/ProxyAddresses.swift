@@ -1,3 +1,4 @@
+
 /// `HOST:PORT` as given to `--listen` (and `--control`): IPv4, `[IPv6]` or a name.
 struct HostPort: Sendable, Hashable, CustomStringConvertible {
     var host: String

@@ -1,6 +1,7 @@
 import Capture
 import Faults
 import JSON
+import Vocabulary
 
 /// The control API's view of a running proxy (called on the loop thread).
 extension ProxyServer: ControlTarget {

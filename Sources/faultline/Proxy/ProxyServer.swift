@@ -2,6 +2,7 @@ import CLI
 import Capture
 import Faults
 import ProxyCore
+import Vocabulary
 import WebSocket
 import Transport
 
