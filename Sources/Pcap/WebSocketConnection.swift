@@ -37,7 +37,7 @@ final class WebSocketConnection: TCPFlow {
     }
 
     /// One direction's decoding state.
-    struct Direction {
+    struct DecodingDirection {
         enum State {
             /// Parsing an HTTP head.
             case http
@@ -78,7 +78,7 @@ final class WebSocketConnection: TCPFlow {
     private(set) var id: ConnectionID?
     /// Index (0 or 1) of the client's direction, once known.
     private(set) var clientIndex: Int?
-    var directions: [Direction]
+    var directions: [DecodingDirection]
     let queue: RecordQueue
     private(set) var sawSYN = false
     var midStream = false
@@ -93,7 +93,7 @@ final class WebSocketConnection: TCPFlow {
         self.limits = limits
         self.queue = queue
         self.assignID = assignID
-        var direction = Direction(decoder: FrameDecoder(maxPayload: limits.maxPayload))
+        var direction = DecodingDirection(decoder: FrameDecoder(maxPayload: limits.maxPayload))
         direction.message = CompressedMessage(maxBytes: limits.maxPayload)
         directions = [direction, direction]
         super.init(key: key, limits: tcpLimits)

@@ -75,7 +75,7 @@ extension RelaySession {
         }
         earlyClientBytes = requestParser.remainder
         if var faults {
-            let outcomes = faults.upgradeRequested(clientKey: ClientKey.derive(from: request),
+            let outcomes = faults.upgradeRequested(clientKey: ClientScopeText.derive(from: request),
                                                    host: request.headers.first(named: "Host"), path: request.target, now: now)
             self.faults = faults
             apply(outcomes, now: now, into: &out)

@@ -8,7 +8,7 @@ import Vocabulary
 public struct AnalysisReport: Sendable {
     public struct Client: Sendable {
         public var info: ClientInfo
-        public var connections: [ConnectionSummary] = []
+        public var connections: [ConnectionLifespan] = []
         public var transitions: [Transition] = []
         public var faults: [FaultMark] = []
         public var findings: [Finding] = []
@@ -114,7 +114,7 @@ public struct ReportLimits: Sendable {
 public struct ReportBuilder: Sendable {
     private struct ClientLog: Sendable {
         var info: ClientInfo
-        var connections: BoundedLog<ConnectionSummary>
+        var connections: BoundedLog<ConnectionLifespan>
         var transitions: BoundedLog<Transition>
         var faults: BoundedLog<FaultMark>
         /// With their order of discovery, to rebuild the report-wide list.

@@ -3,7 +3,7 @@ import Vocabulary
 import WebSocket
 
 /// The state of one direction of a relayed pair, named by its sender.
-struct Direction {
+struct RelayDirection {
     let sender: Side
     var decoder: FrameDecoder
     var validator: MessageValidator
