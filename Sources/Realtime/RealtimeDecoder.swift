@@ -37,18 +37,6 @@ public struct RealtimeDecoder: Sendable {
         return RealtimeEvent(name: name, channel: channel, data: Self.decodeData(raw), rawData: raw, kind: kind(of: name))
     }
 
-    /// Decodes an envelope with `data` decoded at once, as before decoding was deferred:
-    /// tests compare both.
-    mutating func decodeEagerly(_ payload: [UInt8]) -> RealtimeEvent? {
-        guard let first = payload.first(where: { !isWhitespace($0) }), first == UInt8(ascii: "{"),
-              let value = try? JSONParser.parse(payload), let object = value.objectValue,
-              let name = object["event"]?.stringValue else { return nil }
-        if prefix == nil { prefix = Self.detectPrefix(name) }
-        let raw = object["data"]
-        return RealtimeEvent(name: name, channel: object["channel"]?.stringValue,
-                             data: Self.decodeData(raw), rawData: raw, kind: kind(of: name))
-    }
-
     /// Protocol event names that reveal the prefix: the handshake first of all, but also a
     /// client's early subscribe or ping when the capture starts mid-connection.
     static let revealing: Set<String> = ["connection_established", "ping", "pong", "subscribe", "unsubscribe",
