@@ -3,36 +3,74 @@
 // Only the toolchain's modules and Debian's C libraries (see README, "Design").
 import PackageDescription
 
-/// Library targets in data-flow order; each has a test target `<Name>Tests`. The protocol
-/// table's targets live under Sources/Protocols: the interface every entry implements, one
-/// module per wire protocol (Bird/Pusher), and the table that registers them.
+/// Library targets, bottom layer first; a target depends only on targets above it in this
+/// list (and on the C libraries). Each dependency list is exactly what the target's files
+/// import. Each library has a test target `<Name>Tests` (see `testDependencies`).
+///
+/// - Vocabulary: the words every layer shares (sides, times, connection ids, seeded
+///   randomness, host:port and ws:// URLs, base64, write loops). Imports nothing.
+/// - Formats: JSON, the WebSocket protocol, the protocol table with Bird/Pusher, the
+///   capture file, pcap decoding. Pure codecs, no sockets.
+/// - Engines (sans-IO): fault rules, the lifecycle analyzer, the relay session, replay and
+///   the simulator's decisions. Events in, records and commands out.
+/// - Shells: sockets and the event loop (Transport), the control API, the command line,
+///   report rendering, the proxy's I/O shell (ProxyShell) and the in-process API
+///   (FaultlineKit); the `faultline` executable wires them together.
 let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)] = [
+    // Vocabulary
+    ("Vocabulary", [], nil),
+    // Formats
     ("JSON", [], nil),
-    ("WebSocket", ["COpenSSL", "CZlib"], nil),
+    ("WebSocket", ["Vocabulary", "COpenSSL", "CZlib"], nil),
+    // The protocol table (Sources/Protocols): the interface every wire protocol implements,
+    // one module per protocol (Bird/Pusher), and the table that registers them by key.
     ("Protocols", ["JSON", "WebSocket"], "Sources/Protocols/Interface"),
     ("Bird", ["Protocols", "JSON", "WebSocket", "COpenSSL"], "Sources/Protocols/Bird"),
     ("ProtocolTable", ["Protocols", "Bird"], "Sources/Protocols/Table"),
-    ("Capture", ["WebSocket", "JSON", "Protocols", "CZstd", "CZlib"], nil),
-    ("Pcap", ["CPcap", "WebSocket", "Capture"], nil),
-    ("Lifecycle", ["Capture", "Protocols", "ProtocolTable", "Bird", "JSON", "WebSocket"], nil),
-    ("Reports", ["Lifecycle", "JSON", "CLI"], nil),
-    ("Faults", ["WebSocket", "Bird", "JSON", "Capture"], nil),
-    ("ProxyCore", ["WebSocket", "Capture", "Faults", "Protocols", "ProtocolTable", "JSON"], nil),
+    ("Capture", ["Vocabulary", "JSON", "WebSocket", "Protocols", "CZlib", "CZstd"], nil),
+    ("Pcap", ["Vocabulary", "JSON", "WebSocket", "Capture", "CPcap"], nil),
+    // Engines
+    ("Faults", ["Vocabulary", "JSON", "WebSocket", "Capture", "Bird"], nil),
+    ("Lifecycle", ["Vocabulary", "JSON", "WebSocket", "Capture", "Protocols", "ProtocolTable", "Bird"], nil),
+    ("ProxyCore", ["Vocabulary", "WebSocket", "Capture", "Faults", "Protocols", "ProtocolTable"], nil),
+    // Shells
     ("Transport", ["CUV", "COpenSSL"], nil),
-    ("Replay", ["Transport", "Capture", "WebSocket", "JSON", "Protocols", "Lifecycle"], nil),
-    ("Sim", ["Transport", "WebSocket", "Bird", "JSON"], nil),
-    ("ControlAPI", ["Transport", "WebSocket", "Faults", "Capture", "JSON"], nil),
+    ("Replay", ["Vocabulary", "JSON", "WebSocket", "Capture", "Protocols", "Lifecycle", "Transport"], nil),
+    ("Sim", ["Vocabulary", "JSON", "WebSocket", "Bird", "Transport"], nil),
+    ("ControlAPI", ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Transport", "CUV"], nil),
+    ("CLI", ["Vocabulary"], nil),
+    ("Reports", ["Vocabulary", "JSON", "Capture", "Lifecycle", "CLI"], nil),
     // The proxy's I/O shell: listener, relay pairs, forward mode, recording, live view.
-    ("ProxyShell", ["ProxyCore", "ControlAPI", "Transport", "WebSocket", "Capture", "Faults", "Bird",
-                    "Lifecycle", "Reports", "Pcap", "JSON", "CLI"], nil),
+    ("ProxyShell", ["Vocabulary", "JSON", "WebSocket", "Capture", "Pcap", "Bird", "Faults", "Lifecycle", "ProxyCore",
+                    "Transport", "ControlAPI", "CLI", "Reports"], nil),
     // The in-process API for client test suites (the `FaultlineKit` product).
-    ("FaultlineKit", ["ProxyShell", "Sim", "Lifecycle", "Capture", "Faults", "Transport"], nil),
-    ("CLI", [], nil),
+    ("FaultlineKit", ["Capture", "Faults", "Lifecycle", "ProxyShell", "Sim", "Transport"], nil),
 ]
 
-/// Modules a library's tests use beyond the library's own dependencies: the proxy's
-/// in-process tests put the simulated Bird server behind it; FaultlineKit's tests decode frames.
-let testOnlyDependencies: [String: [Target.Dependency]] = ["ProxyShell": ["Sim"], "FaultlineKit": ["WebSocket"]]
+/// What each test target imports besides its library. `faultline` (the executable) is
+/// listed for the suites that run `.build/debug/faultline`: it makes the binary part of
+/// what building that test target builds, so they never test a stale one.
+let testDependencies: [String: [Target.Dependency]] = [
+    "Vocabulary": [],
+    "JSON": [],
+    "WebSocket": ["Vocabulary", "TestSupport"],
+    "Protocols": ["JSON"],
+    "Bird": ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture", "TestSupport"],
+    "ProtocolTable": ["Protocols", "Bird"],
+    "Capture": ["Vocabulary", "JSON", "WebSocket", "COpenSSL", "TestSupport", "faultline"],
+    "Pcap": ["Vocabulary", "JSON", "WebSocket", "Capture", "TestSupport", "faultline"],
+    "Faults": ["Vocabulary", "JSON", "WebSocket", "Capture"],
+    "Lifecycle": ["Vocabulary", "JSON", "WebSocket", "Capture", "Bird", "TestSupport"],
+    "ProxyCore": ["Vocabulary", "WebSocket", "Capture", "Faults"],
+    "Transport": ["CUV", "TestSupport"],
+    "Replay": ["Vocabulary", "JSON", "WebSocket", "Capture", "Protocols", "Bird", "Lifecycle", "TestSupport", "faultline"],
+    "Sim": ["Vocabulary", "JSON", "WebSocket", "Bird", "Transport", "TestSupport", "faultline"],
+    "ControlAPI": ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Transport"],
+    "CLI": ["TestSupport"],
+    "Reports": ["Vocabulary", "JSON", "WebSocket", "Capture", "Lifecycle", "TestSupport", "faultline"],
+    "ProxyShell": ["WebSocket", "Capture", "ProxyCore", "Transport", "ControlAPI", "Sim", "TestSupport"],
+    "FaultlineKit": ["WebSocket", "TestSupport"],
+]
 
 /// Release builds of these modules skip Swift's run-time exclusivity checks. Their hot
 /// paths mutate class-held state once per packet or frame, and each access check (a
@@ -72,8 +110,7 @@ let package = Package(
         }
         + libraries.map {
             .testTarget(name: "\($0.name)Tests",
-                        dependencies: [.byName(name: $0.name), "TestSupport"] + $0.dependencies
-                            + (testOnlyDependencies[$0.name] ?? []))
+                        dependencies: [.byName(name: $0.name)] + (testDependencies[$0.name] ?? []))
         }
         + [
             // Helpers for tests only: locating the binary and Python, child processes, ports.
@@ -90,10 +127,12 @@ let package = Package(
             // normal build, a driver that replays inputs through them (Tools/test's smoke run).
             .executableTarget(
                 name: "faultline-fuzz",
-                dependencies: ["WebSocket", "Capture", "JSON", "Pcap", "Lifecycle", "Faults", "Protocols", "Bird", "ControlAPI", "ProxyCore", "ProxyShell"],
+                dependencies: ["Vocabulary", "JSON", "WebSocket", "Protocols", "Bird", "Capture", "Pcap", "Faults", "Lifecycle",
+                               "ProxyCore", "ProxyShell", "ControlAPI"],
                 path: "Sources/Fuzz"),
             // Tests that run the built `faultline` binary against real peers.
-            .testTarget(name: "EndToEndTests", dependencies: ["Capture", "JSON", "WebSocket", "Pcap", "TestSupport"]),
+            .testTarget(name: "EndToEndTests",
+                        dependencies: ["Vocabulary", "JSON", "WebSocket", "Capture", "Lifecycle", "TestSupport", "faultline"]),
         ],
     swiftLanguageModes: [.v6]
 )

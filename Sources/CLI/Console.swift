@@ -1,4 +1,5 @@
 import Glibc
+import Vocabulary
 
 /// Writes to standard output and error through write(2): the C globals `stdout` and
 /// `stderr` are not usable in Swift 6 mode, and unbuffered writes keep line order between
@@ -16,15 +17,7 @@ public enum Console {
     /// Writes all of `bytes` (already UTF-8, or binary), retrying short writes and EINTR.
     /// A closed pipe ends quietly.
     public static func write(fd: Int32, bytes: UnsafeRawBufferPointer) {
-        var offset = 0
-        while offset < bytes.count {
-            let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            offset += n
-        }
+        _ = FileDescriptorOutput.writeAll(fd, bytes)
     }
 }
 

@@ -1,20 +1,6 @@
-import WebSocket
 import JSON
-
-/// Which peer of a proxied pair: the client that connected to us, or the upstream server.
-public enum Side: String, Sendable, Hashable, CaseIterable {
-    case client
-    case server
-
-    public var other: Side { self == .client ? .server : .client }
-}
-
-/// Microseconds since the capture's start (`CaptureHeader.startedAt`). Integer so that
-/// times never lose precision, whatever the capture's length.
-public typealias Micros = Int64
-
-/// A connection's number within one capture, from 1 in order of opening.
-public typealias ConnectionID = Int
+import Vocabulary
+import WebSocket
 
 /// One line of a capture file. The same values flow from the proxy, from pcap decoding and
 /// from the simulator into the analyzer: there is no second model.

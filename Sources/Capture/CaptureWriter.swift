@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import Synchronization
+import Vocabulary
 
 /// Writes a capture file as it happens: the header at once, then records buffered in
 /// memory and written with write(2) on a background queue when the buffer passes
@@ -318,17 +319,6 @@ public final class CaptureWriter: Sendable {
 
     /// write(2) until everything is out; the error text on failure.
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> String? {
-        bytes.withUnsafeBytes { buffer -> String? in
-            var offset = 0
-            while offset < buffer.count {
-                let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return String(cString: strerror(errno))
-                }
-                offset += n
-            }
-            return nil
-        }
+        FileDescriptorOutput.writeAll(fd, bytes).map { String(cString: strerror($0)) }
     }
 }

@@ -1,4 +1,5 @@
 import JSON
+import Vocabulary
 import WebSocket
 
 /// Decodes the lines that make up nearly all of a capture (frame, close, open and end

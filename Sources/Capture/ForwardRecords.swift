@@ -1,4 +1,5 @@
 import JSON
+import Vocabulary
 import WebSocket
 
 /// An opaque tunnel through a forward proxy (a `--passthrough` host, or TLS with no CA to

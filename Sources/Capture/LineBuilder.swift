@@ -1,4 +1,5 @@
 import JSON
+import Vocabulary
 
 /// Appends the pieces of one JSON object line straight into a byte buffer: no JSONValue,
 /// no intermediate String per field. The encoder calls these in key order; the builder

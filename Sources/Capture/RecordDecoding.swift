@@ -1,4 +1,5 @@
 import JSON
+import Vocabulary
 import WebSocket
 
 /// Why one line is not a record. The reader adds the file, line and offset.

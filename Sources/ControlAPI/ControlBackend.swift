@@ -1,6 +1,7 @@
 import Capture
 import Faults
 import JSON
+import Vocabulary
 
 /// What the control API reads from and changes in a running proxy: the one contract between
 /// the proxy (ProxyShell's `ProxyServer` implements it) and the control API; tests use a

@@ -1,5 +1,6 @@
 import CUV
 import Glibc
+import Vocabulary
 import WebSocket
 
 /// A blocking HTTP/1.1 client for the control API (what `faultline ctl` uses): one request
@@ -28,22 +29,13 @@ public struct ControlClient: Sendable {
     }
 
     /// "host:port" as given, for messages.
-    public var address: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    public var address: String { HostPort(host: host, port: port).description }
 
+    /// "HOST:PORT", or a bare "PORT" on 127.0.0.1; nil for anything else or port 0.
     static func split(_ address: String) -> (String, Int)? {
-        var host = "127.0.0.1"
-        var portText = address
-        if address.hasPrefix("[") {
-            guard let close = address.firstIndex(of: "]"), address[address.index(after: close)...].hasPrefix(":") else { return nil }
-            host = String(address[address.index(after: address.startIndex)..<close])
-            portText = String(address[address.index(close, offsetBy: 2)...])
-        } else if let colon = address.lastIndex(of: ":") {
-            host = String(address[..<colon])
-            portText = String(address[address.index(after: colon)...])
-        }
-        guard !host.isEmpty, !portText.isEmpty, portText.allSatisfy(\.isNumber),
-              let port = Int(portText), (1...65535).contains(port) else { return nil }
-        return (host, port)
+        let text = address.hasPrefix("[") || address.contains(":") ? address : "127.0.0.1:" + address
+        guard case .success(let parsed) = HostPort.parse(text), parsed.port >= 1 else { return nil }
+        return (parsed.host, parsed.port)
     }
 
     /// Sends one request and reads the whole response.
@@ -116,14 +108,8 @@ public struct ControlClient: Sendable {
     }
 
     func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(ControlClientError) {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .unreachable("sending to the control API at \(address): \(String(cString: strerror(errno)))")
-            }
-            offset += n
+        if let failure = FileDescriptorOutput.sendAll(fd, bytes) {
+            throw .unreachable("sending to the control API at \(address): \(String(cString: strerror(failure)))")
         }
     }
 

@@ -1,6 +1,7 @@
 import Capture
 import Faults
 import JSON
+import Vocabulary
 
 /// What each endpoint does to the backend; `ControlRouter` has already checked access,
 /// path and method.

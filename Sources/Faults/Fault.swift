@@ -1,5 +1,6 @@
 import Bird
 import Capture
+import Vocabulary
 import WebSocket
 
 /// One kind of fault (toxiproxy's toxics are the model). Built from a parsed rule, it is

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// Durations in fault rules: a decimal number and a unit, `250us`, `500ms`, `5s`, `1.5s`,
 /// `2m`, `1h`, or a bare number of seconds (`after=5` is `after=5s`), the same syntax as

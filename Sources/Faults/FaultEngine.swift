@@ -2,6 +2,7 @@ import Bird
 import Capture
 import JSON
 import Synchronization
+import Vocabulary
 
 /// The rules of one proxy, shared by all its connections (and the control API). It numbers
 /// connections for `conn=N`, knows the proxy's start for `at=`, holds the seed for `prob=`

@@ -1,5 +1,6 @@
 import Capture
 import JSON
+import Vocabulary
 
 /// One fault rule in the one-line syntax shared by `--fault`, fault plans and the control API:
 ///

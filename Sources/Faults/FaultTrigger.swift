@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// When and to which connections a rule applies. All given conditions must hold.
 ///
@@ -75,10 +76,7 @@ public struct FaultTrigger: Sendable, Hashable {
         if let client, !clientKey.contains(client) { return false }
         if let host {
             guard let requestHost else { return false }
-            let wanted = host.lowercased()
-            let name = Self.hostPort(wanted).hasPort ? requestHost.lowercased() : Self.hostPort(requestHost.lowercased()).host
-            let matched = wanted.hasPrefix("*.") ? name.hasSuffix(wanted.dropFirst()) && name.count >= wanted.count : name == wanted
-            if !matched { return false }
+            if !HostPattern.matches(host, hostHeader: requestHost) { return false }
         }
         if let path {
             guard let requestPath else { return false }
@@ -86,15 +84,6 @@ public struct FaultTrigger: Sendable, Hashable {
             if !bare.hasPrefix(path) { return false }
         }
         return true
-    }
-
-    /// "h:80" -> ("h", true); "[::1]:80" -> ("[::1]", true); "h", "::1" -> (itself, false).
-    static func hostPort(_ text: String) -> (host: String, hasPort: Bool) {
-        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
-            return (String(text[...close]), text[text.index(after: close)...].hasPrefix(":"))
-        }
-        guard text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") else { return (text, false) }
-        return (String(text[..<colon]), true)
     }
 
     mutating func set(_ option: FaultRule.Option, rule: String) throws(FaultRuleError) {

@@ -1,5 +1,6 @@
 import Capture
 import Lifecycle
+import Vocabulary
 import WebSocket
 
 extension FuzzTarget {

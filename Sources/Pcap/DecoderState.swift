@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// The mutable decoding state behind `PcapRecordSource` (a class so the connections' id
 /// callback can reach it): flows, connection ids, counters for warnings.

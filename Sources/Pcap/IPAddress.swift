@@ -1,4 +1,5 @@
 import Glibc
+import Vocabulary
 
 /// An IPv4 or IPv6 address as two integers, so flow keys hash without allocating.
 /// IPv4 lives in the low 32 bits of `low` with `high` zero and `isIPv6` false.
@@ -99,11 +100,8 @@ public struct Endpoint: Hashable, Sendable, Comparable, CustomStringConvertible 
 
     /// Parses the capture records' address form back.
     public init?(parsing text: String) {
-        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else { return nil }
-        var host = String(text[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard let address = IPAddress(host) else { return nil }
-        self.init(address, port)
+        guard case .success(let parsed) = HostPort.parse(text), let address = IPAddress(parsed.host) else { return nil }
+        self.init(address, UInt16(parsed.port))
     }
 
     public static func < (a: Endpoint, b: Endpoint) -> Bool { (a.address, a.port) < (b.address, b.port) }

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// Writes capture records as a pcapng of synthetic TCP (raw IP link type) that Wireshark and
@@ -26,7 +27,7 @@ public struct PcapExporter {
     /// Bytes per synthetic TCP segment.
     public static let segmentSize = 32 * 1024
 
-    struct Direction {
+    struct ExportDirection {
         var endpoint: Endpoint
         var seq: UInt32
         var deflater: MessageDeflater?
@@ -38,9 +39,9 @@ public struct PcapExporter {
 
     /// One TCP connection: a leg of a proxied pair, or the only connection there is.
     struct Conversation {
-        var client: Direction
-        var server: Direction
-        subscript(side: Side) -> Direction {
+        var client: ExportDirection
+        var server: ExportDirection
+        subscript(side: Side) -> ExportDirection {
             get { side == .client ? client : server }
             set { if side == .client { client = newValue } else { server = newValue } }
         }
@@ -235,8 +236,8 @@ public struct PcapExporter {
         }
         // Fixed initial sequence numbers, so an export is reproducible.
         let base = UInt32(truncatingIfNeeded: id) &* 0x10000 &+ (leg == .client ? 0 : 0x0800_0000)
-        return Conversation(client: Direction(endpoint: clientEnd!, seq: 0x1000_0000 &+ base),
-                            server: Direction(endpoint: serverEnd!, seq: 0x8000_0000 &+ base))
+        return Conversation(client: ExportDirection(endpoint: clientEnd!, seq: 0x1000_0000 &+ base),
+                            server: ExportDirection(endpoint: serverEnd!, seq: 0x8000_0000 &+ base))
     }
 
     /// The three-way handshake of a leg.
@@ -262,9 +263,9 @@ public struct PcapExporter {
             let upstream = Endpoint(parsing: remote)
             if let listen, let upstream, listen.address.isIPv6 == upstream.address.isIPv6 {
                 connection.legs[.upstream] = Conversation(
-                    client: Direction(endpoint: Endpoint(listen.address, UInt16(truncatingIfNeeded: 50000 + id % 10000)),
+                    client: ExportDirection(endpoint: Endpoint(listen.address, UInt16(truncatingIfNeeded: 50000 + id % 10000)),
                                       seq: 0x1800_0000 &+ UInt32(truncatingIfNeeded: id) &* 0x10000),
-                    server: Direction(endpoint: upstream, seq: 0x8800_0000 &+ UInt32(truncatingIfNeeded: id) &* 0x10000))
+                    server: ExportDirection(endpoint: upstream, seq: 0x8800_0000 &+ UInt32(truncatingIfNeeded: id) &* 0x10000))
             }
         }
         if connection.legs[.upstream] == nil {

@@ -1,6 +1,7 @@
 import Capture
 import CPcap
 import Glibc
+import Vocabulary
 
 /// Reads packets from a pcap or pcapng file (or stdin, "-") through libpcap, with times in
 /// microseconds since the Unix epoch whatever the file's precision. Packets are handed out

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// Receives one direction's reassembled byte stream. `t` is the time of the packet that
 /// made the bytes available (for out-of-order data: the packet that filled the hole).

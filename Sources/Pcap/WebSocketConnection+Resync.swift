@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// Holes, resynchronisation at a provable frame boundary, and the ends of the streams.

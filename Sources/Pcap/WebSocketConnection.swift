@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// One TCP connection's two reassembled streams turned into capture records: the HTTP
@@ -36,7 +37,7 @@ final class WebSocketConnection: TCPFlow {
     }
 
     /// One direction's decoding state.
-    struct Direction {
+    struct DecodingDirection {
         enum State {
             /// Parsing an HTTP head.
             case http
@@ -73,7 +74,7 @@ final class WebSocketConnection: TCPFlow {
     private(set) var id: ConnectionID?
     /// Index (0 or 1) of the client's direction, once known.
     private(set) var clientIndex: Int?
-    var directions: [Direction]
+    var directions: [DecodingDirection]
     let queue: RecordQueue
     private(set) var sawSYN = false
     var midStream = false

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// Rate-limits a recurring problem's reports (accept failing at the file-descriptor limit
 /// can happen thousands of times a second): the first occurrence is reported at once, then

@@ -1,3 +1,4 @@
+import Vocabulary
 import WebSocket
 
 /// Where a forward proxy's client wants to go: an authority (`host:port`) and whether the
@@ -14,7 +15,7 @@ public struct ForwardTarget: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// "host:port" ("[v6]:port").
-    public var authority: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    public var authority: String { HostPort(host: host, port: port).description }
     /// "wss://host:port" and the like, for the capture and the control API.
     public var description: String { "\(secure ? "wss" : "ws")://\(authority)" }
 }
@@ -63,7 +64,7 @@ public enum ProxyRequestRouter {
         forwarded.target = path
         forwarded.headers.removeAll { proxyHeaders.contains($0.name.lowercased()) }
         if !forwarded.headers.contains(where: { $0.name.lowercased() == "host" }) {
-            let host = target.port == scheme.port ? (target.host.contains(":") ? "[\(target.host)]" : target.host) : target.authority
+            let host = target.port == scheme.port ? HostPort.bracketed(target.host) : target.authority
             forwarded.headers.insert(HeaderField("Host", host), at: 0)
         }
         return .forward(target, request: forwarded)
@@ -72,34 +73,9 @@ public enum ProxyRequestRouter {
     /// `host:port`, `[v6]:port`, or `host` with `defaultPort`; nil when the host is empty,
     /// carries user information, or the port is not 1...65535.
     public static func parseAuthority(_ text: String, defaultPort: Int?, secure: Bool) -> ForwardTarget? {
-        guard !text.isEmpty, !text.contains("@"), !text.contains(" ") else { return nil }
-        var host: Substring
-        var portText: Substring?
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { return nil }
-            host = text[text.index(after: text.startIndex)..<close]
-            let after = text[text.index(after: close)...]
-            if !after.isEmpty {
-                guard after.hasPrefix(":") else { return nil }
-                portText = after.dropFirst()
-            }
-        } else if let colon = text.lastIndex(of: ":") {
-            host = text[..<colon]
-            portText = text[text.index(after: colon)...]
-            if host.contains(":") { return nil }
-        } else {
-            host = Substring(text)
-        }
-        guard !host.isEmpty else { return nil }
-        let port: Int
-        if let portText {
-            guard portText.count <= 5, let value = Int(portText), (1...65535).contains(value) else { return nil }
-            port = value
-        } else {
-            guard let defaultPort else { return nil }
-            port = defaultPort
-        }
-        return ForwardTarget(host: String(host).lowercased(), port: port, secure: secure)
+        guard !text.contains("@"), !text.contains(" "),
+              case .success(let address) = HostPort.parse(text, defaultPort: defaultPort), address.port >= 1 else { return nil }
+        return ForwardTarget(host: address.host.lowercased(), port: address.port, secure: secure)
     }
 
     /// Whether `host` is one of the `--passthrough` names: exact (case-insensitive), or a

@@ -5,6 +5,7 @@
 import Capture
 import ProtocolTable
 import Protocols
+import Vocabulary
 import WebSocket
 
 /// Something that happened to one proxied connection pair.

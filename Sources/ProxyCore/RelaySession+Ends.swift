@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// One direction of one TCP connection of the pair: who sent the FIN or RST (as that leg's
 /// peer saw it), on which leg. Each is recorded at most once.

@@ -1,5 +1,6 @@
 import Capture
 import Faults
+import Vocabulary
 import WebSocket
 
 /// Carrying out fault verdicts, timers, delayed frames, and the ends of TCP streams.

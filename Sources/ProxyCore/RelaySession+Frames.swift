@@ -1,5 +1,6 @@
 import Capture
 import Faults
+import Vocabulary
 import WebSocket
 
 /// The WebSocket part: frames one by one, both ways.

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// Large frames relayed as their bytes arrive (`RelayConfig.passThroughAbove`): once a

@@ -1,5 +1,6 @@
 import Capture
 import Faults
+import Vocabulary
 
 /// Connections that are not HTTP at all (a database or cache client sent to a toxiproxy-style
 /// proxy): an HTTP request starts with a method token, upper-case ASCII letters, so a first

@@ -1,5 +1,6 @@
 import Capture
 import Faults
+import Vocabulary
 import WebSocket
 
 /// Frames sent in another shape than they came: a message cut into continuation frames

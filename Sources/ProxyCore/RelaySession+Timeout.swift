@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// Ending a pair that has not finished its handshake: at the handshake deadline

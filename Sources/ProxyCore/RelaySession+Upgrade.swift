@@ -1,5 +1,6 @@
 import Capture
 import Faults
+import Vocabulary
 import WebSocket
 
 /// The HTTP/1.1 part: the client's request, the upstream connection, the server's response.
@@ -74,7 +75,7 @@ extension RelaySession {
         }
         earlyClientBytes = requestParser.remainder
         if var faults {
-            let outcomes = faults.upgradeRequested(clientKey: ClientKey.derive(from: request),
+            let outcomes = faults.upgradeRequested(clientKey: ClientScopeText.derive(from: request),
                                                    host: request.headers.first(named: "Host"), path: request.target, now: now)
             self.faults = faults
             apply(outcomes, now: now, into: &out)

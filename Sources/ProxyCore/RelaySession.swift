@@ -1,6 +1,7 @@
 import Capture
 import Protocols
 import Faults
+import Vocabulary
 import WebSocket
 
 /// One proxied connection pair, with no sockets inside: the I/O shell feeds it
@@ -57,8 +58,8 @@ public struct RelaySession {
     var responseBytes: [UInt8] = []
     /// Client bytes that arrived after its request head, before the WebSocket opened.
     var earlyClientBytes: [UInt8] = []
-    var client: Direction
-    var server: Direction
+    var client: RelayDirection
+    var server: RelayDirection
     /// Sockets the session closed or reset (or saw end), to know when the pair is over.
     var closedSockets: Set<Side> = []
     /// Ends recorded so far, per leg and sender (`RelaySession+Ends`).
@@ -95,8 +96,8 @@ public struct RelaySession {
         self.maskRandom = SeededGenerator(seed: maskSeed)
         requestParser = HTTPHeadParser(maxHeadBytes: config.maxHeadBytes)
         responseParser = HTTPHeadParser(maxHeadBytes: config.maxHeadBytes)
-        client = Direction(sender: .client, maxPayload: config.maxPayload)
-        server = Direction(sender: .server, maxPayload: config.maxPayload)
+        client = RelayDirection(sender: .client, maxPayload: config.maxPayload)
+        server = RelayDirection(sender: .server, maxPayload: config.maxPayload)
     }
 
     /// True once both sockets are closed: the shell may drop the session.
@@ -159,10 +160,10 @@ public struct RelaySession {
     // MARK: Shared helpers
 
     /// One direction's state, mutated in place. `_modify` (not `set`) matters: with get/set,
-    /// `self[direction: side].decoder.append(bytes)` copied the whole `Direction` out, so
+    /// `self[direction: side].decoder.append(bytes)` copied the whole `RelayDirection` out, so
     /// the decoder's buffer had two owners and every append and every frame taken out of it
     /// copied the buffer (copy-on-write) before the copy was written back.
-    subscript(direction side: Side) -> Direction {
+    subscript(direction side: Side) -> RelayDirection {
         get { side == .client ? client : server }
         _modify {
             if side == .client { yield &client } else { yield &server }

@@ -1,3 +1,5 @@
+import Vocabulary
+
 /// The reverse proxy's `--route HOST[/PATH]=UPSTREAM` table: which upstream a request goes
 /// to, chosen by its `Host` and path. Pure; the shell keeps the upstreams, this picks an index.
 ///
@@ -36,7 +38,7 @@ public struct UpstreamRoutes: Sendable, Hashable {
         guard let host else { return nil }
         let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? target
         var best: (index: Int, length: Int)?
-        for (index, route) in routes.enumerated() where Self.hostMatches(route.host, host) {
+        for (index, route) in routes.enumerated() where HostPattern.matches(route.host, hostHeader: host) {
             let length: Int
             if let prefix = route.path {
                 guard path == prefix || path.hasPrefix(prefix + "/") else { continue }
@@ -47,21 +49,5 @@ public struct UpstreamRoutes: Sendable, Hashable {
             if best == nil || length > best!.length { best = (index, length) }
         }
         return best?.index
-    }
-
-    static func hostMatches(_ pattern: String, _ header: String) -> Bool {
-        let wanted = hostPort(pattern)
-        let name = wanted.hasPort ? header.lowercased() : hostPort(header.lowercased()).host
-        if pattern.hasPrefix("*.") { return name.hasSuffix(pattern.dropFirst()) && name.count >= pattern.count }
-        return name == pattern
-    }
-
-    /// "h:80" -> ("h", true); "[::1]:80" -> ("[::1]", true); "h", "::1" -> (itself, false).
-    static func hostPort(_ text: String) -> (host: String, hasPort: Bool) {
-        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
-            return (String(text[...close]), text[text.index(after: close)...].hasPrefix(":"))
-        }
-        guard text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") else { return (text, false) }
-        return (String(text[..<colon]), true)
     }
 }

@@ -1,6 +1,7 @@
 import Capture
 import JSON
 import Lifecycle
+import Vocabulary
 
 /// What the control API lists about one open connection, kept up to date from the records
 /// the session emits (so the shell needs no knowledge of the session's insides).

@@ -1,6 +1,7 @@
 import Capture
 import ProxyCore
 import Transport
+import Vocabulary
 import WebSocket
 
 /// One plain HTTP request through the forward proxy (an app's channel-auth endpoint, a REST

@@ -1,6 +1,7 @@
 import Capture
 import ProxyCore
 import Transport
+import Vocabulary
 import WebSocket
 
 /// Forward mode's front door (`faultline proxy --forward`): each accepted connection is an

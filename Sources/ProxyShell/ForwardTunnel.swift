@@ -1,6 +1,7 @@
 import Capture
 import ProxyCore
 import Transport
+import Vocabulary
 
 /// An opaque CONNECT tunnel (a `--passthrough` host, or TLS with no CA to intercept it):
 /// bytes relayed untouched both ways (`TCPRelay`), recorded as a `tunnel` open and end with

@@ -3,6 +3,7 @@ import Capture
 import Lifecycle
 import Reports
 import Transport
+import Vocabulary
 
 /// `faultline proxy --spec NAME|FILE` (and `faultline demo`): the analyzer's streaming engine
 /// run inside the proxy. Every record the proxy produces is fed to a `LiveAnalyzer` as it is

@@ -1,3 +1,4 @@
+
 /// `HOST:PORT` as given to `--listen` (and `--control`): IPv4, `[IPv6]` or a name.
 package struct HostPort: Sendable, Hashable, CustomStringConvertible {
     package init(host: String, port: Int) {

@@ -2,6 +2,7 @@ import Capture
 import ControlAPI
 import Faults
 import JSON
+import Vocabulary
 
 /// The control API's view of a running proxy (called on the loop thread): the server is
 /// the `ControlBackend` itself, so the API and the proxy share one contract.

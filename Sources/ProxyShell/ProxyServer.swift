@@ -3,6 +3,7 @@ import Capture
 import ControlAPI
 import Faults
 import ProxyCore
+import Vocabulary
 import WebSocket
 import Transport
 

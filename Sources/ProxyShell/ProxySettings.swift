@@ -3,6 +3,7 @@ import Faults
 import JSON
 import ProxyCore
 import Transport
+import Vocabulary
 import WebSocket
 
 /// Everything a `ProxyServer` needs, checked before anything starts (`faultline proxy`

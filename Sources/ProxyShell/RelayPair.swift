@@ -2,6 +2,7 @@ import Capture
 import Pcap
 import ProxyCore
 import Transport
+import Vocabulary
 
 /// One proxied connection pair in the I/O shell: the client's socket, the upstream socket
 /// (once connected), and the sans-IO `RelaySession` that decides everything. The pair only

@@ -2,6 +2,7 @@ import Capture
 import ControlAPI
 import Faults
 import Transport
+import Vocabulary
 
 /// The proxies of `faultline proxy --toxiproxy-api`: each one created through toxiproxy's
 /// API is a `ProxyServer` of its own on the main proxy's loop, with its own listener,

@@ -1,6 +1,7 @@
 import Capture
 import JSON
 import Lifecycle
+import Vocabulary
 
 /// The proxy's event stream for `GET /events` and `faultline ctl watch`: the records that
 /// matter to someone watching (connections opened, TCP ends read from a peer, faults fired),

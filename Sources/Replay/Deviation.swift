@@ -1,5 +1,6 @@
 import Capture
 import JSON
+import Vocabulary
 import WebSocket
 
 /// One way the live peer did not do what the recorded peer did. Structured so reports can

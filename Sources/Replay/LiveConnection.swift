@@ -1,5 +1,6 @@
 import Capture
 import Transport
+import Vocabulary
 import WebSocket
 
 /// The I/O shell around one `ReplayScript`: bytes from the socket become handshake heads
@@ -89,7 +90,7 @@ final class LiveConnection {
         for command in script.handle(event, now: now) { carryOut(command, now: now) }
     }
 
-    private func carryOut(_ command: ReplayCommand, now: Micros) {
+    private func carryOut(_ command: ReplayAction, now: Micros) {
         switch command {
         case .write(let bytes):
             connection?.write(bytes)

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// How many frames of one loosely matched event name the recording and the live peer had,
 /// over the whole replay: the report lists these so nothing is hidden.

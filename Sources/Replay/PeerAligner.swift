@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// Lines the live peer's frames up with the recorded ones, online. Each live frame is

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// How a replay treats each kind (event name) of frame the live peer sends. Not every

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// How one side's part of a recorded connection ended, as the other side saw it.

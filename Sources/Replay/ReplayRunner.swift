@@ -3,6 +3,7 @@ import Capture
 import Glibc
 import Lifecycle
 import Transport
+import Vocabulary
 import WebSocket
 
 /// Runs a replay on a libuv loop: as the server on a listening socket, or as the client

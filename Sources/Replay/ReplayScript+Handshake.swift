@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// The opening handshake of a replayed connection, in either role.
@@ -10,7 +11,7 @@ extension ReplayScript {
     ]
 
     /// Client role: the recorded request with a fresh key, our Host and target.
-    mutating func sendRequest(now: Micros, into out: inout [ReplayCommand]) {
+    mutating func sendRequest(now: Micros, into out: inout [ReplayAction]) {
         let recorded = recording.request
         let key = WebSocketHandshake.makeKey(using: &generator)
         let target = config.target ?? recorded?.target ?? "/"
@@ -25,7 +26,7 @@ extension ReplayScript {
     }
 
     /// Client role: the server's answer, compared with the recorded one.
-    mutating func check(_ response: HTTPResponseHead, key: String, now: Micros, into out: inout [ReplayCommand]) {
+    mutating func check(_ response: HTTPResponseHead, key: String, now: Micros, into out: inout [ReplayAction]) {
         let recordedStatus = recording.response?.status ?? 101
         if response.status == 101, let problem = WebSocketHandshake.problem(with: response, forKey: key) {
             report(.handshake, expected: "101", observed: "\(response.status): \(problem)", now: now, into: &out)
@@ -48,7 +49,7 @@ extension ReplayScript {
     }
 
     /// Server role: answers the live client's request as recorded.
-    mutating func answer(_ request: HTTPRequestHead, now: Micros, into out: inout [ReplayCommand]) {
+    mutating func answer(_ request: HTTPRequestHead, now: Micros, into out: inout [ReplayAction]) {
         let recorded = recording.response
         let status = recorded?.status ?? 101
         let kept = (recorded?.headers ?? [HeaderField("Upgrade", "websocket"), HeaderField("Connection", "Upgrade")])
@@ -82,7 +83,7 @@ extension ReplayScript {
     }
 
     mutating func report(_ kind: Deviation.Kind, expected: String?, observed: String?, now: Micros,
-                         into out: inout [ReplayCommand]) {
+                         into out: inout [ReplayAction]) {
         out.append(.report(Deviation(kind: kind, copy: config.copy, conn: recording.conn, t: now,
                                      expected: expected, observed: observed)))
     }

@@ -1,5 +1,6 @@
 import Protocols
 import Capture
+import Vocabulary
 import WebSocket
 
 /// What happened to a live connection being replayed (the I/O shell reports these).
@@ -19,7 +20,7 @@ public enum ReplayEvent: Sendable, Hashable {
 }
 
 /// What the shell must do, in order.
-public enum ReplayCommand: Sendable, Hashable {
+public enum ReplayAction: Sendable, Hashable {
     /// Write raw bytes (an HTTP head).
     case write([UInt8])
     /// Encode and write a frame.
@@ -181,9 +182,9 @@ public struct ReplayScript: Sendable {
     /// The handshake time of the recording: the anchor of all recorded gaps.
     var recordedStart: Micros { recording.response?.t ?? recording.request?.t ?? recording.openedAt }
 
-    public mutating func handle(_ event: ReplayEvent, now: Micros) -> [ReplayCommand] {
+    public mutating func handle(_ event: ReplayEvent, now: Micros) -> [ReplayAction] {
         clock = max(clock, now)
-        var out: [ReplayCommand] = []
+        var out: [ReplayAction] = []
         switch event {
         case .connected:
             guard case .connecting = phase else { break }
@@ -207,7 +208,7 @@ public struct ReplayScript: Sendable {
 
     // MARK: Frames from the peer
 
-    mutating func received(_ frame: Frame, now: Micros, into out: inout [ReplayCommand]) {
+    mutating func received(_ frame: Frame, now: Micros, into out: inout [ReplayAction]) {
         guard phase != .finished else { return }
         switch frame.opcode {
         case .ping:
@@ -239,7 +240,7 @@ public struct ReplayScript: Sendable {
         return false
     }
 
-    mutating func peerEnd(_ kind: RecordedEnd, now: Micros, into out: inout [ReplayCommand]) {
+    mutating func peerEnd(_ kind: RecordedEnd, now: Micros, into out: inout [ReplayAction]) {
         guard !peerEnded, phase != .finished else { return }
         peerEnded = true
         for outcome in aligner.giveUpAll(now: now) { out.append(.report(deviation(outcome, now: now))) }
@@ -262,7 +263,7 @@ public struct ReplayScript: Sendable {
 
     // MARK: Steps
 
-    mutating func advance(now: Micros, into out: inout [ReplayCommand]) {
+    mutating func advance(now: Micros, into out: inout [ReplayAction]) {
         while true {
             switch phase {
             case .open:
@@ -312,7 +313,7 @@ public struct ReplayScript: Sendable {
     /// something changed), or schedules a wake-up for the deadline (false). The deadline
     /// keeps the recorded gap unscaled: `--speed` makes our side faster, not the peer's
     /// clock (a client's idle ping comes after its own timeout whatever our speed).
-    mutating func waitForPeer(now: Micros, into out: inout [ReplayCommand]) -> Bool {
+    mutating func waitForPeer(now: Micros, into out: inout [ReplayAction]) -> Bool {
         let index = aligner.resolvedPrefix
         let expectedAt = RecordedConnection.sentAt(aligner.expected[index])
         let anchor = anchorFor(waitsFor: index)
@@ -339,7 +340,7 @@ public struct ReplayScript: Sendable {
         return anchor
     }
 
-    mutating func execute(_ step: Step, now: Micros, into out: inout [ReplayCommand]) {
+    mutating func execute(_ step: Step, now: Micros, into out: inout [ReplayAction]) {
         switch step.action {
         case .send(let record):
             var payload = record.payload
@@ -359,7 +360,7 @@ public struct ReplayScript: Sendable {
         }
     }
 
-    mutating func finish(_ how: ReplayCommand, into out: inout [ReplayCommand]) {
+    mutating func finish(_ how: ReplayAction, into out: inout [ReplayAction]) {
         guard phase != .finished else { return }
         phase = .finished
         if let openedLive {
@@ -379,7 +380,7 @@ public struct ReplayScript: Sendable {
         out.append(.finished)
     }
 
-    mutating func schedule(_ at: Micros, into out: inout [ReplayCommand]) {
+    mutating func schedule(_ at: Micros, into out: inout [ReplayAction]) {
         guard scheduled != at else { return }
         scheduled = at
         out.append(.schedule(at: at))

@@ -1,5 +1,6 @@
 import Capture
 import Lifecycle
+import Vocabulary
 
 /// Which recorded connections a replay plays.
 public enum ReplaySelection: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// How recorded gaps become live delays: divided by the speed (`max`: no waiting at all),
 /// capped at `maxGap` first, and how long to wait past the recorded time for a frame the

@@ -1,5 +1,6 @@
 import Capture
 import Lifecycle
+import Vocabulary
 
 /// Everything a report shows, gathered from the analyzer's events. The engine streams;
 /// a report needs the whole picture, so this is where events are kept, bounded per client
@@ -7,7 +8,7 @@ import Lifecycle
 public struct AnalysisReport: Sendable {
     public struct Client: Sendable {
         public var info: ClientInfo
-        public var connections: [ConnectionSummary] = []
+        public var connections: [ConnectionLifespan] = []
         public var transitions: [Transition] = []
         public var faults: [FaultMark] = []
         public var findings: [Finding] = []
@@ -113,7 +114,7 @@ public struct ReportLimits: Sendable {
 public struct ReportBuilder: Sendable {
     private struct ClientLog: Sendable {
         var info: ClientInfo
-        var connections: BoundedLog<ConnectionSummary>
+        var connections: BoundedLog<ConnectionLifespan>
         var transitions: BoundedLog<Transition>
         var faults: BoundedLog<FaultMark>
         /// With their order of discovery, to rebuild the report-wide list.

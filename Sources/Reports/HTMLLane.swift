@@ -1,5 +1,6 @@
 import Capture
 import Lifecycle
+import Vocabulary
 
 /// One client's swim lane as SVG, on the time axis every lane shares (0 to the end of the
 /// capture): states as bands, connections as bars with their end, faults and findings as

@@ -1,5 +1,6 @@
 import Capture
 import Lifecycle
+import Vocabulary
 
 /// One self-contained HTML page (no network: style and script inline). From the top: the
 /// capture (date, wall-clock start), a summary (clients, connections, findings by rule and

@@ -1,6 +1,7 @@
 import Capture
 import JSON
 import Lifecycle
+import Vocabulary
 
 /// The JSON report; schema documented in docs/report-json.md (format "faultline-analysis",
 /// version 1). Times are seconds since the capture's start, as numbers (`t`), with the

@@ -1,5 +1,6 @@
 import Capture
 import Lifecycle
+import Vocabulary
 
 /// JUnit XML, in the shape Jenkins (junit-10 schema) and GitLab read: one `<testsuite>` per
 /// client, one `<testcase>` per rule of the spec. A case's findings are its `<failure>` when

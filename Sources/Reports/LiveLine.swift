@@ -1,6 +1,7 @@
 import CLI
 import Capture
 import Lifecycle
+import Vocabulary
 
 /// One line per analyzer event for `faultline proxy --live`: transitions and findings as
 /// they happen, in the text report's wording, control characters escaped. Nil for events

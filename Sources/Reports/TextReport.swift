@@ -1,6 +1,7 @@
 import CLI
 import Capture
 import Lifecycle
+import Vocabulary
 
 /// Plain text, grouped by client: the capture and grouping, a summary (findings by rule,
 /// faults fired), then per client its timeline, its findings (identical ones folded with a

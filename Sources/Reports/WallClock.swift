@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// Absolute times for reports: the capture header's wall-clock start (microseconds since
 /// 1970, UTC) plus a record's relative time, written as ISO 8601 in UTC. Pure arithmetic

@@ -1,5 +1,6 @@
 import Bird
 import JSON
+import Vocabulary
 import WebSocket
 
 /// The reference client: the connection lifecycle of the Bird Realtime guide

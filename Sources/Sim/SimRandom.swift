@@ -1,3 +1,4 @@
+import Vocabulary
 import WebSocket
 
 extension SeededGenerator {

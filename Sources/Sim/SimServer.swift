@@ -1,5 +1,6 @@
 import Bird
 import JSON
+import Vocabulary
 import WebSocket
 
 /// The simulator server's whole state, without sockets: every connection's session and the

@@ -1,4 +1,5 @@
 import COpenSSL
+import Vocabulary
 
 /// The opening handshake of RFC 6455 section 4: keys, the accept value, and the request
 /// and 101 response that carry them.
@@ -14,7 +15,7 @@ public enum WebSocketHandshake {
             EVP_Digest(raw.baseAddress, raw.count, &digest, &length, EVP_sha1(), nil)
         }
         precondition(ok == 1 && length == 20, "OpenSSL SHA-1 failed")
-        return Base64.encode(digest[0..<20])
+        return Base64.encode(Array(digest[0..<20]))
     }
 
     /// A fresh random Sec-WebSocket-Key (16 random bytes, base64).
@@ -65,31 +66,5 @@ public enum WebSocketHandshake {
         }
         guard accept == expected else { return "Sec-WebSocket-Accept \(accept) (expected \(expected))" }
         return nil
-    }
-}
-
-/// Standard base64 with padding (RFC 4648 4), for handshake keys.
-enum Base64 {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-    static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
-        let input = Array(bytes)
-        var out: [UInt8] = []
-        out.reserveCapacity((input.count + 2) / 3 * 4)
-        var i = 0
-        while i + 3 <= input.count {
-            let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
-            out += [alphabet[Int(n >> 18)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
-            i += 3
-        }
-        let rest = input.count - i
-        if rest == 1 {
-            let n = UInt32(input[i]) << 16
-            out += [alphabet[Int(n >> 18)], alphabet[Int(n >> 12 & 63)], 61, 61]
-        } else if rest == 2 {
-            let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8
-            out += [alphabet[Int(n >> 18)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], 61]
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 import Faults
 import Lifecycle
 import Reports
+import Vocabulary
 
 /// `faultline analyze INPUT...`: rebuilds each client's timeline from captures and checks
 /// it against a lifecycle spec. Exit 0 without error findings, 1 with one, 2 for unusable
@@ -187,16 +188,7 @@ enum AnalyzeCommand: Command {
         format.render(report) { piece in
             guard ok else { return }
             var piece = piece
-            ok = piece.withUTF8 { bytes in
-                var offset = 0
-                while offset < bytes.count {
-                    let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                    if n < 0, errno == EINTR { continue }
-                    if n <= 0 { return false }
-                    offset += n
-                }
-                return true
-            }
+            ok = piece.withUTF8 { FileDescriptorOutput.writeAll(fd, UnsafeRawBufferPointer($0)) == nil }
         }
         return ok
     }

@@ -1,6 +1,7 @@
 import CLI
 import Capture
 import Glibc
+import Vocabulary
 
 /// Standard output through one 256 KiB buffer, written with write(2) when full: one write
 /// per line would dominate on big captures. Lines are written into the buffer by pointer

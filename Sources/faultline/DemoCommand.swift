@@ -4,6 +4,7 @@ import Foundation
 import Lifecycle
 import Reports
 import Sim
+import Vocabulary
 
 /// `faultline demo`: everything on loopback in one process and one event loop: the sim
 /// server, the recording proxy with faults scoped to single clients, several sim clients

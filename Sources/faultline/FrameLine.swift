@@ -3,6 +3,7 @@ import CLI
 import Capture
 import Glibc
 import JSON
+import Vocabulary
 import WebSocket
 
 /// The two renderings of one frame.

@@ -1,6 +1,7 @@
 import CLI
 import Capture
 import Lifecycle
+import Vocabulary
 
 /// Which records `faultline frames` prints: the `--conn`, `--client`, `--from` and
 /// `--event` filters, decided per record. `--client` uses the analyzer's own grouping (the

@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import Pcap
 import ProxyShell
+import Vocabulary
 
 /// Opens any input `faultline` reads records from (a capture file, pcap and pcapng),
 /// chosen by the file's first bytes, never by its name. Adding an input kind is one entry
@@ -161,7 +162,7 @@ enum InputSources {
         let writeEnd = ends[1]
         Thread.detachNewThread {
             defer { close(writeEnd); close(original) }
-            guard writeFully(writeEnd, head[...]) else { return }
+            guard FileDescriptorOutput.writeAll(writeEnd, head) == nil else { return }
             _ = copyToEnd(from: original, to: writeEnd)
         }
         return ends[0]
@@ -182,22 +183,9 @@ enum InputSources {
             if n < 0, errno == EINTR { continue }
             if n < 0 { return CopyFailure(reading: true, reason: String(cString: strerror(errno))) }
             if n == 0 { return nil }
-            guard writeFully(destination, chunk[0..<n]) else {
-                return CopyFailure(reading: false, reason: String(cString: strerror(errno)))
+            if let failure = FileDescriptorOutput.writeAll(destination, chunk[0..<n]) {
+                return CopyFailure(reading: false, reason: String(cString: strerror(failure)))
             }
-        }
-    }
-
-    private static func writeFully(_ fd: Int32, _ bytes: ArraySlice<UInt8>) -> Bool {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0, errno == EINTR { continue }
-                if n <= 0 { return false }
-                offset += n
-            }
-            return true
         }
     }
 }

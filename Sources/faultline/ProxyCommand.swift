@@ -7,6 +7,7 @@ import Lifecycle
 import ProxyShell
 import Reports
 import Transport
+import Vocabulary
 
 /// `faultline proxy`: the recording, fault-injecting WebSocket proxy. This file turns flags
 /// into `ProxySettings` (rejecting anything unusable before a socket opens) and runs a

@@ -1,6 +1,7 @@
 import CLI
 import ControlAPI
 import Transport
+import Vocabulary
 
 /// The proxy's control flags (`--control HOST:PORT`, `--control-token T`,
 /// `--control-allow-remote`) turned into a running `ControlServer`, so the proxy command's

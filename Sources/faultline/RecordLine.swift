@@ -1,5 +1,6 @@
 import Capture
 import JSON
+import Vocabulary
 
 /// `faultline frames --all` and `--payload`: the lines for records that are not frames
 /// (opens, upgrades, ends, notes, fault actions) and a frame's payload, in the same two

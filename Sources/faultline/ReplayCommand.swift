@@ -6,6 +6,7 @@ import Glibc
 import ProtocolTable
 import Protocols
 import Replay
+import Vocabulary
 
 /// `faultline replay CAPTURE --listen HOST:PORT | --upstream ws[s]://HOST:PORT[/PATH]`:
 /// plays recorded connections back as the server or as the client and reports where the
@@ -70,9 +71,10 @@ enum ReplayCommand: Command {
         var secureUpstream = false
         let copies = try arguments.parse("clients", as: "a whole number from 1 to 10000") { Int($0).flatMap { (1...10_000).contains($0) ? $0 : nil } } ?? 1
         if let listen {
-            guard let (host, port) = parseHostPort(listen) else {
+            guard case .success(let address) = Vocabulary.HostPort.parse(listen) else {
                 throw UsageError("\(command): invalid value '\(listen)' for '--listen': expected HOST:PORT, as in 127.0.0.1:8080")
             }
+            let (host, port) = (address.host, address.port)
             if copies != 1 { throw UsageError("\(command): '--clients' applies to '--upstream' only") }
             mode = .server(host: host, port: port)
         } else {
@@ -174,35 +176,22 @@ enum ReplayCommand: Command {
         }
     }
 
-    /// "127.0.0.1:8080", "[::1]:8080", "localhost:0".
-    static func parseHostPort(_ text: String) -> (String, Int)? {
-        guard let colon = text.lastIndex(of: ":") else { return nil }
-        var host = String(text[..<colon])
-        guard let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port), !host.isEmpty else { return nil }
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return (host, port)
-    }
-
     /// ws[s]://HOST[:PORT][/PATH]: the host, port (80 by default, 443 for wss) and target
     /// (nil: as recorded), and whether it is wss.
     static func parseURL(_ text: String, command: String) throws -> (host: String, port: Int, target: String?, secure: Bool) {
         let bad = { (why: String) in UsageError("\(command): invalid value '\(text)' for '--upstream': \(why)") }
-        let secure = text.lowercased().hasPrefix("wss://")
-        guard secure || text.lowercased().hasPrefix("ws://") else { throw bad("expected ws[s]://HOST:PORT[/PATH]") }
-        let rest = text.dropFirst(secure ? 6 : 5)
-        let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
-        let authority = String(rest[..<slash])
-        var target: String? = String(rest[slash...])
+        let url: WebSocketURL
+        switch WebSocketURL.parse(text) {
+        case .success(let parsed): url = parsed
+        case .failure(.notWebSocketURL): throw bad("expected ws[s]://HOST:PORT[/PATH]")
+        case .failure(.badAuthority): throw bad("bad port")
+        case .failure(let error): throw bad(error.description)
+        }
+        guard url.port >= 1 else { throw bad("port 0 cannot be connected to") }
+        var target: String? = url.target
         if target == "" || target == "/" { target = nil }
         if target?.hasPrefix("?") == true { target = "/" + target! }
-        guard !authority.isEmpty else { throw bad("no host") }
-        if let (host, port) = parseHostPort(authority), !authority.hasSuffix("]") {
-            guard port >= 1 else { throw bad("port 0 cannot be connected to") }
-            return (host, port, target, secure)
-        }
-        if authority.contains(":") && !(authority.hasPrefix("[") && authority.hasSuffix("]")) { throw bad("bad port") }
-        let host = authority.hasPrefix("[") ? String(authority.dropFirst().dropLast()) : authority
-        return (host, secure ? 443 : 80, target, secure)
+        return (url.host, url.port, target, url.secure)
     }
 
     static func writeFile(_ path: String, _ text: String, command: String) throws {

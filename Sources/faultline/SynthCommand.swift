@@ -4,6 +4,7 @@ import Capture
 import Glibc
 import JSON
 import ProxyShell
+import Vocabulary
 import WebSocket
 
 /// `faultline synth`: writes a synthetic but realistic Bird Realtime capture. Used for the
@@ -19,7 +20,8 @@ enum SynthCommand: Command {
             header), server events, bird:ping/pong and control pings, closes with various
             codes (1000, 1001, 4009, 4100, 4201, network resets) and reconnects with jittered
             exponential backoff. Stops after --records records or --size bytes, whichever
-            comes first.
+            comes first. For load tests of whatever reads captures (analyze, frames, export,
+            your own tools); --rate makes a capture that grows, like a live recording.
             """,
         options: [
             OptionSpec("out", value: "file", help: "The capture file to write (required)."),

@@ -2,6 +2,7 @@ import Bird
 import Capture
 import JSON
 import Testing
+import Vocabulary
 import WebSocket
 
 /// The scanner must answer exactly what a full parse answers, for valid and invalid JSON.

@@ -4,6 +4,7 @@ import Foundation
 import JSON
 import Testing
 import TestSupport
+import Vocabulary
 import WebSocket
 
 /// `faultline frames` and `faultline synth`, run as the built binary.

@@ -1,6 +1,7 @@
 @testable import Capture
 import Foundation
 import Testing
+import Vocabulary
 
 /// Integers in a capture line that once trapped the readers (issue 15, item 2), and the
 /// time bound that keeps the analyzer's arithmetic on record times from overflowing.

@@ -6,6 +6,7 @@ import JSON
 import Synchronization
 import Testing
 import Transport
+import Vocabulary
 
 /// A proxy stand-in: a real `FaultEngine`, a fixed list of "open" connections, and a log of
 /// every `faultsChanged` call so tests can see that changes are pushed at once.

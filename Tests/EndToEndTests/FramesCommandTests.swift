@@ -4,6 +4,7 @@ import Glibc
 import JSON
 import Testing
 import TestSupport
+import Vocabulary
 import WebSocket
 
 /// `faultline frames` answering "what happened on connection 3" (issue 18 item 12): the

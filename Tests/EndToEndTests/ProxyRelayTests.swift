@@ -4,6 +4,7 @@ import Glibc
 import JSON
 import Testing
 import TestSupport
+import Vocabulary
 import WebSocket
 
 /// `faultline proxy` between a real Python `websockets` client and server: frame-exact

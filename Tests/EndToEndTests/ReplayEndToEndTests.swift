@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import Testing
 import TestSupport
+import Vocabulary
 import WebSocket
 
 /// `faultline replay` against real Python `websockets` peers (Tests/Peers/replay_*.py),

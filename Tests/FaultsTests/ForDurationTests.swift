@@ -1,6 +1,7 @@
 import Capture
 import Testing
 @testable import Faults
+import Vocabulary
 
 /// `for=DUR` on every kind, and rules applied to one connection honouring their triggers.
 @Suite struct ForDurationTests {

@@ -2,6 +2,7 @@ import Capture
 import JSON
 import Testing
 @testable import Faults
+import Vocabulary
 
 /// Message-level kinds matched by event, channel and direction.
 @Suite struct MessageKindTests {

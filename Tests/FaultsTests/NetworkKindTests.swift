@@ -1,6 +1,7 @@
 import Capture
 import Testing
 @testable import Faults
+import Vocabulary
 
 /// toxiproxy-like kinds (bandwidth, slicer, slow-close, limit-data, timeout) on their own,
 /// with a fake clock: the verdicts each gives for the events it is shown.

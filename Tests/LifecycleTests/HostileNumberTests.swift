@@ -1,6 +1,7 @@
 import Capture
 import Testing
 @testable import Lifecycle
+import Vocabulary
 
 /// Numbers from a peer or a file that once trapped the analyzer (issue 15, items 1 and 4):
 /// each test here crashed the test process before the fix.

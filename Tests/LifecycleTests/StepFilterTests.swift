@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import Lifecycle
+import Vocabulary
 
 /// `LifecycleRule.observes` and `quietUntil` only save time: handing each step to the rules
 /// that observe it and skipping quiet timer checks must give exactly the events of handing

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 @testable import Lifecycle
 

@@ -1,4 +1,5 @@
 import Glibc
+import Vocabulary
 import WebSocket
 import Testing
 @testable import Pcap

@@ -2,6 +2,7 @@ import Testing
 import Foundation
 import Capture
 import TestSupport
+import Vocabulary
 import WebSocket
 @testable import Pcap
 

@@ -1,5 +1,6 @@
 import Capture
 @testable import Pcap
+import Vocabulary
 
 /// Records what a reassembler delivers, for assertions.
 struct RecordingSink: TCPStreamSink {

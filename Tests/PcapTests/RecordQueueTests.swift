@@ -1,6 +1,7 @@
 import Capture
 import Testing
 @testable import Pcap
+import Vocabulary
 
 @Suite struct RecordQueueTests {
     static func note(_ n: Int) -> CaptureRecord {

@@ -1,5 +1,6 @@
 import Capture
 import Faults
+import Vocabulary
 import WebSocket
 @testable import ProxyCore
 

@@ -1,6 +1,7 @@
 import Capture
 import Faults
 import Testing
+import Vocabulary
 import WebSocket
 @testable import ProxyCore
 
@@ -202,8 +203,8 @@ import WebSocket
     @Test func clientKeyIsUserAgentAndTarget() {
         let request = HTTPRequestHead(method: "GET", target: "/app/k?client=js",
                                       headers: [HeaderField("user-agent", "pusher-js/8")])
-        #expect(ClientKey.derive(from: request) == "pusher-js/8 /app/k?client=js")
-        #expect(ClientKey.derive(from: HTTPRequestHead(method: "GET", target: "/", headers: [])) == "- /")
+        #expect(ClientScopeText.derive(from: request) == "pusher-js/8 /app/k?client=js")
+        #expect(ClientScopeText.derive(from: HTTPRequestHead(method: "GET", target: "/", headers: [])) == "- /")
     }
 }
 

@@ -1,6 +1,7 @@
 import Capture
 import Faults
 import Testing
+import Vocabulary
 import WebSocket
 @testable import ProxyCore
 

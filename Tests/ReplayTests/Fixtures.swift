@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 @testable import Replay
 
@@ -57,7 +58,7 @@ enum Fixture {
     static func clientFrame(_ text: String) -> Frame { Frame.text(text, maskingKey: MaskingKey(1, 2, 3, 4)) }
 }
 
-extension [ReplayCommand] {
+extension [ReplayAction] {
     var sentFrames: [Frame] { compactMap { if case .send(let f) = $0 { f } else { nil } } }
     var sentTexts: [String] { sentFrames.map { String(decoding: $0.payload, as: UTF8.self) } }
     var deviations: [Deviation] { compactMap { if case .report(let d) = $0 { d } else { nil } } }

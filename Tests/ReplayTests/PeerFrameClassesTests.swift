@@ -1,5 +1,6 @@
 import Capture
 import Testing
+import Vocabulary
 import WebSocket
 @testable import Replay
 

@@ -3,6 +3,7 @@ import Foundation
 import Lifecycle
 import Testing
 import TestSupport
+import Vocabulary
 import WebSocket
 @testable import Replay
 

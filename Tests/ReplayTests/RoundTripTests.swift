@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import Testing
 import TestSupport
+import Vocabulary
 import WebSocket
 @testable import Replay
 

@@ -4,6 +4,7 @@ import Capture
 import Lifecycle
 import TestSupport
 @testable import Reports
+import Vocabulary
 
 /// The HTML report of a many-client capture, opened in headless Chromium (Debian's package,
 /// installed by Tools/setup): screenshots at 1400 and 760 px, and layout facts read back from

@@ -5,6 +5,7 @@ import FoundationXML
 #endif
 import Capture
 import JSON
+import Vocabulary
 import WebSocket
 import Lifecycle
 @testable import Reports

@@ -1,4 +1,5 @@
 import Sim
+import Vocabulary
 import WebSocket
 import Testing
 

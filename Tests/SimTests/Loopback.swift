@@ -1,6 +1,7 @@
 import Bird
 import JSON
 import Sim
+import Vocabulary
 import WebSocket
 
 /// Sim clients and a sim server wired together in memory with a fake clock and zero latency:

@@ -2,15 +2,6 @@ import Sim
 import Testing
 
 @Suite struct SimAddressTests {
-    @Test func listenAddresses() {
-        #expect(SimListenAddress.parse("127.0.0.1:8080") == SimListenAddress(host: "127.0.0.1", port: 8080))
-        #expect(SimListenAddress.parse("[::1]:0") == SimListenAddress(host: "::1", port: 0))
-        #expect(SimListenAddress.parse("localhost:9000") == SimListenAddress(host: "localhost", port: 9000))
-        for bad in ["8080", "127.0.0.1", "127.0.0.1:70000", ":80", "::1:80", "[::1]80", "host:port"] {
-            #expect(SimListenAddress.parse(bad) == nil, "\(bad)")
-        }
-    }
-
     @Test func urls() throws {
         let url = try SimURL.parse("ws://127.0.0.1:8080/app/k1")
         #expect(url.host == "127.0.0.1" && url.port == 8080 && url.appKey == "k1")

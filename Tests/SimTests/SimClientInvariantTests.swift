@@ -1,6 +1,7 @@
 import Bird
 import Sim
 import Testing
+import Vocabulary
 import WebSocket
 
 /// Long randomised sessions over `Loopback` (server deaths, restarts, close codes of every

@@ -4,6 +4,7 @@ import Sim
 import TestSupport
 import Testing
 import Transport
+import Vocabulary
 import WebSocket
 
 /// The runners on real loopback sockets, server and clients on one loop in this process.
@@ -27,7 +28,7 @@ import WebSocket
         var serverSettings = SimServerSettings()
         serverSettings.eventInterval = 100_000
         let server = SimServerRunner(loop: loop, settings: serverSettings, seed: 1)
-        let bound = try server.listen(SimListenAddress(host: "127.0.0.1", port: 0))
+        let bound = try server.listen(HostPort(host: "127.0.0.1", port: 0))
         var clientSettings = SimClientSettings()
         clientSettings.channels = ["news", "private-chat", "presence-lobby"]
         clientSettings.triggerInterval = 100_000
@@ -77,7 +78,7 @@ import WebSocket
         serverSettings.closeAfter = 200_000
         serverSettings.closeCode = 4200
         let server = SimServerRunner(loop: loop, settings: serverSettings, seed: 1)
-        let bound = try server.listen(SimListenAddress(host: "127.0.0.1", port: 0))
+        let bound = try server.listen(HostPort(host: "127.0.0.1", port: 0))
         var settings = SimClientSettings()
         settings.triggerInterval = nil
         let runner = SimClientRunner(loop: loop, url: try SimURL.parse("ws://\(bound)/app/sim-key"), clients: [settings], seed: 2)
@@ -100,7 +101,7 @@ import WebSocket
         serverSettings.activityTimeout = 1
         serverSettings.stallPongs = true
         let server = SimServerRunner(loop: loop, settings: serverSettings, seed: 1)
-        let bound = try server.listen(SimListenAddress(host: "127.0.0.1", port: 0))
+        let bound = try server.listen(HostPort(host: "127.0.0.1", port: 0))
         var settings = SimClientSettings()
         settings.channels = []
         settings.triggerInterval = nil
@@ -124,7 +125,7 @@ import WebSocket
         var serverSettings = SimServerSettings()
         serverSettings.refuseCode = 4009
         let server = SimServerRunner(loop: loop, settings: serverSettings, seed: 1)
-        let bound = try server.listen(SimListenAddress(host: "127.0.0.1", port: 0))
+        let bound = try server.listen(HostPort(host: "127.0.0.1", port: 0))
         var settings = SimClientSettings()
         settings.backoff = Backoff(base: 10_000, cap: 50_000)
         let runner = SimClientRunner(loop: loop, url: try SimURL.parse("ws://\(bound)/app/sim-key"), clients: [settings], seed: 2)

@@ -1,4 +1,5 @@
 import Testing
+import Vocabulary
 import WebSocket
 
 @Suite("Incremental UTF-8")

@@ -1,4 +1,5 @@
 import Testing
+import Vocabulary
 @testable import WebSocket
 
 /// The one-step path (`FrameDecoder.wholeFrame(at:)`, and the decoder's own use of it) must

@@ -1,3 +1,4 @@
+import Vocabulary
 import WebSocket
 
 /// What one endpoint of a test connection received.

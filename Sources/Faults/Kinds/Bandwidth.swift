@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `bandwidth:RATE [dir=c2s|s2c]`: each direction carries at most RATE (`64KB/s`, KB =
 /// 1000 bytes as in toxiproxy's `rate`). A frame leaves when the frames before it would

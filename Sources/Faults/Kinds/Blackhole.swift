@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `blackhole [dir=c2s|s2c] [for=DUR]`: keep both sockets open and forward nothing (the
 /// frames are read and dropped, and a FIN or RST is not passed on either): the network

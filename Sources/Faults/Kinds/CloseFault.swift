@@ -1,5 +1,6 @@
 import WebSocket
 import Capture
+import Vocabulary
 
 /// `close:CODE [reason=TEXT] [to=client|server]`: send a close frame with that code, as the
 /// other peer would, and close the far side's socket (a server terminating a member).

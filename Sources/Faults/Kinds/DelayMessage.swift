@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `delay-message:DUR [event=NAME] [channel=NAME] [dir=c2s|s2c]`: hold matching messages
 /// for DUR. Later frames in the same direction wait behind them (one TCP stream keeps its

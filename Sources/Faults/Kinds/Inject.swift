@@ -2,6 +2,7 @@ import Bird
 import WebSocket
 import Capture
 import JSON
+import Vocabulary
 
 /// `inject:JSON [to=client|server]`: send a crafted text frame, as the other peer would
 /// (for example `inject:{"event":"bird:error","data":{"message":"x","code":4009}}`).

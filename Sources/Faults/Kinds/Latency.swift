@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `latency:DUR [jitter=DUR] [dir=c2s|s2c]`: delay frames by DUR plus or minus a uniform
 /// jitter drawn from the seeded generator. The relay keeps their order per direction.

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `limit-data:BYTES [dir=c2s|s2c]`: relay frames until their payloads add up to BYTES
 /// (`4096`, `64KB`), then end both connections with FIN, no close frame (toxiproxy's

@@ -1,5 +1,7 @@
 import Bird
 import Capture
+import JSON
+import Vocabulary
 import WebSocket
 
 /// Which messages a message-level fault acts on: `event=NAME` (the Bird/Pusher event name,

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// `reorder [within=DUR] [event=NAME] [channel=NAME] [dir=c2s|s2c]`: hold a matching

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `slicer [size=BYTES] [variation=BYTES] [delay=DUR] [dir=c2s|s2c]`: write each frame in
 /// small pieces (SIZE +/- VARIATION bytes, drawn from the seeded generator), DELAY apart,

@@ -1,5 +1,6 @@
 import WebSocket
 import Capture
+import Vocabulary
 
 /// `slow-close:DUR [dir=c2s|s2c]`: hold each close frame, and each FIN, for DUR before
 /// passing it on (toxiproxy's slow_close): a peer that is slow to finish the closing

@@ -1,6 +1,7 @@
 import Bird
 import WebSocket
 import Capture
+import Vocabulary
 
 /// `stall-pongs [for=DUR]`: swallow the server's pongs to the client (`P:pong` events and
 /// pong control frames), so the client's stale-connection check must fire.

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `timeout:DUR [dir=c2s|s2c]`: stop relaying (frames and FINs are swallowed, as by a
 /// blackhole), then after DUR end both connections with FIN (toxiproxy's timeout). With

@@ -1,5 +1,6 @@
 import Capture
 import Protocols
+import Vocabulary
 import WebSocket
 
 /// One client's state machine: turns its connections' records into timeline steps,
@@ -32,7 +33,7 @@ struct ClientTimeline {
     private var views: [ConnectionID: ConnectionView] = [:]
     /// Connection order, newest last; views of old connections are dropped beyond a few.
     private var order: [ConnectionID] = []
-    private var summaries: [ConnectionID: ConnectionSummary] = [:]
+    private var summaries: [ConnectionID: ConnectionLifespan] = [:]
     /// The fault that ended the previous connection, per new connection.
     private var causeFault: [ConnectionID: String] = [:]
     private var lastDrop: Drop?
@@ -121,7 +122,7 @@ struct ClientTimeline {
         views[record.conn] = view
         order.append(record.conn)
         pruneViews()
-        summaries[record.conn] = ConnectionSummary(conn: record.conn, client: info.id, openedAt: record.t)
+        summaries[record.conn] = ConnectionLifespan(conn: record.conn, client: info.id, openedAt: record.t)
         events += setState(spec.states.connecting, conn: record.conn, t: record.t, cause: "tcp open", evidence: evidence)
         let attempt = Attempt(conn: record.conn, t: record.t, number: attempts, numberWithoutReset: attemptsWithoutReset,
                               fromState: fromState, previousDrop: lastDrop, delay: delay,

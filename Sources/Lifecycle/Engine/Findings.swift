@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// How bad a finding is. `error` findings make `analyze` exit 1.
@@ -95,7 +96,7 @@ public struct Transition: Sendable, Hashable {
 }
 
 /// A connection's life as reports draw it: a bar from open to end, with its close.
-public struct ConnectionSummary: Sendable, Hashable {
+public struct ConnectionLifespan: Sendable, Hashable {
     public var conn: ConnectionID
     public var client: String
     public var openedAt: Micros
@@ -151,7 +152,7 @@ public enum AnalysisEvent: Sendable, Hashable {
     case transition(Transition)
     case finding(Finding)
     /// A connection ended (or the capture did): its bar for the timeline.
-    case connectionEnded(ConnectionSummary)
+    case connectionEnded(ConnectionLifespan)
     case fault(FaultMark)
     /// At the end of the input: a check still open, neither passed nor failed.
     case undetermined(Undetermined)

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// One lifecycle rule. One instance per client: it sees that client's steps in time order
 /// and keeps whatever little state it needs. Adding a rule is one file and one line in

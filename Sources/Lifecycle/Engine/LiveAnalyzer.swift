@@ -1,5 +1,6 @@
 import Capture
 import Protocols
+import Vocabulary
 
 /// Settings of one analysis run.
 public struct AnalyzerOptions: Sendable {

@@ -1,5 +1,6 @@
 import Capture
 import Protocols
+import Vocabulary
 
 /// One thing that happened to one client, as the engine hands it to the rules.
 public enum TimelineStep: Sendable {

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// A check a rule had opened and could not settle: its window was still open when the input
 /// ended (or when the connection it watched ended early, with no later connection to carry

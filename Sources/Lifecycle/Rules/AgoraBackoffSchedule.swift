@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `agora.backoff-schedule`: within the first phase after an interruption (2 minutes for
 /// Agora), attempt n comes base * 2^(n-1) (2, 4, 8, 16 s) after the previous failure,

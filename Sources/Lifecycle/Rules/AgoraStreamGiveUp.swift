@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `agora.stream-give-up`: an attempt more than the give-up time (20 minutes for stream
 /// channels) after the interruption; the client must be `failed` by then.

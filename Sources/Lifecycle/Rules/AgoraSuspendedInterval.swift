@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `agora.suspended-interval`: once the first phase is over without success (state
 /// `suspended`), attempts come at the fixed interval (30 s), within the timing tolerance.

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `backoff.bound`: a full-jitter reconnect waited longer than min(cap, base * 2^(n-1)) + tolerance.
 /// A delay that fits the bound of a client that never reset is `backoff.reset` instead.

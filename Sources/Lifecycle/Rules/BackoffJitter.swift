@@ -1,5 +1,6 @@
 import Capture
 import Foundation
+import Vocabulary
 
 /// `backoff.jitter`: with 8 or more full-jitter delays, each divided by its bound should
 /// look uniform on [0, 1]. All equal, or a Kolmogorov-Smirnov test rejecting at p < 0.01,

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `channels.resubscribe`: channels subscribed when a connection ended (by a drop or by
 /// `disconnect()`) must be subscribed again within the window after the next `connected`.

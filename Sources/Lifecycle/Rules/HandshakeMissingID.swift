@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `handshake.missing-id`: after a handshake without `socket_id` the client must close the
 /// socket within the immediate tolerance and send nothing but a close on it.

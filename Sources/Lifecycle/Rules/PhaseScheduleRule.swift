@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// The shape of the rules that each own one phase of the reconnect schedule
 /// (`backoff.bound`, `agora.backoff-schedule`, `agora.suspended-interval`): the spec names

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// The reconnect-schedule arithmetic shared by the backoff rules: which phase a wait was
 /// in, and the bound (full jitter) or expected delay (no jitter) of the attempt.

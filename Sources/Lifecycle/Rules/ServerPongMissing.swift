@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `server.pong-missing` (server): no pong reached the client within the pong timeout of
 /// its ping. A pong swallowed by an injected fault is reported as caused by it.

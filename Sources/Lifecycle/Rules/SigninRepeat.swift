@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `signin.repeat`: once signed in successfully, the client signs in again on every later
 /// connection, within the window after `connected`.

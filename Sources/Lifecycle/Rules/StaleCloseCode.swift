@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `stale.close-code`: the client closed a stale connection (its ping unanswered for the
 /// pong timeout) with a code outside the stale band (4200-4299 for Bird), or without a

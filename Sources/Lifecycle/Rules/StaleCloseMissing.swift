@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `stale.close-missing`: after a ping left unanswered for the pong timeout, the client
 /// did not close within pong timeout + tolerance of the ping.

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `stale.ping-missing`: the client received nothing for activity timeout + tolerance and
 /// sent no ping. Judged on record times and at the end, never on the wall clock.

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `stale.premature-close`: the client closed with a stale code although the server
 /// answered after its ping, or before the pong timeout had passed.

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `trigger.unsubscribed`: a client event on a channel whose subscription has not
 /// succeeded on the current connection (the library must return false instead of sending).

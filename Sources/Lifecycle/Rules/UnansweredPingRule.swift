@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// The shape of the rules that watch the client's latest ping for something that must
 /// happen by a deadline (`server.pong-missing`, `stale.close-missing`): each ping is

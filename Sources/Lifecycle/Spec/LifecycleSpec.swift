@@ -319,3 +319,4 @@ public func formatSeconds(_ t: Micros) -> String {
 }
 
 import Foundation
+import Vocabulary

@@ -1,6 +1,7 @@
 import JSON
 import Capture
 import Foundation
+import Vocabulary
 
 /// Loads specs: built-in names (`bird`, `agora-rtm`, ...: one a JSON file in
 /// `Sources/Lifecycle/Specs`, embedded in the binary) go through exactly the same parser as

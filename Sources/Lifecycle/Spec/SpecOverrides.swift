@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// Command-line overrides of a spec's numbers (`--tolerance 0.5 --cap 60`), applied after
 /// loading so a built-in spec can be tuned without copying its file.

@@ -1,5 +1,6 @@
 import JSON
 import Capture
+import Vocabulary
 
 /// Reads one JSON object of a spec, tracking the field path for error messages and
 /// rejecting fields it does not know (so a typo is an error, not a silent default).

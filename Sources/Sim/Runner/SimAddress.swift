@@ -1,31 +1,4 @@
-/// `HOST:PORT` of `--listen`: an IPv4 address, `[IPv6]`, or `localhost`, and a port (0 picks one).
-public struct SimListenAddress: Sendable, Hashable {
-    public var host: String
-    public var port: Int
-
-    public init(host: String, port: Int) {
-        self.host = host
-        self.port = port
-    }
-
-    /// Nil for text that is not HOST:PORT with a port in 0...65535.
-    public static func parse(_ text: String) -> SimListenAddress? {
-        var host: Substring
-        var portText: Substring
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
-            host = text[text.index(after: text.startIndex)..<close]
-            portText = text[text.index(close, offsetBy: 2)...]
-        } else {
-            guard let colon = text.lastIndex(of: ":") else { return nil }
-            host = text[..<colon]
-            portText = text[text.index(after: colon)...]
-            if host.contains(":") { return nil }  // IPv6 needs brackets
-        }
-        guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else { return nil }
-        return SimListenAddress(host: String(host), port: port)
-    }
-}
+import Vocabulary
 
 /// `ws://HOST[:PORT]/app/KEY[?query]`: where a sim client connects and what it asks for.
 public struct SimURL: Sendable, Hashable {
@@ -38,35 +11,25 @@ public struct SimURL: Sendable, Hashable {
 
     /// The Host header: host, and the port unless it is 80.
     public var hostHeader: String {
-        let shown = host.contains(":") ? "[\(host)]" : host
-        return port == 80 ? shown : "\(shown):\(port)"
+        port == 80 ? HostPort.bracketed(host) : HostPort(host: host, port: port).description
     }
 
     /// Parses a ws:// URL; the error says what is wrong with it.
     public static func parse(_ text: String) throws(SimURLError) -> SimURL {
-        guard text.hasPrefix("ws://") else {
-            if text.hasPrefix("wss://") { throw SimURLError("wss:// is not supported by the sim client; use ws://") }
-            throw SimURLError("expected ws://HOST:PORT/app/KEY, found \"\(text)\"")
+        let url: WebSocketURL
+        switch WebSocketURL.parse(text) {
+        case .success(let parsed) where !parsed.secure: url = parsed
+        case .success: throw SimURLError("wss:// is not supported by the sim client; use ws://")
+        case .failure(.notWebSocketURL): throw SimURLError("expected ws://HOST:PORT/app/KEY, found \"\(text)\"")
+        case .failure: throw SimURLError("bad host or port in \"\(text)\"")
         }
-        let rest = text.dropFirst(5)
-        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
-        let authority = String(rest[..<slash])
-        var target = String(rest[slash...])
-        if target.isEmpty { target = "/" }
-        var host = authority
-        var port = 80
-        if let address = SimListenAddress.parse(authority) {
-            host = address.host
-            port = address.port
-        } else if authority.hasPrefix("[") && authority.hasSuffix("]") {
-            host = String(authority.dropFirst().dropLast())
-        } else if authority.contains(":") {
+        guard url.port > 0, url.target.isEmpty || url.target.hasPrefix("/") else {
             throw SimURLError("bad host or port in \"\(text)\"")
         }
-        guard !host.isEmpty, port > 0 else { throw SimURLError("bad host or port in \"\(text)\"") }
+        var target = url.target.isEmpty ? "/" : url.target
         let appKey = SimServerSession.appKey(in: target)
         if !target.contains("?") { target += "?protocol=7&client=faultline-sim&version=\(SimURL.clientVersion)" }
-        return SimURL(host: host, port: port, target: target, appKey: appKey)
+        return SimURL(host: url.host, port: url.port, target: target, appKey: appKey)
     }
 
     public static let clientVersion = "0.1.0"

@@ -1,5 +1,6 @@
 import Bird
 import Transport
+import Vocabulary
 import WebSocket
 
 /// Runs N `SimClient` machines on one libuv loop against one URL: opens sockets, performs the

@@ -1,4 +1,5 @@
 import Transport
+import Vocabulary
 import WebSocket
 
 /// Runs a `SimServer` on a libuv loop: accepts TCP connections, answers the HTTP upgrade,
@@ -23,7 +24,7 @@ public final class SimServerRunner {
 
     /// Binds and starts serving; returns the bound address ("127.0.0.1:43121").
     @discardableResult
-    public func listen(_ address: SimListenAddress) throws -> String {
+    public func listen(_ address: HostPort) throws -> String {
         let listener = try TCPListener(loop: loop, host: address.host, port: address.port) { [weak self] tcp in
             self?.accept(tcp)
         }

@@ -4,6 +4,7 @@ import Lifecycle
 import ProxyShell
 import Sim
 import Transport
+import Vocabulary
 
 /// One `faultline demo` run: the sim server, the recording proxy with the scenario's faults,
 /// and the sim clients, all on one event loop on loopback, for a bounded time. Prints the
@@ -36,7 +37,7 @@ final class DemoRun {
         let loop = try EventLoop()
         defer { loop.close() }
         let simServer = SimServerRunner(loop: loop, settings: scenario.server, seed: seed)
-        let serverAddress = try simServer.listen(SimListenAddress(host: "127.0.0.1", port: 0))
+        let serverAddress = try simServer.listen(Vocabulary.HostPort(host: "127.0.0.1", port: 0))
         guard let serverPort = serverAddress.split(separator: ":").last.flatMap({ Int($0) }) else {
             throw DemoError("the sim server's address '\(serverAddress)' has no port")
         }

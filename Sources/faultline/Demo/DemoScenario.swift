@@ -2,6 +2,7 @@ import Capture
 import Faults
 import Lifecycle
 import Sim
+import Vocabulary
 
 /// What `faultline demo` stages, as data: the sim server's and clients' settings, the
 /// proxy's fault rules scoped to single clients, and the spec the recording is checked

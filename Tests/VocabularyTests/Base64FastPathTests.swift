@@ -1,5 +1,5 @@
-import Capture
 import Testing
+import Vocabulary
 
 /// The table-driven, in-place `Base64.encode` against a plain bit-by-bit reference: every
 /// length 0...70 (all padding cases), long inputs, all

@@ -1,7 +1,6 @@
-@testable import Capture
 import Foundation
-import WebSocket
 import Testing
+@testable import Vocabulary
 
 /// `Base64Text`, the one-pass encoder behind `Base64.encode(_:into:)`, against the plain
 /// reference encoder and Foundation: every length 0...200 (all tail cases of the 12-, 6-
@@ -97,18 +96,4 @@ import Testing
         }
     }
 
-    /// The frame record's `b64` field goes through the same path: its line must decode back.
-    @Test func binaryFrameRecordRoundTrips() throws {
-        var rng = Generator(state: 15)
-        for length in [1, 2, 3, 16384, 16385] {
-            var payload = Self.random(length, &rng)
-            payload[0] = 0xFF  // never valid UTF-8, so recorded as b64
-            let record = CaptureRecord.frame(FrameRecord(conn: 1, t: 2, from: .client, opcode: .binary, masked: true,
-                                                         payload: payload))
-            let line = RecordCoding.encode(record)
-            let text = String(decoding: line, as: UTF8.self)
-            #expect(text.contains("\"b64\":\"\(String(decoding: Self.foundation(payload), as: UTF8.self))\""))
-            #expect(try RecordCoding.decode(line.dropLast()) == record)
-        }
-    }
 }

@@ -1,3 +1,7 @@
+/// Microseconds since the capture's start (`CaptureHeader.startedAt`). Integer so that
+/// times never lose precision, whatever the capture's length.
+public typealias Micros = Int64
+
 /// Checked time arithmetic for values that come from files and the network. A capture's
 /// `t`, a pcap's timestamp or a handshake's `activity_timeout` is whatever the sender
 /// wrote; `Int64(_:)`, `*` and `+` on such a value trap on overflow, and a trap ends the

@@ -1,8 +1,9 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// The state of one direction of a relayed pair, named by its sender.
-struct Direction {
+struct RelayDirection {
     let sender: Side
     /// Bytes to frames and records (decoding, message rules, inflation): the same
     /// recorder as the pcap reader's.

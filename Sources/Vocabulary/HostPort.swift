@@ -1,0 +1,73 @@
+/// `HOST:PORT` as written on command lines, in capture records and in URLs: an IPv4
+/// address or a name, or an IPv6 address in brackets, then a port of decimal digits.
+/// Every command-line address, URL authority and recorded address is read by `parse`.
+public struct HostPort: Sendable, Hashable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses `127.0.0.1:8080`, `[::1]:8080`, `localhost:0` (ports 0...65535; callers that
+    /// connect refuse 0 themselves). With a `defaultPort`, text without a port
+    /// (`example.com`, `[::1]`) takes that port; without one, it is an error.
+    public static func parse(_ text: String, defaultPort: Int? = nil) -> Result<HostPort, HostPortError> {
+        let host: Substring
+        var portText: Substring?
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else {
+                return .failure(HostPortError("'\(text)': an IPv6 address in brackets needs its ']', such as [::1]:8080"))
+            }
+            host = text[text.index(after: text.startIndex)..<close]
+            let after = text[text.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":") else {
+                    return .failure(HostPortError("'\(text)': expected ':PORT' after the bracketed address, such as [::1]:8080"))
+                }
+                portText = after.dropFirst()
+            }
+        } else if let colon = text.lastIndex(of: ":") {
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+            if host.contains(":") {
+                return .failure(HostPortError("'\(text)': put an IPv6 address in brackets, such as [::1]:8080"))
+            }
+        } else {
+            host = Substring(text)
+        }
+        guard !host.isEmpty else {
+            return .failure(HostPortError("'\(text)' has no host: expected HOST:PORT, such as 127.0.0.1:8080"))
+        }
+        guard let portText else {
+            guard let defaultPort else {
+                return .failure(HostPortError("'\(text)' has no port: expected HOST:PORT, such as 127.0.0.1:8080"))
+            }
+            return .success(HostPort(host: String(host), port: defaultPort))
+        }
+        guard let port = decimalPort(portText) else {
+            return .failure(HostPortError("'\(text)': port '\(portText)' is not a number from 0 to 65535"))
+        }
+        return .success(HostPort(host: String(host), port: port))
+    }
+
+    /// `host:port`, with brackets around an IPv6 literal.
+    public var description: String { "\(Self.bracketed(host)):\(port)" }
+
+    /// The host as it stands in an authority: an IPv6 literal (it has colons) in brackets.
+    public static func bracketed(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
+
+    /// One to five ASCII digits whose value is at most 65535: no sign, no spaces.
+    static func decimalPort(_ text: Substring) -> Int? {
+        guard (1...5).contains(text.utf8.count), text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+              let port = Int(text), port <= 65535 else { return nil }
+        return port
+    }
+}
+
+/// Why a `HOST:PORT` (or a URL built on one) could not be read, for the user.
+public struct HostPortError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

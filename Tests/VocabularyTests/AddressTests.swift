@@ -1,0 +1,56 @@
+import Testing
+import Vocabulary
+
+/// The one `HOST:PORT` reader and the one `ws://` URL reader every command uses.
+@Suite struct AddressTests {
+    @Test func hostPorts() throws {
+        #expect(try HostPort.parse("127.0.0.1:8080").get() == HostPort(host: "127.0.0.1", port: 8080))
+        #expect(try HostPort.parse("[::1]:0").get() == HostPort(host: "::1", port: 0))
+        #expect(try HostPort.parse("localhost:9000").get() == HostPort(host: "localhost", port: 9000))
+        #expect(try HostPort.parse("example.com", defaultPort: 443).get() == HostPort(host: "example.com", port: 443))
+        #expect(try HostPort.parse("[::1]", defaultPort: 80).get() == HostPort(host: "::1", port: 80))
+        for bad in ["8080", "127.0.0.1", "127.0.0.1:70000", ":80", "::1:80", "[::1]80", "host:port", "h:+80", "h: 80", "h:", "[::1", "h:123456"] {
+            #expect(throws: HostPortError.self, "\(bad)") { try HostPort.parse(bad).get() }
+        }
+    }
+
+    @Test func hostPortMessagesNameTheProblem() {
+        func message(_ text: String) -> String {
+            guard case .failure(let error) = HostPort.parse(text) else { return "" }
+            return error.description
+        }
+        #expect(message("127.0.0.1").contains("has no port"))
+        #expect(message(":80").contains("has no host"))
+        #expect(message("::1:80").contains("brackets"))
+        #expect(message("h:99999").contains("not a number from 0 to 65535"))
+    }
+
+    @Test func descriptionBracketsIPv6() {
+        #expect(HostPort(host: "::1", port: 80).description == "[::1]:80")
+        #expect(HostPort(host: "a.b", port: 1).description == "a.b:1")
+    }
+
+    @Test func webSocketURLs() throws {
+        let plain = try WebSocketURL.parse("ws://example.com/app/k?x=1").get()
+        #expect(plain == WebSocketURL(secure: false, host: "example.com", port: 80, target: "/app/k?x=1"))
+        let secure = try WebSocketURL.parse("WSS://[::1]:9443").get()
+        #expect(secure == WebSocketURL(secure: true, host: "::1", port: 9443, target: ""))
+        #expect(secure.description == "wss://[::1]:9443")
+        #expect(try WebSocketURL.parse("ws://h:1?q").get().target == "?q")
+        #expect(WebSocketURL.parse("http://h/") == .failure(.notWebSocketURL))
+        #expect(WebSocketURL.parse("ws:///path") == .failure(.noHost))
+        #expect(WebSocketURL.parse("ws://u@h:1/") == .failure(.userInformation))
+        guard case .failure(.badAuthority) = WebSocketURL.parse("ws://h:port/") else {
+            Issue.record("a bad port is a bad authority")
+            return
+        }
+    }
+
+    @Test func hostPatterns() {
+        #expect(HostPattern.matches("example.com", hostHeader: "Example.COM:8080"))
+        #expect(!HostPattern.matches("example.com:80", hostHeader: "example.com:8080"))
+        #expect(HostPattern.matches("*.example.com", hostHeader: "a.example.com"))
+        #expect(!HostPattern.matches("*.example.com", hostHeader: "example.com"))
+        #expect(HostPattern.matches("[::1]", hostHeader: "[::1]:80"))
+    }
+}
