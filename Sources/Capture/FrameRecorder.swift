@@ -1,3 +1,4 @@
+import Vocabulary
 import WebSocket
 
 /// One direction of a WebSocket byte stream turned into frame records: the one recorder

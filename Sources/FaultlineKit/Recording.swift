@@ -1,5 +1,6 @@
 import Capture
 import Lifecycle
+import Vocabulary
 
 /// A capture written by a `RecordingProxy` (JSON Lines, the format `faultline analyze`
 /// reads), and the lifecycle findings in it.

@@ -4,6 +4,7 @@ import ProxyShell
 import Sim
 import Synchronization
 import Transport
+import Vocabulary
 
 /// A recording Faultline proxy inside your test process: start it on an ephemeral loopback
 /// port with fault rules, point the client under test at `url`, then `stop()` it and read
@@ -123,7 +124,7 @@ public final class RecordingProxy: Sendable {
         case .simulatedServer:
             let runner = SimServerRunner(loop: loop, settings: SimServerSettings(), seed: seed)
             do {
-                upstreamText = "ws://" + (try runner.listen(SimListenAddress(host: "127.0.0.1", port: 0)))
+                upstreamText = "ws://" + (try runner.listen(HostPort(host: "127.0.0.1", port: 0)))
             } catch {
                 throw FaultlineKitError("simulated server: \(error)")
             }

@@ -42,7 +42,7 @@ extension WebSocketConnection {
 
     func resyncFeed(_ bytes: UnsafeRawBufferPointer, from index: Int, segmentEnds: [Int], t: Micros) {
         var dir = directions[index]
-        directions[index] = Direction(recorder: FrameRecorder(sender: dir.recorder.sender, limits: FrameRecorder.Limits(maxPayload: 0)))  // drop the reference: no copy on write
+        directions[index] = DecodingDirection(recorder: FrameRecorder(sender: dir.recorder.sender, limits: FrameRecorder.Limits(maxPayload: 0)))  // drop the reference: no copy on write
         let base = dir.resync.count
         dir.resync.append(contentsOf: bytes)
         dir.segmentEnds.append(contentsOf: segmentEnds.map { $0 + base })

@@ -91,7 +91,7 @@ final class WebSocketConnection: TCPFlow {
         self.assignID = assignID
         let recorder = FrameRecorder(sender: .server, limits: FrameRecorder.Limits(
             maxPayload: limits.maxPayload, maxRecordedMessage: limits.maxRecordedMessage))
-        directions = [Direction(recorder: recorder), Direction(recorder: recorder)]
+        directions = [DecodingDirection(recorder: recorder), DecodingDirection(recorder: recorder)]
         super.init(key: key, limits: tcpLimits)
     }
 

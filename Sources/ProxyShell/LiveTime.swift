@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// Times in the live lines (`--live`, live findings): seconds since the proxy started, with
 /// six decimals so microseconds stay visible ("12.000345"), as `faultline frames` writes them.

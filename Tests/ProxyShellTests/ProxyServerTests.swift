@@ -5,6 +5,7 @@ import ProxyCore
 import ProxyShell
 import Testing
 import TestSupport
+import Vocabulary
 import WebSocket
 
 /// The proxy library in-process: a real WebSocket exchange through `ProxyServer` on an

@@ -4,6 +4,7 @@ import Sim
 import Synchronization
 import TestSupport
 import Transport
+import Vocabulary
 import WebSocket
 
 /// A `ProxyServer` in front of the simulated Bird server, both on an event loop of their own
@@ -36,7 +37,7 @@ final class ShellHarness: @unchecked Sendable {
             }
             let simulator = SimServerRunner(loop: loop, settings: SimServerSettings(), seed: 1)
             do {
-                let simAddress = try simulator.listen(SimListenAddress(host: "127.0.0.1", port: 0))
+                let simAddress = try simulator.listen(HostPort(host: "127.0.0.1", port: 0))
                 upstreamPort = Int(simAddress.split(separator: ":").last ?? "") ?? 0
                 var settings = ProxySettings(listen: HostPort(host: "127.0.0.1", port: 0),
                                              upstream: UpstreamURL(host: "127.0.0.1", port: upstreamPort))

@@ -4,6 +4,7 @@ import Lifecycle
 import Testing
 import TestSupport
 @testable import Reports
+import Vocabulary
 
 /// `analyze --jobs N` must give the one-thread report byte for byte: the sample captures,
 /// analysed on one thread and on several, rendered as JSON and text, compared.

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// `drop`: end both TCP connections with FIN and no close frame.

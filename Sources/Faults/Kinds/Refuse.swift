@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// `refuse:CODE [reason=TEXT]`: accept the upgrade without contacting the upstream, then

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// `refuse-http:STATUS`: answer the upgrade request with an HTTP error status (400-599)

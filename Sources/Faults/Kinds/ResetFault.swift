@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import WebSocket
 
 /// `reset`: end both TCP connections with RST.

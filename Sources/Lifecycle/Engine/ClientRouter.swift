@@ -1,6 +1,7 @@
 import Capture
 import ProtocolTable
 import Protocols
+import Vocabulary
 
 /// One unit of work for the clients, in the order one thread would do it: what
 /// `ClientRouter` makes of a record and `ClientShard` carries out. A step concerns one

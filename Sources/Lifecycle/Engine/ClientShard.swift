@@ -1,6 +1,7 @@
 import Capture
 import ProtocolTable
 import Protocols
+import Vocabulary
 
 /// The timelines of some of the clients (those whose ordinal is `index` modulo `count`;
 /// one shard holds them all), carrying out the router's steps for them. Clients never
