@@ -61,6 +61,9 @@ public struct CaptureReader: RecordSource {
     private mutating func readHeader() throws(CaptureError) -> CaptureHeader {
         let expected = "expected a first line {\"type\":\"header\",\"format\":\"faultline-capture\",\"version\":1,...}"
         guard let line = try nextLine() else {
+            if let cut = lines.source.endWarning {
+                throw CaptureError(file: file, line: 1, offset: 0, message: "nothing readable before the end: \(cut)")
+            }
             throw CaptureError(file: file, line: 1, offset: 0, message: "empty file, \(expected)")
         }
         let bytes: [UInt8]

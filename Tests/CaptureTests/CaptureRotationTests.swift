@@ -37,9 +37,17 @@ import Testing
         #expect(!age.isDue(partBytes: 100, headerBytes: 100, adding: 1, partAge: .seconds(600)))
     }
 
+    /// Binary frames of pseudo-random bytes (base64 in the capture), so that even a zstd
+    /// capture grows past a few parts.
     static func records(_ range: ClosedRange<Int>) -> [CaptureRecord] {
-        range.map { .frame(FrameRecord(conn: 1 + $0 % 7, t: Int64($0) * 1000, from: .server, opcode: .text, masked: false,
-                                       payload: Array("{\"event\":\"bird:message\",\"data\":\"\(String(repeating: "x", count: $0 % 300))\"}".utf8))) }
+        var state: UInt64 = 1
+        return range.map { i in
+            let payload = (0..<(i % 300)).map { _ in
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                return UInt8(truncatingIfNeeded: state >> 56)
+            }
+            return .frame(FrameRecord(conn: 1 + i % 7, t: Int64(i) * 1000, from: .server, opcode: .binary, masked: false, payload: payload))
+        }
     }
 
     @Test(arguments: ["soak.jsonl", "soak.jsonl.zst"])

@@ -53,8 +53,8 @@ import TestSupport
 
     @Test(arguments: ["zstd -q -c", "gzip -c"])
     func truncatedFileReadsUpToTheCutWithAWarning(compressor: String) throws {
-        // Many records, so the cut falls well inside the data.
-        let lines = (1...2000).map { Fixtures.line(.open(OpenRecord(conn: $0, t: Int64($0), client: "127.0.0.1:\($0)", server: "127.0.0.1:80"))) }
+        // Many records (zstd blocks hold 128 KiB), so the cut falls well inside the data.
+        let lines = (1...20000).map { Fixtures.line(.open(OpenRecord(conn: $0, t: Int64($0), client: "127.0.0.1:\($0)", server: "127.0.0.1:80"))) }
         let plain = Fixtures.file(Fixtures.headerLine + lines.joined())
         let compressed = plain + ".z"
         try Self.shell("\(compressor) '\(plain)' > '\(compressed)'")
@@ -62,7 +62,7 @@ import TestSupport
         Self.write(Array(whole.prefix(whole.count * 2 / 3)), to: compressed)
         let (records, warnings) = try Fixtures.readAll(compressed)
         // Whatever came out is a prefix of the records, in order, and the cut is reported.
-        #expect(records.count < 2000)
+        #expect(records.count > 0 && records.count < 20000)
         for (i, record) in records.enumerated() { #expect(record == .open(OpenRecord(conn: i + 1, t: Int64(i + 1), client: "127.0.0.1:\(i + 1)", server: "127.0.0.1:80"))) }
         #expect(warnings.contains { $0.contains("cut short") }, "\(warnings)")
     }
@@ -74,7 +74,10 @@ import TestSupport
         let compressed = plain + ".z"
         try Self.shell("\(compressor) '\(plain)' > '\(compressed)'")
         var bytes = try Self.bytes(compressed)
-        for i in stride(from: bytes.count / 2, to: bytes.count / 2 + 64, by: 1) { bytes[i] ^= 0x5A }
+        // zstd finds a damaged block; gzip's deflate may decode damage into other bytes and
+        // only its trailer's CRC-32 tells, so damage that.
+        let damaged = compressor.hasPrefix("zstd") ? (bytes.count / 2)..<(bytes.count / 2 + 64) : (bytes.count - 8)..<(bytes.count - 4)
+        for i in damaged { bytes[i] ^= 0x5A }
         Self.write(bytes, to: compressed)
         let error = try #require(throws: CaptureError.self) { _ = try Fixtures.readAll(compressed) }
         #expect(error.file == compressed)
@@ -125,7 +128,8 @@ import TestSupport
             Self.write(Array(afterSecondFlush.prefix(afterFirstFlush.count + cut)), to: copy)
             let (records, warnings) = try Fixtures.readAll(copy)
             #expect(Array(records.prefix(flushed.count)) == flushed)
-            #expect(records.count < flushed.count + torn.count)
+            // (Cut in the frame's checksum alone, every record of it may be whole.)
+            #expect(records.count <= flushed.count + torn.count)
             #expect(Array(records.dropFirst(flushed.count)) == Array(torn.prefix(records.count - flushed.count)))
             #expect(warnings.contains { $0.contains("cut short") }, "cut \(cut): \(warnings)")
         }
