@@ -21,6 +21,8 @@ let libraries: [(name: String, dependencies: [Target.Dependency])] = [
     // The proxy's I/O shell: listener, relay pairs, forward mode, recording, live view.
     ("ProxyShell", ["ProxyCore", "ControlAPI", "Transport", "WebSocket", "Capture", "Faults", "Realtime",
                     "Lifecycle", "Reports", "Pcap", "JSON", "CLI"]),
+    // `faultline demo`'s scenario and run: sim server, recording proxy with faults, clients.
+    ("Demo", ["ProxyShell", "Sim", "Lifecycle", "Reports", "Capture", "Faults", "Transport", "CLI"]),
     // The in-process API for client test suites (the `FaultlineKit` product).
     ("FaultlineKit", ["ProxyShell", "Sim", "Lifecycle", "Capture", "Faults", "Transport"]),
     ("CLI", []),
