@@ -25,26 +25,27 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     // The protocol table (Sources/Protocols): the interface every wire protocol implements,
     // one module per protocol (Bird/Pusher), and the table that registers them by key.
     ("Protocols", ["JSON", "WebSocket"], "Sources/Protocols/Interface"),
-    ("Bird", ["Protocols", "JSON", "WebSocket", "COpenSSL"], "Sources/Protocols/Bird"),
+    ("Bird", ["JSON", "WebSocket", "Protocols", "COpenSSL"], "Sources/Protocols/Bird"),
     ("ProtocolTable", ["Protocols", "Bird"], "Sources/Protocols/Table"),
     ("Capture", ["Vocabulary", "JSON", "WebSocket", "Protocols", "CZlib", "CZstd"], nil),
     ("Pcap", ["Vocabulary", "JSON", "WebSocket", "Capture", "CPcap"], nil),
     // Engines
-    ("Faults", ["Vocabulary", "JSON", "WebSocket", "Capture", "Bird"], nil),
-    ("Lifecycle", ["Vocabulary", "JSON", "WebSocket", "Capture", "Protocols", "ProtocolTable", "Bird"], nil),
-    ("ProxyCore", ["Vocabulary", "WebSocket", "Capture", "Faults", "Protocols", "ProtocolTable"], nil),
+    ("Faults", ["Vocabulary", "JSON", "WebSocket", "Bird", "Capture"], nil),
+    ("Lifecycle", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Bird", "ProtocolTable", "Capture"], nil),
+    ("ProxyCore", ["Vocabulary", "WebSocket", "Protocols", "ProtocolTable", "Capture", "Faults"], nil),
     // Shells
-    ("Transport", ["CUV", "COpenSSL"], nil),
-    ("Replay", ["Vocabulary", "JSON", "WebSocket", "Capture", "Protocols", "Lifecycle", "Transport"], nil),
+    ("Transport", ["COpenSSL", "CUV"], nil),
+    ("Replay", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture", "Lifecycle", "Transport"], nil),
     ("Sim", ["Vocabulary", "JSON", "WebSocket", "Bird", "Transport"], nil),
     ("ControlAPI", ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Transport", "CUV"], nil),
     ("CLI", ["Vocabulary"], nil),
     ("Reports", ["Vocabulary", "JSON", "Capture", "Lifecycle", "CLI"], nil),
     // The proxy's I/O shell: listener, relay pairs, forward mode, recording, live view.
-    ("ProxyShell", ["Vocabulary", "JSON", "WebSocket", "Capture", "Pcap", "Bird", "Faults", "Lifecycle", "ProxyCore",
-                    "Transport", "ControlAPI", "CLI", "Reports"], nil),
+    ("ProxyShell", ["Vocabulary", "JSON", "WebSocket", "Bird", "Capture", "Pcap", "Faults", "Lifecycle", "ProxyCore", "Transport", "ControlAPI", "CLI", "Reports"], nil),
+    // `faultline demo`'s scenario and run: sim server, recording proxy with faults, clients.
+    ("Demo", ["Vocabulary", "Capture", "Faults", "Lifecycle", "Transport", "Sim", "CLI", "Reports", "ProxyShell"], nil),
     // The in-process API for client test suites (the `FaultlineKit` product).
-    ("FaultlineKit", ["Capture", "Faults", "Lifecycle", "ProxyShell", "Sim", "Transport"], nil),
+    ("FaultlineKit", ["Vocabulary", "Capture", "Faults", "Lifecycle", "Transport", "Sim", "ProxyShell"], nil),
 ]
 
 /// What each test target imports besides its library. `faultline` (the executable) is
@@ -60,16 +61,17 @@ let testDependencies: [String: [Target.Dependency]] = [
     "Capture": ["Vocabulary", "JSON", "WebSocket", "COpenSSL", "TestSupport", "faultline"],
     "Pcap": ["Vocabulary", "JSON", "WebSocket", "Capture", "TestSupport", "faultline"],
     "Faults": ["Vocabulary", "JSON", "WebSocket", "Capture"],
-    "Lifecycle": ["Vocabulary", "JSON", "WebSocket", "Capture", "Bird", "TestSupport"],
+    "Lifecycle": ["Vocabulary", "JSON", "WebSocket", "Bird", "Capture", "TestSupport"],
     "ProxyCore": ["Vocabulary", "WebSocket", "Capture", "Faults"],
     "Transport": ["CUV", "TestSupport"],
-    "Replay": ["Vocabulary", "JSON", "WebSocket", "Capture", "Protocols", "Bird", "Lifecycle", "TestSupport", "faultline"],
+    "Replay": ["Vocabulary", "JSON", "WebSocket", "Protocols", "Bird", "Capture", "Lifecycle", "TestSupport", "faultline"],
     "Sim": ["Vocabulary", "JSON", "WebSocket", "Bird", "Transport", "TestSupport", "faultline"],
     "ControlAPI": ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Transport"],
     "CLI": ["TestSupport"],
     "Reports": ["Vocabulary", "JSON", "WebSocket", "Capture", "Lifecycle", "TestSupport", "faultline"],
-    "ProxyShell": ["WebSocket", "Capture", "ProxyCore", "Transport", "ControlAPI", "Sim", "TestSupport"],
+    "ProxyShell": ["Vocabulary", "WebSocket", "Capture", "ProxyCore", "Transport", "Sim", "ControlAPI", "TestSupport"],
     "FaultlineKit": ["WebSocket", "TestSupport"],
+    "Demo": ["Faults"],
 ]
 
 /// Release builds of these modules skip Swift's run-time exclusivity checks. Their hot

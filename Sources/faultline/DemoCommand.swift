@@ -1,4 +1,5 @@
 import CLI
+import Demo
 import Capture
 import Foundation
 import Lifecycle

@@ -4,16 +4,16 @@ import Sim
 
 /// Did the demo show what it promises? Each check names one part of the scenario and says
 /// what was seen. Pure: it reads the sim clients' state changes and the final report.
-struct DemoChecks {
-    struct Check {
-        var name: String
-        var passed: Bool
-        var detail: String
+package struct DemoChecks {
+    package struct Check {
+        package var name: String
+        package var passed: Bool
+        package var detail: String
     }
 
-    typealias StateChange = (client: Int, from: SimConnectionState, to: SimConnectionState, detail: String)
+    package typealias StateChange = (client: Int, from: SimConnectionState, to: SimConnectionState, detail: String)
 
-    static func evaluate(changes: [StateChange], report: AnalysisReport) -> [Check] {
+    package static func evaluate(changes: [StateChange], report: AnalysisReport) -> [Check] {
         func of(_ client: Int) -> [StateChange] { changes.filter { $0.client == client } }
         /// A reconnect after a change matching `cause`: a later `-> connected`.
         func reconnected(_ client: Int, after cause: (StateChange) -> Bool) -> Bool {

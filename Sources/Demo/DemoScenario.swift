@@ -22,25 +22,27 @@ import Vocabulary
 /// | 4 | `reset` (RST) 7 s after each connect | `unavailable`, backoff reconnect |
 /// | 5 | `--bug reuse-auth`, `drop` 4 s after each connect | finding `channels.stale-auth` on its reconnect |
 /// | 6+ | nothing | stay connected |
-struct DemoScenario {
-    static let minimumClients = 5
+package struct DemoScenario {
+    package static let minimumClients = 5
     /// How long after client 1 the other clients connect.
-    static let clientsDelay: Int64 = 200_000
+    package static let clientsDelay: Int64 = 200_000
     /// The stale check: the rewritten activity timeout and the client's pong timeout.
-    static let activityTimeoutSeconds = 2
-    static let pongTimeout: SimMicros = SimDuration.second
+    package static let activityTimeoutSeconds = 2
+    package static let pongTimeout: SimMicros = SimDuration.second
     /// The window the analyzer gives a reconnected client to re-subscribe.
-    static let resubscribeWindow: Micros = 3_000_000
+    package static let resubscribeWindow: Micros = 3_000_000
     /// The rule id the buggy client (5) must be caught by.
-    static let bugRule = "channels.stale-auth"
-    static let bug = SimBug.reuseAuth
+    package static let bugRule = "channels.stale-auth"
+    package static let bug = SimBug.reuseAuth
 
-    var clients: Int
+    package var clients: Int
+
+    package init(clients: Int) { self.clients = clients }
 
     /// "(client N)": a substring of client N's User-Agent and of no other.
-    static func key(_ client: Int) -> String { "(client \(client))" }
+    package static func key(_ client: Int) -> String { "(client \(client))" }
 
-    var faultRules: [String] {
+    package var faultRules: [String] {
         [
             "activity-timeout:\(Self.activityTimeoutSeconds),conn=1,client=\(Self.key(1))",
             "stall-pongs,conn=1,client=\(Self.key(1))",
@@ -51,7 +53,7 @@ struct DemoScenario {
         ]
     }
 
-    var server: SimServerSettings {
+    package var server: SimServerSettings {
         var settings = SimServerSettings()
         // No periodic server events: client 1's connection must fall silent for its stale
         // check. Traffic still flows: the other clients' client events on shared channels.
@@ -59,7 +61,7 @@ struct DemoScenario {
         return settings
     }
 
-    var clientSettings: [SimClientSettings] {
+    package var clientSettings: [SimClientSettings] {
         (1...clients).map { number in
             var settings = SimClientSettings()
             settings.channels = number == 1 ? ["news"] : ["news", "private-chat", "presence-lobby"]
@@ -72,7 +74,7 @@ struct DemoScenario {
     }
 
     /// The bird spec with the demo clients' timings.
-    func spec() throws(SpecError) -> LifecycleSpec {
+    package func spec() throws(SpecError) -> LifecycleSpec {
         var overrides = SpecOverrides()
         overrides.pongTimeout = Micros(Self.pongTimeout)
         overrides.resubscribeWindow = Self.resubscribeWindow
@@ -80,11 +82,11 @@ struct DemoScenario {
     }
 
     /// The same analysis from the command line.
-    static func analyzeCommand(_ capture: String) -> String {
+    package static func analyzeCommand(_ capture: String) -> String {
         "faultline analyze \(capture) --pong-timeout \(pongTimeout / SimDuration.second) --resubscribe-window \(resubscribeWindow / 1_000_000)"
     }
 
-    func parsedRules() throws -> [FaultRule] {
+    package func parsedRules() throws -> [FaultRule] {
         try faultRules.map { try FaultRule.parse($0) }
     }
 }

@@ -12,19 +12,19 @@ import Vocabulary
 ///
 /// Wiring only: the peers are the Sim module's runners, the proxy is `ProxyServer`, the live
 /// check is `LiveAnalysis`; the scenario is `DemoScenario`.
-final class DemoRun {
-    let scenario: DemoScenario
-    let duration: Int64
-    let seed: UInt64
-    let capturePath: String
+package final class DemoRun {
+    package let scenario: DemoScenario
+    package let duration: Int64
+    package let seed: UInt64
+    package let capturePath: String
     /// Progress lines go here (standard output by default).
-    var emit: (String) -> Void = { Console.out($0 + "\n") }
+    package var emit: (String) -> Void = { Console.out($0 + "\n") }
     /// What the sim clients reported: (client number, from, to, detail), in order.
     /// SIGINT or SIGTERM ended the run before `duration`.
-    private(set) var interrupted = false
-    private(set) var stateChanges: [(client: Int, from: SimConnectionState, to: SimConnectionState, detail: String)] = []
+    package private(set) var interrupted = false
+    package private(set) var stateChanges: [(client: Int, from: SimConnectionState, to: SimConnectionState, detail: String)] = []
 
-    init(scenario: DemoScenario, duration: Int64, seed: UInt64, capturePath: String) {
+    package init(scenario: DemoScenario, duration: Int64, seed: UInt64, capturePath: String) {
         self.scenario = scenario
         self.duration = duration
         self.seed = seed
@@ -33,7 +33,7 @@ final class DemoRun {
 
     /// Runs the whole session; returns when the loop has stopped and everything is closed.
     /// Errors are the setup's (a port, the capture file): nothing is left running.
-    func run() throws {
+    package func run() throws {
         let loop = try EventLoop()
         defer { loop.close() }
         let simServer = SimServerRunner(loop: loop, settings: scenario.server, seed: seed)
@@ -106,13 +106,13 @@ final class DemoRun {
         }
     }
 
-    static func seconds(_ micros: Int64) -> String {
+    package static func seconds(_ micros: Int64) -> String {
         String(format: "%.3f", Double(micros) / 1_000_000)
     }
 }
 
 /// The demo could not be set up; the message says which part and why.
-struct DemoError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+package struct DemoError: Error, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }
