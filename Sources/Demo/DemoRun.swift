@@ -37,7 +37,7 @@ package final class DemoRun {
         let loop = try EventLoop()
         defer { loop.close() }
         let simServer = SimServerRunner(loop: loop, settings: scenario.server, seed: seed)
-        let serverAddress = try simServer.listen(Vocabulary.HostPort(host: "127.0.0.1", port: 0))
+        let serverAddress = try simServer.listen(HostPort(host: "127.0.0.1", port: 0))
         guard let serverPort = serverAddress.split(separator: ":").last.flatMap({ Int($0) }) else {
             throw DemoError("the sim server's address '\(serverAddress)' has no port")
         }

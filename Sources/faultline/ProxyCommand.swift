@@ -89,14 +89,14 @@ enum ProxyCommand: Command {
         // --toxiproxy-api: toxiproxy's clients create more proxies on the same loop.
         var toxiproxy: (host: ToxiproxyHost, api: ControlServer)?
         if let text = arguments.value("toxiproxy-api") {
-            guard let (host, port) = ProxyControl.splitHostPort(text) else {
+            guard case .success(let address) = HostPort.parse(text) else {
                 server.stop()
                 loop.close()
                 throw UsageError("faultline proxy: --toxiproxy-api '\(text)' is not HOST:PORT (for example 127.0.0.1:8474)")
             }
             let proxies = ToxiproxyHost(loop: loop, base: settings)
             do {
-                toxiproxy = (proxies, try ControlServer.startToxiproxy(loop: loop, host: host, port: port, backend: proxies))
+                toxiproxy = (proxies, try ControlServer.startToxiproxy(loop: loop, host: address.host, port: address.port, backend: proxies))
             } catch {
                 control?.close()
                 server.stop()

@@ -23,10 +23,10 @@ enum ProxyControl {
             if arguments.flag("control-allow-remote") { throw UsageError("\(command): --control-allow-remote needs --control") }
             return false
         }
-        guard let (host, _) = splitHostPort(text) else {
+        guard case .success(let address) = HostPort.parse(text) else {
             throw UsageError("\(command): --control '\(text)' is not HOST:PORT (for example 127.0.0.1:8474; port 0 picks one)")
         }
-        if !LoopbackHost.isLoopback(host: host), !arguments.flag("control-allow-remote") {
+        if !LoopbackHost.isLoopback(host: address.host), !arguments.flag("control-allow-remote") {
             throw UsageError("\(command): --control \(text): not a loopback address; anyone who can reach it can break every proxied connection (allow it with --control-allow-remote, ideally with --control-token)")
         }
         let token = try ControlToken.resolve(arguments, flag: "control-token", command: command)
@@ -44,25 +44,14 @@ enum ProxyControl {
             if arguments.value("control-token") != nil { throw UsageError("\(command): --control-token needs --control") }
             return nil
         }
-        guard let (host, port) = splitHostPort(text) else {
+        guard case .success(let address) = HostPort.parse(text) else {
             throw UsageError("\(command): --control '\(text)' is not HOST:PORT (for example 127.0.0.1:8474; port 0 picks one)")
         }
         do {
-            return try ControlServer.start(loop: loop, host: host, port: port, token: token,
+            return try ControlServer.start(loop: loop, host: address.host, port: address.port, token: token,
                                            allowRemote: arguments.flag("control-allow-remote"), backend: backend)
         } catch {
             throw UsageError("\(command): --control \(text): \(error)")
         }
-    }
-
-    /// "127.0.0.1:8474", "[::1]:0", "localhost:8474" (port 0 allowed: any free port).
-    static func splitHostPort(_ text: String) -> (String, Int)? {
-        guard let colon = text.lastIndex(of: ":") else { return nil }
-        var host = String(text[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        let portText = text[text.index(after: colon)...]
-        guard !host.isEmpty, !portText.isEmpty, portText.allSatisfy(\.isNumber),
-              let port = Int(portText), (0...65535).contains(port) else { return nil }
-        return (host, port)
     }
 }

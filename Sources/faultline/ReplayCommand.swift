@@ -71,7 +71,7 @@ enum ReplayCommand: Command {
         var secureUpstream = false
         let copies = try arguments.parse("clients", as: "a whole number from 1 to 10000") { Int($0).flatMap { (1...10_000).contains($0) ? $0 : nil } } ?? 1
         if let listen {
-            guard case .success(let address) = Vocabulary.HostPort.parse(listen) else {
+            guard case .success(let address) = HostPort.parse(listen) else {
                 throw UsageError("\(command): invalid value '\(listen)' for '--listen': expected HOST:PORT, as in 127.0.0.1:8080")
             }
             let (host, port) = (address.host, address.port)

@@ -103,7 +103,7 @@ enum SimServerCLI: Command {
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let listenText = try arguments.required("listen")
-        guard case .success(let address) = Vocabulary.HostPort.parse(listenText) else {
+        guard case .success(let address) = HostPort.parse(listenText) else {
             throw UsageError("\(arguments.command): invalid value '\(listenText)' for '--listen': expected HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:0")
         }
         var settings = SimServerSettings()
