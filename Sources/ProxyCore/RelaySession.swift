@@ -1,6 +1,6 @@
 import Capture
-import Protocols
 import Faults
+import Protocols
 import WebSocket
 
 /// One proxied connection pair, with no sockets inside: the I/O shell feeds it

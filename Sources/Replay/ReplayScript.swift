@@ -1,5 +1,5 @@
-import Protocols
 import Capture
+import Protocols
 import WebSocket
 
 /// What happened to a live connection being replayed (the I/O shell reports these).

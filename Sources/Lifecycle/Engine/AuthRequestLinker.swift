@@ -1,6 +1,6 @@
+import Bird
 import Capture
 import JSON
-import Bird
 
 /// An HTTP channel-auth exchange (forward mode's `http` record) and the subscribe that sent
 /// its signature: how a stale-auth finding is diagnosed (which request signed what, when).
