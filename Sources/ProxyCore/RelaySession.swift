@@ -1,7 +1,7 @@
 import Capture
-import Protocols
 import Faults
 import Vocabulary
+import Protocols
 import WebSocket
 
 /// One proxied connection pair, with no sockets inside: the I/O shell feeds it

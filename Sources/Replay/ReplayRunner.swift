@@ -1,7 +1,7 @@
-import Protocols
 import Capture
 import Glibc
 import Lifecycle
+import Protocols
 import Transport
 import Vocabulary
 import WebSocket

@@ -1,6 +1,6 @@
-import Protocols
 import Capture
 import Vocabulary
+import Protocols
 import WebSocket
 
 /// What happened to a live connection being replayed (the I/O shell reports these).

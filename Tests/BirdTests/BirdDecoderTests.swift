@@ -1,6 +1,6 @@
+import JSON
 import Protocols
 import Testing
-import JSON
 @testable import Bird
 
 @Suite struct RealtimeDecoderTests {

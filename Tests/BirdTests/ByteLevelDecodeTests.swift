@@ -1,8 +1,8 @@
 import Foundation
 import JSON
 import Protocols
-import Testing
 import TestSupport
+import Testing
 @testable import Bird
 
 /// The decoder reads envelopes byte-level and finds `data`'s fields in its bytes; every

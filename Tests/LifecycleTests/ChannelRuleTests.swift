@@ -1,6 +1,6 @@
-import Testing
-import Capture
 import Bird
+import Capture
+import Testing
 @testable import Lifecycle
 
 @Suite struct ChannelRuleTests {

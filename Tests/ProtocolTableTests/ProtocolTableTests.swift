@@ -1,6 +1,6 @@
 import Bird
-import Testing
 import Protocols
+import Testing
 @testable import ProtocolTable
 
 @Suite struct ProtocolTableTests {

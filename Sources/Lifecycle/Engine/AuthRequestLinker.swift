@@ -1,3 +1,4 @@
+import Bird
 import Capture
 import JSON
 import Bird

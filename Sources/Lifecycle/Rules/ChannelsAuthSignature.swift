@@ -1,5 +1,5 @@
-import Capture
 import Bird
+import Capture
 
 /// `channels.auth-signature` (only with `--app-secret`): a subscribe's or sign-in's `auth`
 /// is not the HMAC-SHA256 over this connection's socket id.

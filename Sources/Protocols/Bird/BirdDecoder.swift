@@ -16,11 +16,20 @@ public struct BirdDecoder: WireProtocol {
     public static let summary = "Bird Realtime and Pusher protocol 7 JSON events (prefix bird, pusher, ...)"
 
     /// The event prefix in use; nil until given or detected.
-    public private(set) var prefix: String?
+    public private(set) var prefix: String? {
+        didSet { prefixes = Self.prefixes(of: prefix) }
+    }
     public var dialect: String? { prefix }
+    /// "PREFIX:" and "PREFIX_internal:", made once (not for every event's classification).
+    private var prefixes: (protocol: String, internal: String)?
 
     public init(prefix: String? = nil) {
         self.prefix = prefix
+        self.prefixes = Self.prefixes(of: prefix)
+    }
+
+    private static func prefixes(of prefix: String?) -> (protocol: String, internal: String)? {
+        prefix.map { ($0 + ":", $0 + "_internal:") }
     }
 
     static let envelopeKeys: [StaticString] = ["event", "channel", "data"]
@@ -112,9 +121,7 @@ public struct BirdDecoder: WireProtocol {
     /// The meaning of an event name under the current prefix.
     public func kind(of name: String) -> RealtimeEventKind {
         if name.hasPrefix("client-") { return .clientEvent }
-        guard let prefix else { return .other }
-        let protocolPrefix = prefix + ":"
-        let internalPrefix = prefix + "_internal:"
+        guard let (protocolPrefix, internalPrefix) = prefixes else { return .other }
         let rest: Substring
         if name.hasPrefix(internalPrefix) {
             rest = name.dropFirst(internalPrefix.count)
