@@ -37,17 +37,6 @@ import Testing
         #expect(sameIDs && sameChannels && sameAuth, "\(text)", sourceLocation: sourceLocation)
     }
 
-    /// The envelope with `data` decoded at once, as before decoding was deferred (the
-    /// event's kind from the decoder under test, which detected the prefix).
-    static func decodedEagerly(_ payload: [UInt8], kind: (String) -> RealtimeEventKind) -> RealtimeEvent? {
-        guard let first = payload.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }), first == UInt8(ascii: "{"),
-              let value = try? JSONParser.parse(payload), let object = value.objectValue,
-              let name = object["event"]?.stringValue else { return nil }
-        let raw = object["data"]
-        return RealtimeEvent(name: name, channel: object["channel"]?.stringValue,
-                             data: RealtimeDecoder.decodeData(raw), rawData: raw, kind: kind(name))
-    }
-
     @Test func everyTextFrameOfTheSampleCapturesDecodesTheSame() throws {
         let folder = TestEnvironment.repoRoot.appendingPathComponent("Captures")
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".jsonl") }
