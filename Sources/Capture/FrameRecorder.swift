@@ -28,17 +28,18 @@ import WebSocket
 /// 3. `FrameRecorder.next`: the frame out of the decoder, judged by `MessageValidator`,
 ///    inflated if it ends a compressed message, and made into a `FrameRecord` that shares
 ///    the frame's payload array (no copy).
-/// 4. `RelaySession.relay`: the faults judge the frame (its event name read from the
-///    payload once, only when a fault may care), it is re-encoded for the other side, and
-///    `.send` and `.record` commands go to the shell.
-/// 5. `RelayPair.perform(.record)` → `ProxyServer.record`: counters, watchers, live view.
+/// 4. `RelaySession.relay`: the text message's event is decoded once by the protocol
+///    table's entry (`RelayConfig.wire`) into `FrameRecord.decoded`; the faults judge the
+///    frame by it, it is re-encoded for the other side, and `.send` and `.record`
+///    commands go to the shell.
+/// 5. `RelayPair.perform(.record)` → `ProxyServer.record`: counters, watchers, the live
+///    view and live analysis, which read the record's event.
 /// 6. `CaptureWriter.append` → `RecordEncoding.encode`: the record's line (payload as JSON
 ///    text or base64) into the writer's buffer, written to the file in batches.
 /// The pcap reader takes hops 2 and 3 (`WebSocketConnection.feed`, `drainFrames`) after
 /// TCP reassembly, then queues the record (`RecordQueue`) for `frames` or `analyze`.
-/// The payload is parsed once as a frame (hop 2) and, for the event name, at most once
-/// more in hop 4; the `--live` view still reads the event name from the payload again
-/// in hop 5 until the record carries the decoded event.
+/// The payload is cut out as a frame once (hop 2) and its event decoded once (hop 4);
+/// nothing after that parses it again.
 public struct FrameRecorder {
     /// A decoded frame, its record, and the rule it broke if any (the record holds the
     /// rule's text; a strict relay answers with its close code).
