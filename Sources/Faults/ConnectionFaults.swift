@@ -94,9 +94,6 @@ public struct ConnectionFaults: Sendable {
         _ = refresh(now: openedAt)
     }
 
-    /// Whether any armed fault may care about event names (so frames are worth decoding).
-    public var wantsEventNames: Bool { !instances.isEmpty }
-
     /// Whether an armed fault needs the whole payload of a frame from `side` with this
     /// opcode (see `Fault.needsWholeFrame`): the relay gathers a large frame only then.
     public func needsWholeFrame(from side: Side, opcode: Opcode) -> Bool {
