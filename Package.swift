@@ -13,9 +13,10 @@ import PackageDescription
 ///   capture file, pcap decoding. Pure codecs, no sockets.
 /// - Engines (sans-IO): fault rules, the lifecycle analyzer, the relay session, replay and
 ///   the simulator's decisions. Events in, records and commands out.
-/// - Shells: sockets and the event loop (Transport), the control API, the command line,
-///   report rendering, the proxy's I/O shell (ProxyShell) and the in-process API
-///   (FaultlineKit); the `faultline` executable wires them together.
+/// - Shells: sockets and the event loop (Transport), the command line, the control API,
+///   opening inputs (Inputs), report and frame rendering, the proxy's I/O shell
+///   (ProxyShell) and the in-process API (FaultlineKit); the `faultline` executable wires
+///   them together, one file per command.
 let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)] = [
     // Vocabulary
     ("Vocabulary", [], nil),
@@ -37,11 +38,14 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     ("Transport", ["COpenSSL", "CUV"], nil),
     ("Replay", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture", "Lifecycle", "Transport"], nil),
     ("Sim", ["Vocabulary", "JSON", "WebSocket", "Bird", "Transport"], nil),
-    ("ControlAPI", ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Transport", "CUV"], nil),
     ("CLI", ["Vocabulary"], nil),
-    ("Reports", ["Vocabulary", "JSON", "Capture", "Lifecycle", "CLI"], nil),
+    ("ControlAPI", ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Transport", "CLI", "CUV"], nil),
+    // Opening any input by its first bytes (capture, pcap/pcapng, zstd/gzip), rotated
+    // recordings' parts, a capture still being written, standard input kept for rereading.
+    ("Inputs", ["Vocabulary", "Capture", "Pcap", "CLI"], nil),
+    ("Reports", ["Vocabulary", "JSON", "WebSocket", "Bird", "Capture", "Lifecycle", "CLI"], nil),
     // The proxy's I/O shell: listener, relay pairs, forward mode, recording, live view.
-    ("ProxyShell", ["Vocabulary", "JSON", "WebSocket", "Bird", "Capture", "Pcap", "Faults", "Lifecycle", "ProxyCore", "Transport", "ControlAPI", "CLI", "Reports"], nil),
+    ("ProxyShell", ["Vocabulary", "JSON", "WebSocket", "Bird", "Capture", "Pcap", "Faults", "Lifecycle", "ProxyCore", "Transport", "CLI", "ControlAPI", "Reports"], nil),
     // `faultline demo`'s scenario and run: sim server, recording proxy with faults, clients.
     ("Demo", ["Vocabulary", "Capture", "Faults", "Lifecycle", "Transport", "Sim", "CLI", "Reports", "ProxyShell"], nil),
     // The in-process API for client test suites (the `FaultlineKit` product).
@@ -68,6 +72,7 @@ let testDependencies: [String: [Target.Dependency]] = [
     "Sim": ["Vocabulary", "JSON", "WebSocket", "Bird", "Transport", "TestSupport", "faultline"],
     "ControlAPI": ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Transport"],
     "CLI": ["TestSupport"],
+    "Inputs": ["Capture", "CLI"],
     "Reports": ["Vocabulary", "JSON", "WebSocket", "Capture", "Lifecycle", "TestSupport", "faultline"],
     "ProxyShell": ["Vocabulary", "WebSocket", "Capture", "ProxyCore", "Transport", "Sim", "ControlAPI", "TestSupport"],
     "FaultlineKit": ["WebSocket", "TestSupport"],

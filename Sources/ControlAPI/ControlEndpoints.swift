@@ -149,8 +149,8 @@ struct ControlEndpoints {
 }
 
 extension String {
-    /// Without leading and trailing characters from `set`.
-    func trimmingCharacters(in set: String) -> String {
+    /// Without leading and trailing characters from `set` (also for `ctl` and `ControlToken`).
+    package func trimmingCharacters(in set: String) -> String {
         let drop: (Character) -> Bool = { set.contains($0) }
         guard let start = firstIndex(where: { !drop($0) }) else { return "" }
         let end = lastIndex(where: { !drop($0) })!

@@ -2,6 +2,7 @@ import CLI
 import Capture
 import Foundation
 import Faults
+import Inputs
 import Lifecycle
 import Reports
 import Vocabulary

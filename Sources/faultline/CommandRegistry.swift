@@ -1,5 +1,6 @@
 import CLI
 import ProxyShell
+import Vocabulary
 
 /// Every subcommand, in the order `--help` lists them: the main jobs first, then the
 /// helpers. Adding a command is one line here.

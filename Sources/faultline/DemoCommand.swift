@@ -2,6 +2,7 @@ import CLI
 import Demo
 import Capture
 import Foundation
+import Inputs
 import Lifecycle
 import Reports
 import Sim

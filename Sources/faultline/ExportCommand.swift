@@ -1,5 +1,6 @@
 import CLI
 import Capture
+import Inputs
 import Pcap
 
 /// `faultline export CAPTURE --pcap FILE`: a capture as a pcap Wireshark opens.

@@ -50,6 +50,6 @@ enum ForwardOptions {
     }
 
     private static func read(_ path: String, flag: String, command: String) throws(UsageError) -> String {
-        do { return try ProxyCommand.readText(path) } catch { throw UsageError("\(command): \(flag) \(error.description)") }
+        do { return try SmallTextFile.read(path) } catch { throw UsageError("\(command): \(flag) \(error.description)") }
     }
 }

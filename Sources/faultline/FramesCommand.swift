@@ -1,7 +1,9 @@
 import CLI
 import Glibc
 import Capture
+import Inputs
 import JSON
+import Reports
 import WebSocket
 
 /// `faultline frames INPUT`: one decoded frame a line, streaming; filters answer "what

@@ -202,7 +202,7 @@ enum ProxyCommand: Command {
         }
         if let planPath = arguments.value("faults") {
             let text: String
-            do { text = try readText(planPath) } catch { throw UsageError("\(command): --faults \(error)") }
+            do { text = try SmallTextFile.read(planPath) } catch { throw UsageError("\(command): --faults \(error)") }
             do { rules += try FaultPlan.parse(text, name: planPath).rules } catch { throw UsageError("\(command): --faults \(error)") }
         }
         settings.faultRules = rules
@@ -246,26 +246,5 @@ enum ProxyCommand: Command {
             return Int(text.dropLast()).flatMap { $0 >= 0 && $0 <= Int.max / multiplier ? $0 * multiplier : nil }
         }
         return Int(text).flatMap { $0 >= 0 ? $0 : nil }
-    }
-
-    /// A small text file (a fault plan), or an error naming it and why it cannot be read.
-    static func readText(_ path: String) throws(UsageError) -> String {
-        guard let file = fopen(path, "r") else {
-            throw UsageError("\(path): cannot read: \(String(cString: strerror(errno)))")
-        }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let n = fread(&chunk, 1, chunk.count, file)
-            if n > 0 { bytes += chunk[..<n] }
-            if n < chunk.count { break }
-            if bytes.count > 16 << 20 { throw UsageError("\(path): larger than 16 MiB; not a fault plan") }
-        }
-        if ferror(file) != 0 { throw UsageError("\(path): cannot read: \(String(cString: strerror(errno)))") }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw UsageError("\(path): not UTF-8 text")
-        }
-        return text
     }
 }

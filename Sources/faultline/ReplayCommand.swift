@@ -3,6 +3,7 @@ import Capture
 import Faults
 import Foundation
 import Glibc
+import Inputs
 import ProtocolTable
 import Protocols
 import Replay

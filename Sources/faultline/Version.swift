@@ -1,4 +1,4 @@
-import ProxyShell
+import Vocabulary
 
 extension FaultlineVersion {
     /// `faultline --version`: the version and the commit it was built from (BuildInfo is

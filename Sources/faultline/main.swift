@@ -1,6 +1,7 @@
 import CLI
 import Glibc
 import ProxyShell
+import Vocabulary
 
 /// `faultline`: record-and-replay WebSocket proxy and lifecycle analyzer. This file only
 /// wires commands together; each command lives in its own file.

@@ -7,14 +7,16 @@ import Vocabulary
 /// per line would dominate on big captures. Lines are written into the buffer by pointer
 /// (`ByteCursor`) after reserving their worst-case length once, so the per-frame path pays
 /// no capacity or uniqueness check per byte.
-struct BufferedOutput {
-    static let capacity = 256 * 1024
+package struct BufferedOutput {
+    package static let capacity = 256 * 1024
     private var storage = [UInt8](repeating: 0, count: BufferedOutput.capacity)
     private var used = 0
 
+    package init() {}
+
     /// Writes one piece of at most `maxBytes` bytes through `body`, which must not write
     /// more; a piece larger than the whole buffer goes out on its own.
-    mutating func write(maxBytes: Int, _ body: (inout ByteCursor) -> Void) {
+    package mutating func write(maxBytes: Int, _ body: (inout ByteCursor) -> Void) {
         if used + maxBytes > Self.capacity { flush() }
         if maxBytes > Self.capacity {
             var large = [UInt8](repeating: 0, count: maxBytes)
@@ -36,7 +38,7 @@ struct BufferedOutput {
     }
 
     /// Appends bytes built elsewhere (the text format's lines).
-    mutating func write(_ bytes: [UInt8]) {
+    package mutating func write(_ bytes: [UInt8]) {
         bytes.withUnsafeBufferPointer { source in
             write(maxBytes: source.count) { $0.bytes(source) }
         }
@@ -44,14 +46,14 @@ struct BufferedOutput {
 
     /// Takes back the last `n` bytes written if they are still in the buffer (to extend the
     /// line just written, as `frames --payload` does); false if they already went out.
-    mutating func unwrite(_ n: Int) -> Bool {
+    package mutating func unwrite(_ n: Int) -> Bool {
         guard used >= n else { return false }
         used -= n
         return true
     }
 
     /// Writes the buffered bytes as they are (they are UTF-8 already).
-    mutating func flush() {
+    package mutating func flush() {
         guard used > 0 else { return }
         let count = used
         storage.withUnsafeBytes { Console.write(fd: STDOUT_FILENO, bytes: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
@@ -60,37 +62,37 @@ struct BufferedOutput {
 }
 
 /// A write position in memory reserved beforehand (see `BufferedOutput.write(maxBytes:)`).
-struct ByteCursor {
+package struct ByteCursor {
     private(set) var position: UnsafeMutablePointer<UInt8>
 
-    init(_ position: UnsafeMutablePointer<UInt8>) { self.position = position }
+    package init(_ position: UnsafeMutablePointer<UInt8>) { self.position = position }
 
-    mutating func byte(_ value: UInt8) {
+    package mutating func byte(_ value: UInt8) {
         position.pointee = value
         position += 1
     }
 
-    mutating func literal(_ text: StaticString) {
+    package mutating func literal(_ text: StaticString) {
         position.update(from: text.utf8Start, count: text.utf8CodeUnitCount)
         position += text.utf8CodeUnitCount
     }
 
-    mutating func bytes(_ source: UnsafeBufferPointer<UInt8>) {
+    package mutating func bytes(_ source: UnsafeBufferPointer<UInt8>) {
         guard let base = source.baseAddress else { return }
         position.update(from: base, count: source.count)
         position += source.count
     }
 
-    mutating func bool(_ value: Bool) { value ? literal("true") : literal("false") }
+    package mutating func bool(_ value: Bool) { value ? literal("true") : literal("false") }
 
     /// At most 20 bytes (21 with a sign).
-    mutating func decimal<T: BinaryInteger>(_ value: T) {
+    package mutating func decimal<T: BinaryInteger>(_ value: T) {
         if value < 0 { byte(UInt8(ascii: "-")) }
         digits(UInt64(value.magnitude), minimumCount: 1)
     }
 
     /// Microseconds as seconds with six decimals ("12.000345"); at most 28 bytes.
-    mutating func seconds(_ t: Micros) {
+    package mutating func seconds(_ t: Micros) {
         if t < 0 { byte(UInt8(ascii: "-")) }
         let magnitude = t.magnitude
         digits(magnitude / 1_000_000, minimumCount: 1)

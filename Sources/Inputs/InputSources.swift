@@ -3,7 +3,6 @@ import CLI
 import Foundation
 import Glibc
 import Pcap
-import ProxyShell
 import Vocabulary
 
 /// Opens any input `faultline` reads records from (a capture file, pcap and pcapng),
@@ -14,24 +13,24 @@ import Vocabulary
 /// Standard input ("-") and pipes (`<(command)`, FIFOs) work too: the peeked bytes are put
 /// back (by seeking when stdin is a file, otherwise by relaying the input through a new
 /// pipe that starts with them), so every opener reads the input from its first byte.
-enum InputSources {
-    struct Kind: Sendable {
+package enum InputSources {
+    package struct Kind: Sendable {
         /// What the user would call it, for "expected one of" messages.
-        let name: String
+        package let name: String
         /// Whether the first bytes of the input (up to `peekSize`) look like this kind.
-        let matches: @Sendable ([UInt8]) -> Bool
-        let open: @Sendable (String, Options) throws -> any RecordSource
+        package let matches: @Sendable ([UInt8]) -> Bool
+        package let open: @Sendable (String, Options) throws -> any RecordSource
     }
 
     /// Settings some kinds honour: `--filter` (a BPF expression) applies to pcap input only.
-    struct Options: Sendable {
-        var filter: String?
-        init(filter: String? = nil) { self.filter = filter }
+    package struct Options: Sendable {
+        package var filter: String?
+        package init(filter: String? = nil) { self.filter = filter }
     }
 
-    static let peekSize = 512
+    package static let peekSize = 512
 
-    static let kinds: [Kind] = [
+    package static let kinds: [Kind] = [
         Kind(name: "faultline capture (JSON Lines starting with {\"type\":\"header\",\"format\":\"faultline-capture\",...})",
              matches: isCapture,
              open: { path, _ in try CaptureReader(path: path) }),
@@ -40,7 +39,7 @@ enum InputSources {
 
     /// The records of `path` ("-" for standard input). Throws `UsageError` for input of no
     /// known kind, `CaptureError` (or the kind's own error) for a damaged file.
-    static func open(_ path: String, options: Options = Options()) throws -> any RecordSource {
+    package static func open(_ path: String, options: Options = Options()) throws -> any RecordSource {
         let (head, readablePath) = try peek(path)
         if let compression = CaptureCompression.detect(head) {
             return try openCompressed(path, readablePath: readablePath, compression: compression)
@@ -55,7 +54,7 @@ enum InputSources {
 
     /// A compressed input: its decompressed first bytes say what it holds. Only captures
     /// are read this way (libpcap reads its files itself; decompress a pcap first).
-    static func openCompressed(_ path: String, readablePath: String, compression: CaptureCompression) throws -> any RecordSource {
+    package static func openCompressed(_ path: String, readablePath: String, compression: CaptureCompression) throws -> any RecordSource {
         let name = path == "-" ? "<stdin>" : path
         let fd = readablePath == "-" ? STDIN_FILENO : Glibc.open(readablePath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw UsageError("\(name): cannot open: \(String(cString: strerror(errno)))") }
@@ -91,7 +90,7 @@ enum InputSources {
     }
 
     /// A capture's first line is its header object, which names the format.
-    static func isCapture(_ head: [UInt8]) -> Bool {
+    package static func isCapture(_ head: [UInt8]) -> Bool {
         guard let first = head.firstIndex(where: { ![0x20, 0x09, 0x0D, 0x0A].contains($0) }),
               head[first] == UInt8(ascii: "{") else { return false }
         let needle = Array("\"faultline-capture\"".utf8)
@@ -101,7 +100,7 @@ enum InputSources {
 
     /// Up to `peekSize` first bytes of the input, and the path to open it by from its first
     /// byte (the same path, except for a pipe, whose peeked bytes are relayed).
-    static func peek(_ path: String) throws -> (head: [UInt8], path: String) {
+    package static func peek(_ path: String) throws -> (head: [UInt8], path: String) {
         if path == "-" { return (try peekStandardInput(), path) }
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw UsageError("\(path): cannot open: \(String(cString: strerror(errno)))") }
@@ -169,14 +168,14 @@ enum InputSources {
     }
 
     /// Why `copyToEnd` stopped early: which side failed, and errno's text.
-    struct CopyFailure: Error {
-        var reading: Bool
-        var reason: String
+    package struct CopyFailure: Error {
+        package var reading: Bool
+        package var reason: String
     }
 
     /// Copies `source` up to its end into `destination` in 64 KiB pieces (constant memory).
     /// Nil once everything is copied.
-    static func copyToEnd(from source: Int32, to destination: Int32) -> CopyFailure? {
+    package static func copyToEnd(from source: Int32, to destination: Int32) -> CopyFailure? {
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let n = chunk.withUnsafeMutableBytes { read(source, $0.baseAddress!, $0.count) }

@@ -4,13 +4,13 @@ import Glibc
 /// Where the control API's bearer token comes from, for `proxy` and `ctl` alike: a flag
 /// (visible to anyone who can read /proc/PID/cmdline or run `ps`), a file, or the
 /// environment variable FAULTLINE_CONTROL_TOKEN (both stay out of the process list).
-enum ControlToken {
-    static let environmentName = "FAULTLINE_CONTROL_TOKEN"
+package enum ControlToken {
+    package static let environmentName = "FAULTLINE_CONTROL_TOKEN"
 
     /// The token from `--FLAG`, `--FLAG-file` or the environment (first given wins, in that
     /// order; giving both flags is an error), or nil when none is. A token must be
     /// non-empty, without spaces or line breaks.
-    static func resolve(_ arguments: ParsedArguments, flag: String, command: String) throws(UsageError) -> String? {
+    package static func resolve(_ arguments: ParsedArguments, flag: String, command: String) throws(UsageError) -> String? {
         let fileFlag = flag + "-file"
         let direct = arguments.value(flag)
         let path = arguments.value(fileFlag)
@@ -33,9 +33,9 @@ enum ControlToken {
     }
 
     /// The file's first line, without its line end and surrounding spaces.
-    static func read(_ path: String, flag: String, command: String) throws(UsageError) -> String {
+    package static func read(_ path: String, flag: String, command: String) throws(UsageError) -> String {
         let text: String
-        do { text = try ProxyCommand.readText(path) } catch { throw UsageError("\(command): --\(flag) \(error)") }
+        do { text = try SmallTextFile.read(path) } catch { throw UsageError("\(command): --\(flag) \(error)") }
         let line = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         return String(line).trimmingCharacters(in: " \t\r")
     }

@@ -6,13 +6,15 @@ import Capture
 /// warnings) as lines for `frames` and `analyze`. Notes say where frames went missing, so
 /// they are shown, not dropped; a hostile file can hold millions of them, so only the first
 /// `limit` are kept and the rest counted. Text is escaped (`TerminalText`).
-struct StreamNotes {
-    static let limit = 100
+package struct StreamNotes {
+    package static let limit = 100
     private(set) var shown = 0
     private(set) var omitted = 0
 
+    package init() {}
+
     /// The line for `note`, or nil for an info note or one past the limit.
-    mutating func take(_ note: NoteRecord) -> String? {
+    package mutating func take(_ note: NoteRecord) -> String? {
         guard note.level != .info else { return nil }
         guard shown < Self.limit else { omitted += 1; return nil }
         shown += 1
@@ -21,7 +23,7 @@ struct StreamNotes {
     }
 
     /// "1234 more warnings not shown", once the limit was passed.
-    var omittedLine: String? {
+    package var omittedLine: String? {
         omitted > 0 ? "\(omitted) more stream warnings and errors not shown (the first \(Self.limit) are)" : nil
     }
 }

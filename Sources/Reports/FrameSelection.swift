@@ -6,20 +6,20 @@ import Vocabulary
 /// Which records `faultline frames` prints: the `--conn`, `--client`, `--from` and
 /// `--event` filters, decided per record. `--client` uses the analyzer's own grouping (the
 /// ids `analyze` reports), so its engine sees every record; the others are plain tests.
-struct FrameSelection {
-    var connections: Set<ConnectionID>?
-    var client: String?
-    var from: Side?
-    var event: String?
+package struct FrameSelection {
+    package var connections: Set<ConnectionID>?
+    package var client: String?
+    package var from: Side?
+    package var event: String?
     /// Connection -> client id, from the analyzer's grouping (only with `--client`).
     private var analyzer: LiveAnalyzer?
     private var clientOf: [ConnectionID: String] = [:]
     /// Opens of connections not yet grouped (grouping waits for the upgrade request), kept
     /// to be printed once their client is known; bounded like the analyzer's own.
     private(set) var pendingOpens: [ConnectionID: CaptureRecord] = [:]
-    static let maxPendingOpens = 10_000
+    package static let maxPendingOpens = 10_000
 
-    init(_ arguments: ParsedArguments) throws(UsageError) {
+    package init(_ arguments: ParsedArguments) throws(UsageError) {
         let command = "faultline frames"
         var conns: Set<ConnectionID> = []
         for text in arguments.all("conn") {
@@ -46,7 +46,7 @@ struct FrameSelection {
 
     /// The records to print for this one, in order (an open held back until its client is
     /// known comes out just before the record that revealed it).
-    mutating func select(_ record: CaptureRecord, all: Bool) -> [CaptureRecord] {
+    package mutating func select(_ record: CaptureRecord, all: Bool) -> [CaptureRecord] {
         var released: [CaptureRecord] = []
         if analyzer != nil {
             for event in analyzer!.feed(record) {

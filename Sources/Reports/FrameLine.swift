@@ -7,15 +7,15 @@ import Vocabulary
 import WebSocket
 
 /// The two renderings of one frame.
-enum FrameLine {
+package enum FrameLine {
     /// The Bird/Pusher event name of a text frame holding a JSON object with an "event" string.
-    static func eventName(_ frame: FrameRecord) -> String? {
+    package static func eventName(_ frame: FrameRecord) -> String? {
         guard frame.opcode == .text else { return nil }
         return EventNameScanner.eventName(in: frame.payload)
     }
 
     /// Microseconds as seconds with six decimals: "12.000345".
-    static func seconds(_ t: Micros) -> String {
+    package static func seconds(_ t: Micros) -> String {
         var bytes = [UInt8](repeating: 0, count: 32)
         let count = bytes.withUnsafeMutableBufferPointer { buffer in
             var cursor = ByteCursor(buffer.baseAddress!)
@@ -37,7 +37,7 @@ enum FrameLine {
     /// One JSON object a line, written by pointer: this runs once per frame of captures of
     /// gigabytes. `t` gets six fixed decimals so microseconds stay visible. The event name
     /// is copied straight from the payload (a JSON string without escapes needs none).
-    static func json(_ frame: FrameRecord, into output: inout BufferedOutput) {
+    package static func json(_ frame: FrameRecord, into output: inout BufferedOutput) {
         let reason = frame.closeCode == nil ? nil : escaped(frame.closeReason ?? "")
         let fault = escaped(frame.fault)
         let error = escaped(frame.protocolError)
@@ -110,7 +110,7 @@ enum FrameLine {
 
     /// `   12.000345  #3    server->client  text   fin          31  bird:pong`, control
     /// characters escaped (`TerminalText`).
-    static func text(_ frame: FrameRecord, into output: inout BufferedOutput) {
+    package static func text(_ frame: FrameRecord, into output: inout BufferedOutput) {
         var line = pad(seconds(frame.t), 12, left: true)
         line += "  " + pad("#\(frame.conn)", 5)
         line += frame.from == .client ? " client->server" : " server->client"
@@ -142,7 +142,7 @@ enum FrameLine {
     }
 
     /// Opcode names fitting six columns: "cont" for continuation, "op0xb" for reserved ones.
-    static func shortName(_ opcode: Opcode) -> String {
+    package static func shortName(_ opcode: Opcode) -> String {
         if opcode == .continuation { return "cont" }
         if opcode.isReserved { return "op0x" + String(opcode.rawValue, radix: 16) }
         return opcode.name

@@ -1,10 +1,9 @@
-import CLI
 
 /// The EXAMPLES section and the required options of every command's help, in one table
 /// (commands whose discussion already ends with EXAMPLES, such as frames and specs, keep
 /// theirs). Each example is a command line that works as written on a fresh checkout.
-enum CommandExamples {
-    static let table: [String: HelpExtras] = [
+package enum CommandExamples {
+    package static let table: [String: HelpExtras] = [
         "faultline": HelpExtras(examples: [
             "faultline demo                                   everything on loopback, 30 s",
             "faultline proxy --listen 127.0.0.1:7000 --upstream ws://127.0.0.1:7001 --record s.jsonl",

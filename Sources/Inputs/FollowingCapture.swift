@@ -9,18 +9,18 @@ import Glibc
 /// never misread. Memory: one read buffer plus the longest line, bounded by `maxLine`.
 /// A zstd or gzip capture is followed through a decompressor, which waits at the end of
 /// the file like the plain reader (the proxy writes one complete zstd frame per flush).
-struct FollowingCapture: RecordSource {
-    let path: String
-    private(set) var header: CaptureHeader
-    var warnings: [String] { [] }
+package struct FollowingCapture: RecordSource {
+    package let path: String
+    package private(set) var header: CaptureHeader
+    package var warnings: [String] { [] }
     private let fd: Int32
     private let source: ByteSource
     private var buffer: [UInt8] = []
     private var lineNumber = 0
-    let pollMicros: UInt32 = 100_000
-    let maxLine = 100 * 1024 * 1024
+    package let pollMicros: UInt32 = 100_000
+    package let maxLine = 100 * 1024 * 1024
 
-    init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
@@ -45,7 +45,7 @@ struct FollowingCapture: RecordSource {
         header = h
     }
 
-    mutating func next() throws -> CaptureRecord? { try nextLine(allowHeader: false) }
+    package mutating func next() throws -> CaptureRecord? { try nextLine(allowHeader: false) }
 
     private mutating func nextLine(allowHeader: Bool) throws -> CaptureRecord {
         while true {

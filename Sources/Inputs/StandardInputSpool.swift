@@ -5,11 +5,11 @@ import Glibc
 /// once (`replay` reads its capture twice: client keys first, then the selected records).
 /// The copy streams in 64 KiB pieces (constant memory); the file is unlinked at once, so it
 /// goes away when the process ends, however it ends.
-enum StandardInputSpool {
+package enum StandardInputSpool {
     /// A path that opens the copied input from its first byte, each time it is opened
     /// (`/proc/self/fd/N` of the unlinked file). Throws `UsageError` when standard input
     /// cannot be read or the copy cannot be written (the message says which).
-    static func spool(command: String) throws -> String {
+    package static func spool(command: String) throws -> String {
         let directory = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
         var template = Array("\(directory)/faultline-stdin-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }

@@ -1,9 +1,8 @@
-import ControlAPI
 import JSON
 
 /// What `faultline ctl` prints for people: aligned tables and one-line confirmations.
-enum CtlOutput {
-    static func render(_ action: String, _ response: ControlResponse, json: Bool) -> String {
+package enum CtlOutput {
+    package static func render(_ action: String, _ response: ControlResponse, json: Bool) -> String {
         let body = response.jsonBody
         switch action {
         case "connections":
@@ -37,7 +36,7 @@ enum CtlOutput {
     }
 
     /// Prometheus samples as JSON: {"name{labels}": value, ...}, comments left out.
-    static func samples(_ text: String) -> JSONValue {
+    package static func samples(_ text: String) -> JSONValue {
         var object = JSONObject()
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
             guard let space = line.lastIndex(of: " ") else { continue }
@@ -47,7 +46,7 @@ enum CtlOutput {
         return .object(object)
     }
 
-    static func cell(_ value: JSONValue?, seconds: Bool = false) -> String {
+    package static func cell(_ value: JSONValue?, seconds: Bool = false) -> String {
         guard let value else { return "-" }
         switch value {
         case .string(let s): return s
@@ -62,7 +61,7 @@ enum CtlOutput {
     }
 
     /// Left-aligned columns two spaces apart; the last column is not padded.
-    static func table(_ header: [String], _ rows: [[String]]) -> String {
+    package static func table(_ header: [String], _ rows: [[String]]) -> String {
         let all = [header] + rows
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
         return all.map { row in
@@ -75,8 +74,4 @@ enum CtlOutput {
 
 extension String {
     func padding(to width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
-    func trimmingCharacters(in set: String) -> String {
-        guard let start = firstIndex(where: { !set.contains($0) }) else { return "" }
-        return String(self[start...lastIndex(where: { !set.contains($0) })!])
-    }
 }

@@ -6,9 +6,9 @@ import Vocabulary
 /// (opens, upgrades, ends, notes, fault actions) and a frame's payload, in the same two
 /// renderings as `FrameLine`. Strings from the capture that could hold control characters
 /// are written JSON-escaped, so a hostile capture cannot drive the terminal.
-enum RecordLine {
+package enum RecordLine {
     /// `    1.000000  #1    open    10.0.0.1:40001 -> 127.0.0.1:80`
-    static func text(_ record: CaptureRecord) -> String? {
+    package static func text(_ record: CaptureRecord) -> String? {
         let t: Micros, conn: ConnectionID?, kind: String, detail: String
         switch record {
         case .header, .frame: return nil
@@ -51,7 +51,7 @@ enum RecordLine {
     }
 
     /// `{"record":"open","conn":1,"t":1.000000,...}`: lines without `record` are frames.
-    static func json(_ record: CaptureRecord) -> String? {
+    package static func json(_ record: CaptureRecord) -> String? {
         var o = JSONObject()
         func time(_ t: Micros) -> JSONValue { .double(Double(t) / 1_000_000) }
         switch record {
@@ -96,7 +96,7 @@ enum RecordLine {
 
     /// A frame's payload for `--payload`: UTF-8 text as is, anything else as base64, cut to
     /// `maxChars` characters. Returns the text, its encoding and whether it was cut.
-    static func payload(_ frame: FrameRecord, maxChars: Int) -> (text: String, encoding: String, truncated: Bool) {
+    package static func payload(_ frame: FrameRecord, maxChars: Int) -> (text: String, encoding: String, truncated: Bool) {
         let isText = frame.opcode == .text || (frame.opcode == .continuation && !frame.payload.isEmpty)
         if isText, let text = String(validating: frame.payload, as: UTF8.self) {
             let cut = text.count > maxChars
@@ -108,7 +108,7 @@ enum RecordLine {
     }
 
     /// The payload as a JSON string literal (control characters escaped), with a mark when cut.
-    static func payloadText(_ frame: FrameRecord, maxChars: Int) -> String {
+    package static func payloadText(_ frame: FrameRecord, maxChars: Int) -> String {
         let (text, encoding, truncated) = payload(frame, maxChars: maxChars)
         var out: [UInt8] = []
         JSONWriter.writeString(text, into: &out)
@@ -117,7 +117,7 @@ enum RecordLine {
     }
 
     /// `s` as is, or JSON-quoted when it holds a control character.
-    static func safe(_ s: String) -> String {
+    package static func safe(_ s: String) -> String {
         guard s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || (0x80..<0xA0).contains($0.value) }) else { return s }
         var out: [UInt8] = []
         JSONWriter.writeString(s, into: &out)
