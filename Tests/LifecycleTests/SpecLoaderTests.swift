@@ -63,6 +63,21 @@ import JSON
         #expect(ruleError?.description.hasPrefix("x.json: field 'rules[1]': unknown rule \"backoff.nope\"") == true)
     }
 
+    /// A spec's `events` chooses a protocol table entry by any of its names, so a new entry
+    /// needs no change to the loader; a name no entry claims is refused with the choices.
+    @Test func eventsNamesAProtocolTableEntry() throws {
+        let byKey = try SpecLoader.parse(try bird { $0["events"] = "bird" }, file: "x.json")
+        #expect(byKey.events.rawValue == "bird" && byKey.events.decodesEvents)
+        let connectionLevel = try SpecLoader.parse(try bird { $0["events"] = "websocket" }, file: "x.json")
+        #expect(!connectionLevel.events.decodesEvents && !LifecycleSpec.EventLevel.connection.decodesEvents)
+        #expect(LifecycleSpec.EventLevel.realtime.decodesEvents)
+        let unknown = #expect(throws: SpecError.self) {
+            try SpecLoader.parse(try bird { $0["events"] = "socket.io" }, file: "x.json")
+        }
+        #expect(unknown?.field == "events")
+        #expect(unknown?.description.contains("expected one of: realtime, pusher, bird, connection, websocket") == true)
+    }
+
     @Test func userSpecFileGoesThroughTheSamePath() throws {
         let value = try bird { spec in
             spec["name"] = "slowpoke"

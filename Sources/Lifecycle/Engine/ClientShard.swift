@@ -30,7 +30,7 @@ public struct ClientShard: Sendable {
         self.index = index
         self.count = max(1, count)
         self.shortcuts = shortcuts
-        let fallback = options.spec.events == .realtime ? try? SpecLoader.load("websocket") : nil
+        let fallback = options.spec.events.decodesEvents ? try? SpecLoader.load("websocket") : nil
         self.fallback = fallback
         self.plan = RulePlan(spec: options.spec, shortcuts: shortcuts)
         self.fallbackPlan = fallback.map { RulePlan(spec: $0, shortcuts: shortcuts) }

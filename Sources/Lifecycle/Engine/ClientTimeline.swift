@@ -52,8 +52,8 @@ struct ClientTimeline {
         self.spec = spec
         self.appSecret = appSecret
         self.state = spec.states.initial
-        self.fallback = spec.events == .realtime ? fallback : nil
-        self.fallbackPlan = spec.events == .realtime ? fallbackPlan : nil
+        self.fallback = spec.events.decodesEvents ? fallback : nil
+        self.fallbackPlan = spec.events.decodesEvents ? fallbackPlan : nil
         self.plan = plan
         self.rules = plan.makeRules()
         self.shortcuts = shortcuts

@@ -1,4 +1,6 @@
 import Capture
+import ProtocolTable
+import Protocols
 
 /// A client library's lifecycle contract as data: states, what each close code makes the
 /// client do, its reconnect schedule, its keep-alive timeouts, channel rules, tolerances
@@ -119,11 +121,34 @@ public struct LifecycleSpec: Sendable, Hashable {
         set { update { $0.rules = newValue } }
     }
 
-    public enum EventLevel: String, Sendable, Hashable, CaseIterable {
+    /// Which entry of the protocol table decodes the clients' messages: any key or alias
+    /// registered in `ProtocolTable` (`realtime`, `pusher` and `bird` choose Bird/Pusher;
+    /// `connection` and `websocket` the connection-level entry, which decodes nothing). A
+    /// new protocol entry is accepted here as soon as it is registered in the table.
+    public struct EventLevel: RawRepresentable, Sendable, Hashable {
+        public let rawValue: String
+
+        /// Nil for a name no entry of the table claims.
+        public init?(rawValue: String) {
+            guard ProtocolTable.standard.registration(named: rawValue) != nil else { return nil }
+            self.rawValue = rawValue
+        }
+
+        private init(registered name: String) { rawValue = name }
+
         /// Bird/Pusher JSON events are decoded (handshake, pings, channels).
-        case realtime
+        public static let realtime = EventLevel(registered: "realtime")
         /// Only connection-level events: TCP open, upgrade, close, FIN/RST.
-        case connection
+        public static let connection = EventLevel(registered: "connection")
+
+        /// Every value a spec may give: each entry's aliases and key, in table order.
+        public static var names: [String] { ProtocolTable.standard.registrations.flatMap { $0.aliases + [$0.key] } }
+
+        /// Whether messages are decoded into protocol events: every entry but the
+        /// connection-level one (whose clients need no fallback to it).
+        public var decodesEvents: Bool {
+            ProtocolTable.standard.registration(named: rawValue)?.key != ConnectionLevelProtocol.key
+        }
     }
 
     public enum ConnectedOn: String, Sendable, Hashable, CaseIterable {

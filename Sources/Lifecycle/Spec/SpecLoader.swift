@@ -48,7 +48,7 @@ public enum SpecLoader {
         var spec = LifecycleSpec(
             name: try root.requiredString("name"),
             description: try root.string("description") ?? "",
-            events: try root.choice("events", LifecycleSpec.EventLevel.self) ?? .realtime,
+            events: try root.eventLevel("events") ?? .realtime,
             prefix: try root.string("prefix"),
             states: states,
             connectedOn: try root.choice("connectedOn", LifecycleSpec.ConnectedOn.self) ?? .handshake,

@@ -80,6 +80,15 @@ struct SpecReader {
         return v
     }
 
+    /// A protocol table entry's name (`LifecycleSpec.EventLevel`).
+    func eventLevel(_ key: String) throws(SpecError) -> LifecycleSpec.EventLevel? {
+        guard let s = try string(key) else { return nil }
+        guard let v = LifecycleSpec.EventLevel(rawValue: s) else {
+            throw fail(key, "unknown value \"\(s)\" (expected one of: \(LifecycleSpec.EventLevel.names.joined(separator: ", ")))")
+        }
+        return v
+    }
+
     func array(_ key: String) throws(SpecError) -> [JSONValue]? {
         guard let v = value(key) else { return nil }
         guard let a = v.arrayValue else { throw fail(key, "expected an array, found \(v.typeName)") }
