@@ -219,9 +219,14 @@ package final class ProxyServer {
             config.upstreamHost = hostHeader ?? target.authority
             config.upstreamPathPrefix = pathPrefix
         }
+        let faults = settings.faultRules.isEmpty && !settings.faultsAlwaysOn ? nil : faultEngine
+        // A frame's decoded event is read by the faults, the live view and live analysis
+        // only (the capture line does not carry it): with none of them, decoding every
+        // text message would be work on the relay's hot path for nobody.
+        if faults == nil, live == nil, recordObserver == nil { config.wire = nil }
         let session = RelaySession(conn: id, clientAddress: connection.remoteAddress, listenAddress: listenAddress,
                                    upstreamAddress: target?.description ?? settings.upstream.hostHeader, config: config,
-                                   faults: settings.faultRules.isEmpty && !settings.faultsAlwaysOn ? nil : faultEngine)
+                                   faults: faults)
         let t = now
         let pair = RelayPair(id: id, client: connection, server: self, session: session, now: t, target: target)
         pairs[id] = pair
