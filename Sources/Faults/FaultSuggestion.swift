@@ -7,8 +7,14 @@ enum FaultSuggestion {
     }
 
     static func closest(_ word: String, _ candidates: [String]) -> String? {
-        let best = candidates.map { ($0, distance(Array($0), Array(word))) }.min { $0.1 < $1.1 }
-        guard let best, best.1 <= max(2, word.count / 3), best.1 < word.count else { return nil }
+        let letters = Array(word)
+        let limit = max(2, letters.count / 3)
+        // The distance is at least the difference in length: a candidate further off than
+        // the limit cannot be suggested, and skipping it keeps a long unknown word (a
+        // pasted line, a hostile rule) from costing length x length steps per candidate.
+        let best = candidates.lazy.map(Array.init).filter { abs($0.count - letters.count) <= limit }
+            .map { (String($0), distance($0, letters)) }.min { $0.1 < $1.1 }
+        guard let best, best.1 <= limit, best.1 < letters.count else { return nil }
         return best.0
     }
 

@@ -19,9 +19,10 @@ def write(target, name, data):
     with open(os.path.join(d, name), "wb") as f:
         f.write(data if isinstance(data, bytes) else data.encode())
 
-# capture-lines: every line of the sample captures, in runs of whole lines of at most 4 KB
-# (Tools/fuzz's -max_len for the target). capture-analyzer: each sample capture's first
-# 16 KB of whole lines (a session from its header on).
+# capture-lines and capture-analyzer: every line of the sample captures, in runs of whole
+# lines of at most 4 KB (Tools/fuzz's -max_len for both targets); the first run of each
+# capture is a session from its header on, the others start mid-session, as a capture cut
+# by rotation or a torn copy does.
 for name in jsonl:
     with open(os.path.join(captures, name), "rb") as f:
         lines = f.readlines()
@@ -29,16 +30,12 @@ for name in jsonl:
     for line in lines:
         if run and len(run) + len(line) > 4096:
             write("capture-lines", "%s.%03d" % (name, part), run)
+            write("capture-analyzer", "%s.%03d" % (name, part), run)
             run, part = b"", part + 1
         run += line
     if run:
         write("capture-lines", "%s.%03d" % (name, part), run)
-    head = b""
-    for line in lines:
-        if len(head) + len(line) > 16384:
-            break
-        head += line
-    write("capture-analyzer", name, head)
+        write("capture-analyzer", "%s.%03d" % (name, part), run)
 
 # event-names: the text payloads of the sample captures (distinct, at most 400).
 payloads = set()
