@@ -9,26 +9,40 @@ enum FaultSuggestion {
     static func closest(_ word: String, _ candidates: [String]) -> String? {
         let letters = Array(word)
         let limit = max(2, letters.count / 3)
-        // The distance is at least the difference in length: a candidate further off than
-        // the limit cannot be suggested, and skipping it keeps a long unknown word (a
-        // pasted line, a hostile rule) from costing length x length steps per candidate.
-        let best = candidates.lazy.map(Array.init).filter { abs($0.count - letters.count) <= limit }
-            .map { (String($0), distance($0, letters)) }.min { $0.1 < $1.1 }
-        guard let best, best.1 <= limit, best.1 < letters.count else { return nil }
-        return best.0
+        var best: (word: String, distance: Int)?
+        for candidate in candidates {
+            // Ties keep the first candidate, and a later one must beat the best so far.
+            let reach = min(limit, (best?.distance ?? limit + 1) - 1)
+            if let d = distance(Array(candidate), letters, within: reach) { best = (candidate, d) }
+        }
+        guard let best, best.distance < letters.count else { return nil }
+        return best.word
     }
 
-    static func distance(_ a: [Character], _ b: [Character]) -> Int {
-        if a.isEmpty { return b.count }
-        if b.isEmpty { return a.count }
-        var previous = Array(0...b.count)
+    /// The edit distance between `a` and `b`, or nil when it exceeds `limit`. Only the
+    /// band of cells within `limit` of the diagonal is computed, and a row whose every cell
+    /// exceeds the limit ends the search: a long or unrelated word (a pasted line, a
+    /// hostile rule) costs a few rows, not length x length steps per candidate.
+    static func distance(_ a: [Character], _ b: [Character], within limit: Int) -> Int? {
+        guard limit >= 0, abs(a.count - b.count) <= limit else { return nil }
+        if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
+        let beyond = limit + 1
+        var previous = (0...b.count).map { min($0, beyond) }
+        var current = [Int](repeating: beyond, count: b.count + 1)
         for i in 1...a.count {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...b.count {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            let low = max(1, i - limit), high = min(b.count, i + limit)
+            current[0] = min(i, beyond)
+            if low > 1 { current[low - 1] = beyond }
+            var rowMinimum = current[0]
+            for j in low...high {
+                let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, substitution, beyond)
+                rowMinimum = min(rowMinimum, current[j])
             }
-            previous = current
+            if high < b.count { current[high + 1] = beyond }
+            if rowMinimum > limit { return nil }
+            swap(&previous, &current)
         }
-        return previous[b.count]
+        return previous[b.count] <= limit ? previous[b.count] : nil
     }
 }
