@@ -11,6 +11,11 @@ public enum RoutedStep: Sendable {
     case sweep(to: Micros)
     /// A new client, numbered `ordinal` (0-based, in order of first appearance).
     case newClient(ordinal: Int, ClientInfo)
+    /// At the end of the input, a connection that never sent its upgrade request and joins
+    /// no earlier client: a new client whose whole story is its `open`. The shard opens and
+    /// finishes it at once (`at`) and keeps nothing, so a capture cut short with very many
+    /// such connections never holds all their timelines at once.
+    case lateClient(ordinal: Int, ClientInfo, OpenRecord, at: Micros)
     /// A connection grouped under the client: its `open`.
     case open(client: Int, OpenRecord)
     case upgrade(client: Int, UpgradeRecord)
@@ -20,11 +25,19 @@ public enum RoutedStep: Sendable {
     /// The input ended: final checks of every client.
     case finish(at: Micros)
 
+    /// The ordinal of the client the step makes (`newClient`, `lateClient`).
+    public var newClientOrdinal: Int? {
+        switch self {
+        case .newClient(let ordinal, _), .lateClient(let ordinal, _, _, _): ordinal
+        default: nil
+        }
+    }
+
     /// The one client the step concerns; nil for `sweep` and `finish`.
     public var client: Int? {
         switch self {
         case .sweep, .finish: nil
-        case .newClient(let ordinal, _): ordinal
+        case .newClient(let ordinal, _), .lateClient(let ordinal, _, _, _): ordinal
         case .open(let client, _), .upgrade(let client, _), .frame(let client, _, _), .end(let client, _),
              .fault(let client, _): client
         }
@@ -64,6 +77,7 @@ public struct ClientRouter: Sendable {
     private var halfEnded: Set<ConnectionID> = []
     /// Opens waiting for their upgrade request, which carries the grouping key.
     private var pendingOpens: [ConnectionID: OpenRecord] = [:]
+    private var finishing: Finishing?
     private var lastSweep: Micros = 0
     private var now: Micros = 0
     /// How often (in record time) every client's timers are checked, not only the active one's.
@@ -79,7 +93,10 @@ public struct ClientRouter: Sendable {
     public var prefix: String? { decoder.dialect }
 
     /// How many clients were found so far.
-    public var clientCount: Int { live.count }
+    public var clientCount: Int { live.count + lateClients }
+    /// Clients made at the end of the input from connections that never sent their
+    /// upgrade request (`RoutedStep.lateClient`): counted, not kept.
+    private var lateClients = 0
 
     /// The steps one record makes, in order.
     public mutating func route(_ record: CaptureRecord, into steps: inout [RoutedStep]) {
@@ -173,30 +190,93 @@ public struct ClientRouter: Sendable {
     /// The input ended at `time`: connections still waiting for their request become
     /// clients, then every client finishes.
     public mutating func finish(at time: Micros?, into steps: inout [RoutedStep]) {
-        let end = max(now, time ?? now)
-        for (conn, open) in pendingOpens.sorted(by: { $0.key < $1.key }) {
-            assign(conn, request: nil, t: open.t, into: &steps)
+        finish(at: time) { steps.append($0) }
+    }
+
+    /// `finish(at:into:)` handing over the steps one at a time: the connections still
+    /// waiting for their request may be very many (a capture stopped under a flood of
+    /// connections), and their steps are carried out as they come instead of piling up.
+    public mutating func finish(at time: Micros?, emit: (RoutedStep) -> Void) {
+        while let step = nextFinishStep(at: time) { emit(step) }
+    }
+
+    /// The steps of `finish(at:)` one per call, then nil: for callers that carry each out
+    /// on a part of themselves the router cannot lend a closure to.
+    public mutating func nextFinishStep(at time: Micros?) -> RoutedStep? {
+        if finishing == nil {
+            // The waiting opens move to an array in connection order, and the map (grown
+            // for the most that ever waited at once) is given back now rather than at the end.
+            var waiting = Array(pendingOpens.values)
+            pendingOpens = [:]
+            waiting.sort { $0.conn < $1.conn }
+            finishing = Finishing(end: max(now, time ?? now), waiting: waiting)
         }
-        steps.append(.finish(at: end))
+        guard var finishing, !finishing.done else { return nil }
+        defer { self.finishing = finishing }
+        while finishing.next < finishing.waiting.count {
+            let open = finishing.waiting[finishing.next]
+            finishing.next += 1
+            let key = options.clientKey.key(open: open, request: nil)
+            if waitingClient(key: key) != nil {
+                var steps: [RoutedStep] = []
+                assign(open.conn, open: open, request: nil, t: open.t, into: &steps)
+                // Joining a client makes exactly its `open` step.
+                if let step = steps.last { return step }
+                continue
+            }
+            // No client to join: a new one, opened and finished at once, and nothing more
+            // can happen to it, so the router need not remember it either.
+            let ordinal = clientCount
+            lateClients += 1
+            return .lateClient(ordinal: ordinal, info(ordinal: ordinal, key: key, firstSeen: open.t), open, at: finishing.end)
+        }
+        finishing.done = true
+        finishing.waiting = []
+        // Nothing more is routed: the maps of connections (sized by the largest number
+        // ever open at once) are given back before the report is put together.
+        clientOfConnection = [:]
+        halfEnded = []
+        clientsByKey = [:]
+        return .finish(at: finishing.end)
+    }
+
+    /// Where `nextFinishStep` stands: the opens that were waiting, in connection order.
+    private struct Finishing {
+        var end: Micros
+        var waiting: [OpenRecord]
+        var next = 0
+        var done = false
+    }
+
+    /// The client of `key` a new connection joins: one with no connection open, the most
+    /// recently active (the first of equals); nil when there is none.
+    private func waitingClient(key: String) -> Int? {
+        var best: Int?
+        for candidate in clientsByKey[key] ?? [] where live[candidate].isEmpty {
+            if best.map({ lastActivity[candidate] > lastActivity[$0] }) ?? true { best = candidate }
+        }
+        return best
+    }
+
+    private func info(ordinal: Int, key: String, firstSeen: Micros) -> ClientInfo {
+        ClientInfo(id: "\(options.clientIDPrefix)client-\(ordinal + 1)", key: key, firstSeen: firstSeen)
     }
 
     /// Groups a connection into a client: same key and no open connection means the same
     /// client (sequential connections chain); an overlapping one is a different client.
-    private mutating func assign(_ conn: ConnectionID, request: UpgradeRecord?, t: Micros, into steps: inout [RoutedStep]) {
-        let open = pendingOpens.removeValue(forKey: conn)
+    /// `open`: the connection's open record when the caller holds it, else it is taken
+    /// from those waiting (or made up: a capture may start mid-connection).
+    private mutating func assign(_ conn: ConnectionID, open: OpenRecord? = nil, request: UpgradeRecord?, t: Micros,
+                                 into steps: inout [RoutedStep]) {
+        let open = open ?? pendingOpens.removeValue(forKey: conn)
             ?? OpenRecord(conn: conn, t: t, client: "?", server: "?")
         let key = options.clientKey.key(open: open, request: request)
-        var best: Int?
-        for candidate in clientsByKey[key] ?? [] where live[candidate].isEmpty {
-            // The most recently active one; the first of equals.
-            if best.map({ lastActivity[candidate] > lastActivity[$0] }) ?? true { best = candidate }
-        }
         let index: Int
-        if let best {
-            index = best
+        if let waiting = waitingClient(key: key) {
+            index = waiting
         } else {
             index = live.count
-            let info = ClientInfo(id: "\(options.clientIDPrefix)client-\(index + 1)", key: key, firstSeen: open.t)
+            let info = info(ordinal: index, key: key, firstSeen: open.t)
             live.append([])
             lastActivity.append(open.t)
             clientsByKey[key, default: []].append(index)

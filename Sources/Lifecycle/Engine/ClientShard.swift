@@ -52,6 +52,11 @@ public struct ClientShard: Sendable {
             clients.append(ClientTimeline(info: info, spec: options.spec, plan: plan, appSecret: options.appSecret,
                                           shortcuts: shortcuts, fallback: fallback, fallbackPlan: fallbackPlan))
             return [.client(info)] + clients[clients.count - 1].start()
+        case .lateClient(_, let info, let open, let end):
+            var timeline = ClientTimeline(info: info, spec: options.spec, plan: plan, appSecret: options.appSecret,
+                                          shortcuts: shortcuts, fallback: fallback, fallbackPlan: fallbackPlan)
+            return [.client(info)] + timeline.start() + [.connection(open.conn, client: info.id)] + timeline.open(open)
+                + timeline.finish(at: end)
         case .open(let client, let open):
             let local = client / count
             return [.connection(open.conn, client: clients[local].info.id)] + clients[local].open(open)

@@ -83,9 +83,21 @@ public struct LiveAnalyzer: Sendable {
 
     /// The input ended at `time`: final timer checks, open connections end with the capture.
     public mutating func finish(at time: Micros? = nil) -> [AnalysisEvent] {
-        steps.removeAll(keepingCapacity: true)
-        router.finish(at: time, into: &steps)
-        return applySteps()
+        var events: [AnalysisEvent] = []
+        finish(at: time) { events += $0 }
+        return events
+    }
+
+    /// `finish(at:)` handing over the events a step at a time: a capture cut short may
+    /// leave very many connections to finish, whose events need not be held all at once.
+    public mutating func finish(at time: Micros? = nil, emit: ([AnalysisEvent]) -> Void) {
+        while let step = router.nextFinishStep(at: time) {
+            if case .finish(let time) = step {
+                shard.finish(at: time, emit: emit)
+            } else {
+                emit(shard.apply(step))
+            }
+        }
     }
 
     private mutating func applySteps() -> [AnalysisEvent] {
