@@ -125,14 +125,14 @@ public struct ReportBuilder: Sendable {
         /// The client's number in order of first appearance, over all shards.
         var ordinal: Int
 
-        init(info: ClientInfo, ordinal: Int, limits: ReportLimits) {
+        init(info: ClientInfo, ordinal: Int) {
             self.info = info
             self.ordinal = ordinal
-            connections = BoundedLog(head: limits.head, tail: limits.tail)
-            transitions = BoundedLog(head: limits.head, tail: limits.tail)
-            faults = BoundedLog(head: limits.head, tail: limits.tail)
-            findings = BoundedLog(head: limits.head, tail: limits.tail)
-            connectionIDs = BoundedLog(head: limits.head, tail: limits.tail)
+            connections = BoundedLog()
+            transitions = BoundedLog()
+            faults = BoundedLog()
+            findings = BoundedLog()
+            connectionIDs = BoundedLog()
         }
     }
 
@@ -156,6 +156,8 @@ public struct ReportBuilder: Sendable {
     public let limits: ReportLimits
     private var clients: [ClientLog] = []
     private var index: [String: Int] = [:]
+    /// `index` does not cover `clients` (after `merged`) and is rebuilt before the next event.
+    private var indexIsStale = false
     /// Findings of no known client (none in practice), kept whole.
     private var strayFindings: [SequencedFinding] = []
     private var findingNumber = 0
@@ -178,12 +180,13 @@ public struct ReportBuilder: Sendable {
     /// their place in the order one thread would find them, so that `merged` builds the
     /// same report.
     public mutating func add(_ events: [AnalysisEvent], step: Int, newClient ordinal: Int? = nil) {
+        rebuildIndexIfStale()
         self.step = step
         defer { self.step = nil }
         for event in events {
             if case .client(let info) = event, let ordinal {
                 index[info.id] = clients.count
-                clients.append(ClientLog(info: info, ordinal: ordinal, limits: limits))
+                clients.append(ClientLog(info: info, ordinal: ordinal))
                 endTime = max(endTime, info.firstSeen)
             } else {
                 add(event)
@@ -193,9 +196,15 @@ public struct ReportBuilder: Sendable {
 
     /// One builder of the shards' builders (made with the same limits), as if one had
     /// collected every event: clients in order of appearance, findings in order found.
-    public static func merged(_ parts: [ReportBuilder]) -> ReportBuilder {
+    /// Each part is released once its clients are moved over, so merging a report of very
+    /// many clients never holds every part and the whole at once.
+    public static func merged(_ parts: consuming [ReportBuilder]) -> ReportBuilder {
+        var parts = parts
         var merged = ReportBuilder(limits: parts.first?.limits ?? .standard)
-        for part in parts {
+        merged.clients.reserveCapacity(parts.reduce(0) { $0 + $1.clients.count })
+        for i in parts.indices {
+            let part = parts[i]
+            parts[i] = ReportBuilder(limits: merged.limits)
             merged.clients += part.clients
             merged.strayFindings += part.strayFindings
             merged.findingNumber += part.findingNumber
@@ -204,8 +213,11 @@ public struct ReportBuilder: Sendable {
             merged.warningCount += part.warningCount
             merged.endTime = max(merged.endTime, part.endTime)
         }
-        merged.clients.sort { $0.ordinal < $1.ordinal }
-        for (i, client) in merged.clients.enumerated() { merged.index[client.info.id] = i }
+        if !merged.clients.indices.dropFirst().allSatisfy({ merged.clients[$0 - 1].ordinal < merged.clients[$0].ordinal }) {
+            merged.clients.sort { $0.ordinal < $1.ordinal }
+        }
+        // Built again only if events are added after the merge (most merges are final).
+        merged.indexIsStale = !merged.clients.isEmpty
         merged.strayFindings.sort { $0.number < $1.number }
         merged.undetermined.sort { $0.order < $1.order }
         return merged
@@ -218,17 +230,25 @@ public struct ReportBuilder: Sendable {
         return EventOrder(step: step, client: i.map { clients[$0].ordinal } ?? -1, index: findingNumber)
     }
 
+    private mutating func rebuildIndexIfStale() {
+        guard indexIsStale else { return }
+        indexIsStale = false
+        index.reserveCapacity(clients.count)
+        for (i, client) in clients.enumerated() { index[client.info.id] = i }
+    }
+
     public mutating func add(_ event: AnalysisEvent) {
+        rebuildIndexIfStale()
         switch event {
         case .client(let info):
             index[info.id] = clients.count
-            clients.append(ClientLog(info: info, ordinal: clients.count, limits: limits))
+            clients.append(ClientLog(info: info, ordinal: clients.count))
             endTime = max(endTime, info.firstSeen)
         case .connection(let conn, let client):
-            if let i = index[client] { clients[i].connectionIDs.append(conn) }
+            if let i = index[client] { clients[i].connectionIDs.append(conn, limits: limits) }
         case .transition(let t):
             if let i = index[t.client] {
-                clients[i].transitions.append(t)
+                clients[i].transitions.append(t, limits: limits)
                 clients[i].finalState = t.to
             }
             endTime = max(endTime, t.t)
@@ -238,13 +258,13 @@ public struct ReportBuilder: Sendable {
             case .warning: warningCount += 1
             }
             let entry = SequencedFinding(number: nextOrder(client: index[f.client]), finding: f)
-            if let i = index[f.client] { clients[i].findings.append(entry) } else { strayFindings.append(entry) }
+            if let i = index[f.client] { clients[i].findings.append(entry, limits: limits) } else { strayFindings.append(entry) }
             endTime = max(endTime, f.t)
         case .connectionEnded(let s):
-            if let i = index[s.client] { clients[i].connections.append(s) }
+            if let i = index[s.client] { clients[i].connections.append(s, limits: limits) }
             endTime = max(endTime, s.endedAt ?? s.openedAt)
         case .fault(let mark):
-            if let i = index[mark.client] { clients[i].faults.append(mark) }
+            if let i = index[mark.client] { clients[i].faults.append(mark, limits: limits) }
             endTime = max(endTime, mark.t)
         case .undetermined(let u):
             // At most one per rule and client (emitted once, at the end): no bound needed.
@@ -255,9 +275,12 @@ public struct ReportBuilder: Sendable {
         }
     }
 
-    public func build(spec: LifecycleSpec, inputs: [String], grouping: String, prefix: String?,
+    /// The report. Consumes the builder, whose per-client lists become the report's
+    /// without being copied (the two would otherwise be held at once).
+    public consuming func build(spec: LifecycleSpec, inputs: [String], grouping: String, prefix: String?,
                       warnings: [String] = [], endTime: Micros? = nil, unchecked: [UncheckedRule] = [],
                       failOn: FailOn = .error, startedAt: Int64? = nil) -> AnalysisReport {
+        index = [:]   // not needed any more: given back before the report's clients are made
         var all = strayFindings
         var connectionCount = 0
         let clients = self.clients.map { log -> AnalysisReport.Client in
@@ -265,7 +288,9 @@ public struct ReportBuilder: Sendable {
             all += kept
             connectionCount += log.connectionIDs.total
             var client = AnalysisReport.Client(info: log.info)
-            client.connections = log.connections.elements.sorted { $0.conn < $1.conn }
+            let connections = log.connections.elements
+            let inOrder = connections.indices.dropFirst().allSatisfy { connections[$0 - 1].conn <= connections[$0].conn }
+            client.connections = inOrder ? connections : connections.sorted { $0.conn < $1.conn }
             client.transitions = log.transitions.elements
             client.faults = log.faults.elements
             client.findings = kept.map(\.finding)

@@ -2,40 +2,61 @@
 /// between, so a report over a capture of any size holds a bounded amount per client while
 /// still showing how each client's story began and how it ended. Below `head + tail`
 /// elements nothing is dropped: reports of normal-size inputs are unchanged.
+///
+/// A report keeps five of these per client, and a capture may hold hundreds of thousands
+/// of clients with a few elements each: the limits are the report's (`ReportLimits`,
+/// given to `append`), not stored per list, and the newest-elements ring exists only once
+/// the head is full. An unfilled log is its head array and an empty reference, 16 bytes.
 public struct BoundedLog<Element: Sendable>: Sendable {
-    public let headLimit: Int
-    public let tailLimit: Int
+    /// The first elements, up to the head limit: for most clients all of them.
     private var head: [Element] = []
-    /// A ring of the newest elements once `head` is full; `start` is the oldest one's slot.
-    private var tail: [Element] = []
-    private var start = 0
-    /// Elements dropped from the middle.
-    public private(set) var omitted = 0
+    /// Allocated when the head is full: the ring of the newest elements and the count
+    /// dropped between. Copied before a change when shared (the log is a value).
+    private var overflow: Overflow?
 
-    public init(head: Int, tail: Int) {
-        headLimit = max(0, head)
-        tailLimit = max(0, tail)
+    private final class Overflow: @unchecked Sendable {
+        // Changed only through `BoundedLog.append`, after a uniqueness check.
+        var tail: [Element] = []
+        /// The oldest element's slot in `tail` once the ring is full.
+        var start = 0
+        var omitted = 0
+
+        func copy() -> Overflow {
+            let copy = Overflow()
+            copy.tail = tail
+            copy.start = start
+            copy.omitted = omitted
+            return copy
+        }
     }
+
+    public init() {}
+
+    /// Elements dropped from the middle.
+    public var omitted: Int { overflow?.omitted ?? 0 }
 
     /// Every element ever appended, kept or not.
-    public var total: Int { head.count + tail.count + omitted }
+    public var total: Int { head.count + (overflow.map { $0.tail.count + $0.omitted } ?? 0) }
 
-    public mutating func append(_ element: Element) {
-        if head.count < headLimit { head.append(element); return }
-        if tailLimit == 0 { omitted += 1; return }
-        if tail.count < tailLimit { tail.append(element); return }
-        tail[start] = element
-        start = (start + 1) % tailLimit
-        omitted += 1
+    public mutating func append(_ element: Element, limits: ReportLimits) {
+        if head.count < limits.head { head.append(element); return }
+        if overflow == nil {
+            overflow = Overflow()
+        } else if !isKnownUniquelyReferenced(&overflow!) {
+            overflow = overflow!.copy()
+        }
+        guard let ring = overflow else { return }
+        guard limits.tail > 0 else { ring.omitted += 1; return }
+        if ring.tail.count < limits.tail { ring.tail.append(element); return }
+        ring.tail[ring.start] = element
+        ring.start = (ring.start + 1) % ring.tail.count
+        ring.omitted += 1
     }
 
-    /// The kept elements in the order appended (the omitted ones sat between head and tail).
+    /// The kept elements in the order appended (the omitted ones sat between head and
+    /// tail). With nothing dropped this is the head array itself, shared, not copied.
     public var elements: [Element] {
-        head + tail[start...] + tail[..<start]
-    }
-
-    /// The newest element.
-    public var last: Element? {
-        tail.isEmpty ? head.last : tail[(start + tail.count - 1) % tail.count]
+        guard let ring = overflow, !ring.tail.isEmpty else { return head }
+        return head + ring.tail[ring.start...] + ring.tail[..<ring.start]
     }
 }

@@ -32,6 +32,13 @@ public enum JSONReport {
             case "clients": writeArray(report.clients.lazy.map { client($0, start) }, into: &out, emit: emit)
             case "transitions": writeArray(report.clients.lazy.flatMap { $0.transitions.lazy.map { transition($0, start) } }, into: &out, emit: emit)
             case "findings": writeArray(report.findings.lazy.map { finding($0, start) }, into: &out, emit: emit)
+            case "grouping":
+                // An object with one array per client: streamed like the three above.
+                out.append(contentsOf: #"{"key":"#.utf8)
+                JSONWriter.write(.string(report.grouping), into: &out)
+                out.append(contentsOf: #","clients":"#.utf8)
+                writeArray(report.clients.lazy.map(groupingEntry), into: &out, emit: emit)
+                out.append(UInt8(ascii: "}"))
             default: JSONWriter.write(member.value, into: &out)
             }
         }
@@ -57,13 +64,20 @@ public enum JSONReport {
     public static func value(_ report: AnalysisReport) -> JSONValue {
         var root = skeleton(report)
         let start = report.startedAt
+        root["grouping"] = .object(["key": .string(report.grouping), "clients": .array(report.clients.map(groupingEntry))])
         root["clients"] = .array(report.clients.map { client($0, start) })
         root["transitions"] = .array(report.clients.flatMap { $0.transitions.map { transition($0, start) } })
         root["findings"] = .array(report.findings.map { finding($0, start) })
         return .object(root)
     }
 
-    /// The report object with `clients`, `transitions` and `findings` as null placeholders
+    /// One client's entry in `grouping.clients`.
+    static func groupingEntry(_ c: AnalysisReport.Client) -> JSONValue {
+        .object(["id": .string(c.info.id), "key": .string(c.info.key),
+                 "connections": .array(c.connectionIDs.map { .int(Int64($0)) })])
+    }
+
+    /// The report object with `grouping`, `clients`, `transitions` and `findings` as null placeholders
     /// (in their places, so the key order is the schema's).
     static func skeleton(_ report: AnalysisReport) -> JSONObject {
         var root = JSONObject()
@@ -74,13 +88,8 @@ public enum JSONReport {
         root["started_at"] = iso(0, report.startedAt)
         root["prefix"] = report.prefix.map { .string($0) } ?? .null
         root["warnings"] = .array(report.warnings.map { .string($0) })
-        root["grouping"] = .object([
-            "key": .string(report.grouping),
-            "clients": .array(report.clients.map { c in
-                .object(["id": .string(c.info.id), "key": .string(c.info.key),
-                         "connections": .array(c.connectionIDs.map { .int(Int64($0)) })])
-            }),
-        ])
+        // Filled by `value`, streamed by `render`.
+        root["grouping"] = .null
         root["clients"] = .null
         root["transitions"] = .null
         root["findings"] = .null

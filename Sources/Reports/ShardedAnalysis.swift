@@ -57,9 +57,11 @@ public final class ShardedAnalysis {
     /// The input ended at `time`: waits for every worker and returns the report's builder,
     /// the notes on clients analyzed at connection level, and the protocol prefix.
     public func finish(at time: Micros?) -> (builder: ReportBuilder, notes: [String], prefix: String?) {
-        steps.removeAll(keepingCapacity: true)
-        router.finish(at: time, into: &steps)
-        dispatch()
+        router.finish(at: time) { step in
+            steps.removeAll(keepingCapacity: true)
+            steps.append(step)
+            dispatch()
+        }
         for (i, worker) in workers.enumerated() {
             if !batches[i].isEmpty { worker.put(batches[i]) }
             batches[i] = []
@@ -67,7 +69,7 @@ public final class ShardedAnalysis {
         }
         for worker in workers { worker.join() }
         finished = true
-        let builder = ReportBuilder.merged(workers.map(\.builder))
+        let builder = ReportBuilder.merged(workers.map { $0.takeBuilder() })
         let ids = workers.flatMap(\.shard.connectionLevelClients).sorted { $0.ordinal < $1.ordinal }.map(\.id)
         let notes = LiveAnalyzer.notes(connectionLevel: ids, options: router.options, prefix: router.prefix)
         return (builder, notes, router.prefix)
@@ -143,6 +145,13 @@ final class ShardWorker: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// The worker's builder, handed over (after `join`): the worker keeps an empty one.
+    func takeBuilder() -> ReportBuilder {
+        let taken = builder
+        builder = ReportBuilder(limits: builder.limits)
+        return taken
+    }
+
     /// Waits until the worker thread has ended.
     func join() {
         condition.lock()
@@ -169,7 +178,7 @@ final class ShardWorker: @unchecked Sendable {
                 }
                 let events = shard.apply(numbered.step)
                 guard !events.isEmpty else { continue }
-                if case .newClient(let ordinal, _) = numbered.step {
+                if let ordinal = numbered.step.newClientOrdinal {
                     builder.add(events, step: numbered.number, newClient: firstOrdinal + ordinal)
                 } else {
                     builder.add(events, step: numbered.number)

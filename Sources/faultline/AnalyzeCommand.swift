@@ -131,7 +131,7 @@ enum AnalyzeCommand: Command {
                     builder.add(analyzer.feed(record))
                 }
                 if let line = notes.omittedLine { warnings.append(sets.count > 1 ? "\(path): \(line)" : line) }
-                builder.add(analyzer.finish(at: last))
+                analyzer.finish(at: last) { builder.add($0) }
                 analyzerNotes = analyzer.notes
                 prefix = prefix ?? analyzer.prefix
             }
@@ -141,8 +141,8 @@ enum AnalyzeCommand: Command {
             warnings += source.warnings.map { sets.count > 1 ? "\(path): \($0)" : $0 }
             warnings += analyzerNotes   // clients analyzed at connection level, said so
         }
-        if jobs > 1 { builder = ReportBuilder.merged(parts) }
-        var report = builder.build(spec: spec, inputs: inputs, grouping: clientKey.description, prefix: prefix,
+        if jobs > 1 { builder = ReportBuilder.merged(consume parts) }
+        var report = (consume builder).build(spec: spec, inputs: inputs, grouping: clientKey.description, prefix: prefix,
                                    warnings: warnings, endTime: end,
                                    unchecked: RuleRegistry.unchecked(spec: spec, appSecret: arguments.value("app-secret")),
                                    failOn: failOn, startedAt: sets.count == 1 ? startedAt : nil)
