@@ -97,6 +97,8 @@ let systemLibraries: [Target] = [
                    providers: [.apt(["libuv1-dev"])]),
     .systemLibrary(name: "CZstd", path: "Sources/CZstd", pkgConfig: "libzstd",
                    providers: [.apt(["libzstd-dev"])]),
+    // glibc's <malloc.h> (part of libc): the executable fixes its mmap threshold.
+    .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
 ]
 
 let package = Package(
@@ -125,7 +127,7 @@ let package = Package(
             .executableTarget(
                 name: "faultline",
                 // FaultlineKit is for test suites: the executable uses ProxyShell directly.
-                dependencies: libraries.filter { $0.name != "FaultlineKit" }.map { .byName(name: $0.name) },
+                dependencies: libraries.filter { $0.name != "FaultlineKit" }.map { .byName(name: $0.name) } + ["CMalloc"],
                 plugins: ["BuildInfo"]),
             // Build-time generators: the built-in specs as Swift literals, the commit for --version.
             .plugin(name: "EmbedSpecs", capability: .buildTool()),

@@ -1,4 +1,5 @@
 import CLI
+import CMalloc
 import Glibc
 import ProxyShell
 import Vocabulary
@@ -12,5 +13,11 @@ let tool = CommandLineTool(
     groups: CommandRegistry.groups,
     extras: CommandExamples.table,
     manSections: CommandRegistry.manSections)
+
+// glibc raises its mmap threshold to the size of each large block freed, after which large
+// buffers (the report of a capture of many clients, the read and routing buffers) come
+// from the heap and leave holes in it when freed: peak RSS then grows by tens of
+// megabytes over what is in use. A fixed threshold keeps them mapped and returned on free.
+_ = mallopt(M_MMAP_THRESHOLD, 1 << 20)
 
 exit(tool.main(Array(CommandLine.arguments.dropFirst())))
