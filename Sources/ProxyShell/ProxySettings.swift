@@ -51,10 +51,18 @@ package struct ProxySettings: Sendable {
         self.upstream = upstream
     }
 
+    /// Bytes of large frames gathered whole for fault rules, over every connection of this
+    /// proxy: one instance, handed to each connection's `relayConfig`. (Each config once
+    /// made its own, so every connection had the whole budget: 100 clients sending 60 MB
+    /// frames under `drop-message` took the proxy to 5 GB.)
+    package let largeFrameBudget = LargeFrameBudget()
+
+    /// One connection's relay settings; every connection's share `largeFrameBudget`.
     package var relayConfig: RelayConfig {
         var config = RelayConfig(upstreamHost: upstream.hostHeader, upstreamPathPrefix: upstream.pathPrefix,
                                  maxPayload: maxPayload, strict: strict)
         config.handshakeTimeout = handshakeTimeout
+        config.largeFrameBudget = largeFrameBudget
         return config
     }
 
