@@ -21,6 +21,9 @@ public struct HostPort: Sendable, Hashable, CustomStringConvertible {
                 return .failure(HostPortError("'\(text)': an IPv6 address in brackets needs its ']', such as [::1]:8080"))
             }
             host = text[text.index(after: text.startIndex)..<close]
+            guard host.isEmpty || isIPv6Literal(host) else {
+                return .failure(HostPortError("'\(text)': '[\(host)]' is not an IPv6 address; brackets go around one only, such as [::1]:8080"))
+            }
             let after = text[text.index(after: close)...]
             if !after.isEmpty {
                 guard after.hasPrefix(":") else {
@@ -37,6 +40,10 @@ public struct HostPort: Sendable, Hashable, CustomStringConvertible {
         } else {
             host = Substring(text)
         }
+        // A bracket anywhere else would print back as an address that reads differently.
+        if !text.hasPrefix("["), host.contains(where: { $0 == "[" || $0 == "]" }) {
+            return .failure(HostPortError("'\(text)': brackets go around an IPv6 address only, such as [::1]:8080"))
+        }
         guard !host.isEmpty else {
             return .failure(HostPortError("'\(text)' has no host: expected HOST:PORT, such as 127.0.0.1:8080"))
         }
@@ -50,6 +57,23 @@ public struct HostPort: Sendable, Hashable, CustomStringConvertible {
             return .failure(HostPortError("'\(text)': port '\(portText)' is not a number from 0 to 65535"))
         }
         return .success(HostPort(host: String(host), port: port))
+    }
+
+    /// What may stand between brackets: hex digits, colons (at least one) and dots (an
+    /// IPv4 tail), then optionally `%` and a zone name (`fe80::1%eth0`).
+    static func isIPv6Literal(_ text: Substring) -> Bool {
+        let parts = text.split(separator: "%", maxSplits: 1, omittingEmptySubsequences: false)
+        let address = parts[0]
+        guard address.contains(":"), address.utf8.allSatisfy({ byte in
+            byte == UInt8(ascii: ":") || byte == UInt8(ascii: ".") || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "f"))
+        }) else { return false }
+        guard parts.count == 2 else { return true }
+        let zone = parts[1]
+        return !zone.isEmpty && zone.utf8.allSatisfy { byte in
+            byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
+        }
     }
 
     /// `host:port`, with brackets around an IPv6 literal.

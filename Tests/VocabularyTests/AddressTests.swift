@@ -25,6 +25,24 @@ import Vocabulary
         #expect(message("h:99999").contains("not a number from 0 to 65535"))
     }
 
+    /// Brackets go around an IPv6 address only. `[[]` once read as the host `[`, which
+    /// printed back as `[:443`, an address that does not read at all (found by the
+    /// `proxy-request` fuzz target from `--upstream wss://[[]`).
+    @Test func bracketsHoldAnIPv6AddressOnly() throws {
+        for bad in ["[[]:80", "[[]", "[]]:80", "[a]:80", "[1.2.3.4]:80", "[::1%]:80", "[::1%e/0]:80", "a[b:80", "a]:80", "[:80"] {
+            #expect(throws: HostPortError.self, "\(bad)") { try HostPort.parse(bad, defaultPort: 443).get() }
+        }
+        #expect(try HostPort.parse("[fe80::1%eth0]:80").get() == HostPort(host: "fe80::1%eth0", port: 80))
+        #expect(try HostPort.parse("[::ffff:10.0.0.1]:80").get() == HostPort(host: "::ffff:10.0.0.1", port: 80))
+        #expect(WebSocketURL.parse("wss://[[]").map(\.host) == .failure(.badAuthority(HostPortError(
+            "'[[]': '[[]' is not an IPv6 address; brackets go around one only, such as [::1]:8080"))))
+        // Every address that reads prints back as one that reads the same.
+        for text in ["[::1]:1", "[fe80::1%eth0]:2", "h.example:3", "10.0.0.1:4"] {
+            let address = try HostPort.parse(text).get()
+            #expect(try HostPort.parse(address.description).get() == address)
+        }
+    }
+
     @Test func descriptionBracketsIPv6() {
         #expect(HostPort(host: "::1", port: 80).description == "[::1]:80")
         #expect(HostPort(host: "a.b", port: 1).description == "a.b:1")
