@@ -14,6 +14,20 @@ public struct HostPort: Sendable, Hashable, CustomStringConvertible {
     /// connect refuse 0 themselves). With a `defaultPort`, text without a port
     /// (`example.com`, `[::1]`) takes that port; without one, it is an error.
     public static func parse(_ text: String, defaultPort: Int? = nil) -> Result<HostPort, HostPortError> {
+        // Read by characters, a non-ASCII host could swallow the ':' after it (U+06DD
+        // joins the character that follows it into one), and the address would print back
+        // as one that reads differently (found by the proxy-request fuzz target). Hosts in
+        // URLs and addresses are ASCII: a name in its xn-- form, an IPv4 or IPv6 address.
+        if let bad = text.unicodeScalars.first(where: { !$0.isASCII || $0.value < 0x21 || $0.value == 0x7F }) {
+            // The text is shown escaped: it may hold control characters.
+            let shown = text.debugDescription.dropFirst().dropLast()
+            let code = String(bad.value, radix: 16, uppercase: true)
+            return .failure(HostPortError("'\(shown)': U+\(code) is not allowed in an address: a host is ASCII without spaces (a name in its xn-- form, an IPv4 or [IPv6] address)"))
+        }
+        return parseASCII(text, defaultPort: defaultPort)
+    }
+
+    private static func parseASCII(_ text: String, defaultPort: Int?) -> Result<HostPort, HostPortError> {
         let host: Substring
         var portText: Substring?
         if text.hasPrefix("[") {

@@ -43,6 +43,18 @@ import Vocabulary
         }
     }
 
+    /// A host is ASCII without spaces or control characters. Read by characters, `۝:80`
+    /// (U+06DD joins the character after it into one) hid its ':' and printed back as
+    /// `۝:80:80` (found by the `proxy-request` fuzz target).
+    @Test func aHostIsASCII() {
+        for bad in ["\u{6DD}:80", "ws\u{6DD}.example:80", "a b:80", "a\tb:80", "a\u{7F}:80", "caf\u{E9}.example:80", "\u{1B}[2J:80"] {
+            #expect(throws: HostPortError.self, "\(bad)") { try HostPort.parse(bad).get() }
+        }
+        guard case .failure(let error) = HostPort.parse("\u{1B}[2J:80") else { return }
+        #expect(error.description.contains("U+1B") && !error.description.contains("\u{1B}"))
+        #expect(throws: WebSocketURLError.self) { try WebSocketURL.parse("ws://\u{6DD}:80").get() }
+    }
+
     @Test func descriptionBracketsIPv6() {
         #expect(HostPort(host: "::1", port: 80).description == "[::1]:80")
         #expect(HostPort(host: "a.b", port: 1).description == "a.b:1")
