@@ -49,12 +49,10 @@ public struct ClientShard: Sendable {
             for i in clients.indices { events += clients[i].advance(to: time) }
             return events
         case .newClient(_, let info):
-            clients.append(ClientTimeline(info: info, spec: options.spec, plan: plan, appSecret: options.appSecret,
-                                          shortcuts: shortcuts, fallback: fallback, fallbackPlan: fallbackPlan))
+            clients.append(timeline(for: info))
             return [.client(info)] + clients[clients.count - 1].start()
         case .lateClient(_, let info, let open, let end):
-            var timeline = ClientTimeline(info: info, spec: options.spec, plan: plan, appSecret: options.appSecret,
-                                          shortcuts: shortcuts, fallback: fallback, fallbackPlan: fallbackPlan)
+            var timeline = timeline(for: info)
             return [.client(info)] + timeline.start() + [.connection(open.conn, client: info.id)] + timeline.open(open)
                 + timeline.finish(at: end)
         case .open(let client, let open):
@@ -81,6 +79,12 @@ public struct ClientShard: Sendable {
             finish(at: time) { events += $0 }
             return events
         }
+    }
+
+    /// A new client's timeline, on the shard's spec, plan and options.
+    private func timeline(for info: ClientInfo) -> ClientTimeline {
+        ClientTimeline(info: info, spec: options.spec, plan: plan, appSecret: options.appSecret,
+                       shortcuts: shortcuts, fallback: fallback, fallbackPlan: fallbackPlan)
     }
 
     /// `apply(.finish(at:))` handing over each client's final events in turn, so that a
