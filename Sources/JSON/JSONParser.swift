@@ -272,6 +272,19 @@ public struct JSONParser {
         let text = String(decoding: UnsafeBufferPointer(rebasing: buffer[start..<index]), as: UTF8.self)
         if isInteger, let value = Int64(text) { return .int(value) }
         guard let value = Double(text) else { throw JSONParseError(offset: start, reason: "invalid number") }
+        guard value.isFinite else { throw JSONParseError(offset: start, reason: JSONParser.outOfRange) }
         return .double(value)
+    }
+
+    static let outOfRange = "number out of range (beyond ±1.8e308)"
+
+    /// Whether the number spelled by `bytes[range]` (valid JSON number syntax) is within a
+    /// double's range. RFC 8259 lets a parser limit the range it accepts, and this one
+    /// refuses what would become infinity: infinity has no JSON spelling, so it could not
+    /// be written back (`1e999` would turn into `null`). Shared with every byte-level
+    /// reader that must refuse exactly what the parser refuses.
+    public static func numberIsFinite(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+        return Double(text)?.isFinite ?? false
     }
 }

@@ -1,5 +1,9 @@
 /// A JSON document as a value. Objects keep their keys in the order they were written,
 /// so records and reports serialize deterministically and round-trip byte for byte.
+///
+/// JSON has one number type: `10`, `10.0` and `1e1` are the same number, and equal here
+/// (`.int(10) == .double(10)`), so a value read back after writing (`JSONWriter` spells
+/// an integral double as an integer) is the value that was written.
 public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
@@ -51,6 +55,38 @@ public struct JSONObject: Sendable, Hashable, ExpressibleByDictionaryLiteral {
 }
 
 extension JSONValue {
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.bool(let a), .bool(let b)): a == b
+        case (.int(let a), .int(let b)): a == b
+        case (.double(let a), .double(let b)): a == b
+        case (.int(let a), .double(let b)), (.double(let b), .int(let a)): Int64(exactly: b) == a
+        case (.string(let a), .string(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.object(let a), .object(let b)): a == b
+        default: false
+        }
+    }
+
+    /// Equal numbers hash alike: a double that is exactly an integer hashes as that integer.
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0 as UInt8)
+        case .bool(let b): hasher.combine(1 as UInt8); hasher.combine(b)
+        case .int(let i): hasher.combine(2 as UInt8); hasher.combine(i)
+        case .double(let d):
+            if let i = Int64(exactly: d) {
+                hasher.combine(2 as UInt8); hasher.combine(i)
+            } else {
+                hasher.combine(3 as UInt8); hasher.combine(d)
+            }
+        case .string(let s): hasher.combine(4 as UInt8); hasher.combine(s)
+        case .array(let a): hasher.combine(5 as UInt8); hasher.combine(a)
+        case .object(let o): hasher.combine(6 as UInt8); hasher.combine(o)
+        }
+    }
+
     public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
     public var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
     public var objectValue: JSONObject? { if case .object(let o) = self { o } else { nil } }

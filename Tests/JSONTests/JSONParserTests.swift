@@ -52,6 +52,9 @@ import Testing
         (#""\u12G4""#, 5, "invalid hex digit in \\u escape"),
         ("\"a\u{1}\"", 2, "control character in string"),
         ("[1] x", 4, "unexpected data after the JSON value"),
+        ("1e999", 0, "number out of range (beyond ±1.8e308)"),
+        ("[0, -67108E864]", 4, "number out of range (beyond ±1.8e308)"),
+        ("1" + String(repeating: "0", count: 309), 0, "number out of range (beyond ±1.8e308)"),
     ])
     func errors(_ text: String, _ offset: Int, _ reason: String) {
         expectError(offset, reason) { try JSONParser.parse(text) }
@@ -105,10 +108,31 @@ func expectError(_ offset: Int, _ reason: String, sourceLocation: SourceLocation
         #expect(JSONWriter.serialize(.double(1e300)) == "1e+300")
     }
 
+    /// The largest and smallest doubles are in range; what underflows reads as zero.
+    @Test func numbersAtTheEdgeOfTheRangeAreRead() throws {
+        #expect(try JSONParser.parse("1.7976931348623157e308") == .double(.greatestFiniteMagnitude))
+        #expect(try JSONParser.parse("-1e-999") == .double(-0.0))
+    }
+
+    /// One number type: how a number is spelled does not change what it equals or hashes to.
+    @Test func anIntegralDoubleEqualsTheInteger() throws {
+        #expect(try JSONParser.parse("10.000") == .int(10))
+        #expect(try JSONParser.parse("[1e1]") == [10])
+        #expect(JSONValue.double(10).hashValue == JSONValue.int(10).hashValue)
+        #expect(Set<JSONValue>([.int(10), .double(10), .double(10.5)]).count == 2)
+        #expect(JSONValue.double(0.5) != .int(0))
+        // 2^53 + 1 rounds to 2^53 as a double: equal only when exact.
+        #expect(JSONValue.int(9_007_199_254_740_993) != .double(9_007_199_254_740_992))
+        #expect(JSONValue.int(9_007_199_254_740_992) == .double(9_007_199_254_740_992))
+        #expect(JSONValue.double(1e19) != .int(.max))
+        #expect(JSONValue.string("10") != .int(10))
+    }
+
     @Test("round trip through text", arguments: [
         JSONValue.string("\u{0}\u{7F}\u{80}\u{FFFF}\u{10FFFF}\"\\"),
         ["nested": [[["deep": [1, 2.5, "x", nil, true]]]]],
         .int(.min), .int(.max), .double(-0.000123), .double(123456.789),
+        .double(10), .double(-0.0), .double(1e15), .double(1e300),
     ])
     func roundTrip(_ value: JSONValue) throws {
         #expect(try JSONParser.parse(JSONWriter.serialize(value)) == value)

@@ -22,6 +22,12 @@ import Testing
         #"{"event":"x",}"#,
         #"{"event":"x"} y"#,
         "{\"event\":\"caf\u{e9}\"}",
+        #"{"event":"x","data":1e999}"#,
+        #"{"event":"x","data":-2.5E+400}"#,
+        #"{"event":"x","data":1e-999}"#,
+        #"{"event":"x","data":1.7976931348623157e308}"#,
+        "{\"event\":\"x\",\"data\":1\(String(repeating: "0", count: 309))}",
+        "{\"event\":\"x\",\"data\":1\(String(repeating: "0", count: 308))}",
     ])
     func findsWhatTheTreeHolds(_ text: String) {
         let bytes = Array(text.utf8)

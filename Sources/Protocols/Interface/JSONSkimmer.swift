@@ -203,25 +203,31 @@ public struct JSONSkimmer {
     }
 
     private mutating func skimNumber() -> Bool {
+        let start = index
         if buffer[index] == UInt8(ascii: "-") { index += 1 }
         guard isDigit(index) else { return false }
+        let integerStart = index
         if buffer[index] == UInt8(ascii: "0") {
             index += 1
         } else {
             while isDigit(index) { index += 1 }
         }
+        // Only an exponent or more than 308 integer digits can leave a double's range,
+        // so only those ask the parser's range check (which makes a String).
+        var mayOverflow = index - integerStart > 308
         if index < buffer.count, buffer[index] == UInt8(ascii: ".") {
             index += 1
             guard isDigit(index) else { return false }
             while isDigit(index) { index += 1 }
         }
         if index < buffer.count, buffer[index] == UInt8(ascii: "e") || buffer[index] == UInt8(ascii: "E") {
+            mayOverflow = true
             index += 1
             if index < buffer.count, buffer[index] == UInt8(ascii: "+") || buffer[index] == UInt8(ascii: "-") { index += 1 }
             guard isDigit(index) else { return false }
             while isDigit(index) { index += 1 }
         }
-        return true
+        return !mayOverflow || JSONParser.numberIsFinite(buffer, start..<index)
     }
 
     /// Skims a string starting at its opening quote: the span between the quotes, or nil
