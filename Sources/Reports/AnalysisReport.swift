@@ -329,14 +329,24 @@ public enum ReportFormat: String, Sendable, CaseIterable {
         }
     }
 
-    /// The report in pieces (about 64 KiB each for text and JSON, whole for the others),
-    /// so writing a large report to a file never holds all of it.
+    /// The report in pieces of about 64 KiB, so writing a large report to a file never
+    /// holds all of it.
     public func render(_ report: AnalysisReport, emit: (String) -> Void) {
         switch self {
         case .text: TextReport.render(report, emit: emit)
         case .json: JSONReport.render(report, emit: emit)
-        case .junit, .html: emit(render(report))
+        case .junit: JUnitReport.render(report, emit: emit)
+        case .html: HTMLReport.render(report, emit: emit)
         }
+    }
+}
+
+/// Hands the text built so far to `emit` once it reaches 64 KiB: the streamed reports call
+/// it after each client (or table row), so a report's text is never held whole.
+func emitWhenFull(_ out: inout String, _ emit: (String) -> Void) {
+    if out.utf8.count >= 1 << 16 {
+        emit(out)
+        out = ""
     }
 }
 

@@ -9,6 +9,15 @@ import Vocabulary
 /// axis every lane shares, the faults that fired, and its findings, identical ones grouped.
 public enum HTMLReport {
     public static func render(_ report: AnalysisReport) -> String {
+        var all = ""
+        render(report) { all += $0 }
+        return all
+    }
+
+    /// The same page in pieces of about 64 KiB: the tables and lists that have a row per
+    /// client, and the client sections, are handed on as they grow, so a report with
+    /// hundreds of thousands of clients is never held whole.
+    public static func render(_ report: AnalysisReport, emit: (String) -> Void) {
         var out = """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8">
@@ -23,13 +32,16 @@ public enum HTMLReport {
 
             """
         for warning in report.warnings { out += "<p class=\"meta warn\">warning: \(escapeXML(warning))</p>\n" }
-        out += summary(report)
-        out += controls(report)
+        summary(report, into: &out, emit: emit)
+        controls(report, into: &out, emit: emit)
         out += "<p class=\"legend\">\(legend(report))</p>\n"
         out += "<main id=\"clients\">\n"
-        for client in report.clients { out += section(client, report: report) }
+        for client in report.clients {
+            out += section(client, report: report)
+            emitWhenFull(&out, emit)
+        }
         out += "</main>\n<script>\(HTMLAssets.script)</script>\n</body></html>\n"
-        return out
+        emit(out)
     }
 
     // MARK: header and summary
@@ -50,9 +62,9 @@ public enum HTMLReport {
         return text
     }
 
-    static func summary(_ report: AnalysisReport) -> String {
+    static func summary(_ report: AnalysisReport, into out: inout String, emit: (String) -> Void) {
         let faultCount = report.clients.reduce(0) { $0 + $1.faults.count + $1.omitted.faults }
-        var out = "<section id=\"summary\"><h2>Summary</h2>\n"
+        out += "<section id=\"summary\"><h2>Summary</h2>\n"
         out += "<p class=\"verdict \(report.exitStatus == 0 ? "ok" : "bad")\">\(escapeXML(report.summaryLine)) · \(faultCount) fault\(faultCount == 1 ? "" : "s") fired · <span class=\"nw\">exit status \(report.exitStatus) (--fail-on \(report.failOn.rawValue))</span></p>\n"
         // Findings by rule.
         var byRule: [(rule: String, severity: Severity, count: Int, clients: [String])] = []
@@ -82,10 +94,11 @@ public enum HTMLReport {
             out += "<div class=\"scroll\"><table id=\"rules\"><tr><th>rule</th><th>severity</th><th>findings</th><th>clients</th></tr>\n"
             for row in byRule {
                 out += "<tr data-rule=\"\(escapeXML(row.rule))\"><td><code>\(escapeXML(row.rule))</code></td><td class=\"sev-\(row.severity.rawValue)\">\(row.severity.rawValue)</td><td>\(row.count)</td><td>"
-                out += row.clients.map { id in
+                for (i, id) in row.clients.enumerated() {
                     let g = firstGroup["\(id)\u{1}\(row.rule)\u{1}\(row.severity.rawValue)"]
-                    return clientLink(id, fragment: g.map { "f-\(anchor(id))-\($0)" })
-                }.joined(separator: " ")
+                    out += (i > 0 ? " " : "") + clientLink(id, fragment: g.map { "f-\(anchor(id))-\($0)" })
+                    emitWhenFull(&out, emit)
+                }
                 out += "</td></tr>\n"
             }
             if report.findings.count < report.findingCount {
@@ -110,7 +123,10 @@ public enum HTMLReport {
             for row in faults {
                 let kind = faultKind(row.rule)
                 out += "<tr><td><i class=\"sw\" style=\"background:\(faultColor(kind))\"></i><code>\(escapeXML(row.rule))</code></td><td>\(row.count)</td><td>"
-                out += row.clients.map { clientLink($0, fragment: "faults-" + anchor($0)) }.joined(separator: " ")
+                for (i, id) in row.clients.enumerated() {
+                    out += (i > 0 ? " " : "") + clientLink(id, fragment: "faults-" + anchor(id))
+                    emitWhenFull(&out, emit)
+                }
                 out += "</td></tr>\n"
             }
             out += "</table></div>\n"
@@ -119,6 +135,7 @@ public enum HTMLReport {
             out += "<h3 id=\"undetermined\">Undetermined checks</h3>\n<p class=\"meta\">The capture ended while these checks were still open: neither a pass nor a finding.</p>\n<ul class=\"open\">\n"
             for u in report.undetermined {
                 out += "<li>\(clientLink(u.client, fragment: "open-" + anchor(u.client))) conn \(u.conn) <code>\(escapeXML(u.rule))</code> (\(u.severity.rawValue)): \(escapeXML(u.message))</li>\n"
+                emitWhenFull(&out, emit)
             }
             out += "</ul>\n"
         }
@@ -136,32 +153,34 @@ public enum HTMLReport {
             out += "<td><i class=\"sw\" style=\"background:\(stateColor(client.finalState ?? "", report.spec))\"></i>\(escapeXML(client.finalState ?? "-"))</td>"
             out += "<td class=\"\(errors > 0 ? "sev-error" : "")\">\(errors)</td><td class=\"\(warnings > 0 ? "sev-warning" : "")\">\(warnings)</td>"
             out += "<td>\(client.faults.count)</td><td>\(client.undetermined.count)</td></tr>\n"
+            emitWhenFull(&out, emit)
         }
         out += "</table></div>\n</section>\n"
-        return out
     }
 
     static func clientLink(_ id: String, fragment: String? = nil) -> String {
         "<a href=\"#\(fragment ?? anchor(id))\">\(escapeXML(id))</a>"
     }
 
-    static func controls(_ report: AnalysisReport) -> String {
+    static func controls(_ report: AnalysisReport, into out: inout String, emit: (String) -> Void) {
         var rules: [String] = []
         for f in report.findings where !rules.contains(f.rule) { rules.append(f.rule) }
-        var out = "<nav id=\"controls\"><span class=\"group\"><b>Show</b> "
+        out += "<nav id=\"controls\"><span class=\"group\"><b>Show</b> "
         out += "<label><input type=\"checkbox\" id=\"sev-error\" checked> errors</label> "
         out += "<label><input type=\"checkbox\" id=\"sev-warning\" checked> warnings</label> "
         out += "<label>rule <select id=\"rule\"><option value=\"\">all rules</option>"
         for rule in rules.sorted() { out += "<option>\(escapeXML(rule))</option>" }
         out += "</select></label> "
         out += "<label>client <select id=\"client\"><option value=\"\">all clients</option>"
-        for client in report.clients { out += "<option>\(escapeXML(client.info.id))</option>" }
+        for client in report.clients {
+            out += "<option>\(escapeXML(client.info.id))</option>"
+            emitWhenFull(&out, emit)
+        }
         out += "</select></label> "
         out += "<label><input type=\"checkbox\" id=\"only-findings\"> only clients with findings</label></span> "
         out += "<span class=\"group\"><b>Time</b> <button id=\"zoom-in\" type=\"button\">zoom in</button>"
         out += "<button id=\"zoom-out\" type=\"button\">zoom out</button><button id=\"zoom-reset\" type=\"button\">whole capture</button> "
         out += "<span id=\"view\">0 – \(seconds(report.endTime)) s</span> <span class=\"hint\">(drag a lane to pan, Ctrl+wheel to zoom)</span></span></nav>\n"
-        return out
     }
 
     static func legend(_ report: AnalysisReport) -> String {

@@ -31,57 +31,75 @@ public enum JUnitReport {
     }
 
     public static func render(_ report: AnalysisReport) -> String {
+        var all = ""
+        render(report) { all += $0 }
+        return all
+    }
+
+    /// The same XML in pieces of about 64 KiB, so a large report is never held whole. The
+    /// root element carries the total of failures, so a first pass counts them before
+    /// any suite is written.
+    public static func render(_ report: AnalysisReport, emit: (String) -> Void) {
         let rules = report.spec.rules
         let unchecked = Dictionary(report.unchecked.map { ($0.rule, $0.reason) }, uniquingKeysWith: { a, _ in a })
-        var suites = ""
         var totalFailures = 0
         for client in report.clients {
-            let outcomes = rules.map { outcome(rule: $0, client: client, report: report, unchecked: unchecked) }
-            var failures = 0
-            var skipped = 0
-            for o in outcomes {
-                if case .failed = o { failures += 1 }
-                if case .skipped = o { skipped += 1 }
+            for rule in rules {
+                if case .failed = outcome(rule: rule, client: client, report: report, unchecked: unchecked) { totalFailures += 1 }
             }
-            totalFailures += failures
-            let span = max(0, clientEnd(client, report: report) - client.info.firstSeen)
-            suites += #"  <testsuite name="\#(escapeXML(client.info.id))" tests="\#(rules.count)" failures="\#(failures)" errors="0" skipped="\#(skipped)" time="\#(junitTime(span))""#
-            if let start = report.startedAt, let stamp = WallClock.timestamp(start, plus: client.info.firstSeen) {
-                suites += #" timestamp="\#(stamp)""#
-            }
-            suites += ">\n"
-            suites += #"    <properties><property name="key" value="\#(escapeXML(client.info.key))"/>"#
-                + #"<property name="grouping" value="\#(escapeXML(report.grouping))"/>"#
-                + #"<property name="spec" value="\#(escapeXML(report.spec.name))"/>"#
-                + #"<property name="fail-on" value="\#(report.failOn.rawValue)"/></properties>"# + "\n"
-            for (rule, o) in zip(rules, outcomes) {
-                suites += #"    <testcase classname="\#(escapeXML(client.info.id))" name="\#(escapeXML(rule))" time="0""#
-                switch o {
-                case .passed:
-                    suites += "/>\n"
-                    continue
-                case .skipped(let message):
-                    suites += ">\n" + #"      <skipped message="\#(escapeXML(message))"/>"# + "\n"
-                case .failed(let found):
-                    let worst = found.contains { $0.severity == .error } ? Severity.error : .warning
-                    suites += ">\n" + #"      <failure type="\#(worst.rawValue)" message="\#(escapeXML(found[0].message))">"#
-                    suites += escapeXML(found.map { "\($0.severity.rawValue): " + describe($0) }.joined(separator: "\n"))
-                    suites += "</failure>\n"
-                case .passedWithFindings(let found):
-                    suites += ">\n      <system-out>"
-                    suites += escapeXML(found.map { "\($0.severity.rawValue) (does not fail under --fail-on \(report.failOn.rawValue)): " + describe($0) }
-                        .joined(separator: "\n"))
-                    suites += "</system-out>\n"
-                }
-                suites += "    </testcase>\n"
-            }
-            suites += "  </testsuite>\n"
         }
         var out = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
         out += #"<testsuites name="faultline analyze \#(escapeXML(report.spec.name))" tests="\#(report.clients.count * rules.count)" failures="\#(totalFailures)" errors="0" time="\#(junitTime(report.endTime))">"# + "\n"
-        out += suites
+        for client in report.clients {
+            let outcomes = rules.map { outcome(rule: $0, client: client, report: report, unchecked: unchecked) }
+            suite(client, rules: rules, outcomes: outcomes, report: report, into: &out)
+            emitWhenFull(&out, emit)
+        }
         out += "</testsuites>\n"
-        return out
+        emit(out)
+    }
+
+    /// One client's `<testsuite>`, a `<testcase>` per rule.
+    static func suite(_ client: AnalysisReport.Client, rules: [String], outcomes: [Outcome], report: AnalysisReport,
+                      into suites: inout String) {
+        var failures = 0
+        var skipped = 0
+        for o in outcomes {
+            if case .failed = o { failures += 1 }
+            if case .skipped = o { skipped += 1 }
+        }
+        let span = max(0, clientEnd(client, report: report) - client.info.firstSeen)
+        suites += #"  <testsuite name="\#(escapeXML(client.info.id))" tests="\#(rules.count)" failures="\#(failures)" errors="0" skipped="\#(skipped)" time="\#(junitTime(span))""#
+        if let start = report.startedAt, let stamp = WallClock.timestamp(start, plus: client.info.firstSeen) {
+            suites += #" timestamp="\#(stamp)""#
+        }
+        suites += ">\n"
+        suites += #"    <properties><property name="key" value="\#(escapeXML(client.info.key))"/>"#
+            + #"<property name="grouping" value="\#(escapeXML(report.grouping))"/>"#
+            + #"<property name="spec" value="\#(escapeXML(report.spec.name))"/>"#
+            + #"<property name="fail-on" value="\#(report.failOn.rawValue)"/></properties>"# + "\n"
+        for (rule, o) in zip(rules, outcomes) {
+            suites += #"    <testcase classname="\#(escapeXML(client.info.id))" name="\#(escapeXML(rule))" time="0""#
+            switch o {
+            case .passed:
+                suites += "/>\n"
+                continue
+            case .skipped(let message):
+                suites += ">\n" + #"      <skipped message="\#(escapeXML(message))"/>"# + "\n"
+            case .failed(let found):
+                let worst = found.contains { $0.severity == .error } ? Severity.error : .warning
+                suites += ">\n" + #"      <failure type="\#(worst.rawValue)" message="\#(escapeXML(found[0].message))">"#
+                suites += escapeXML(found.map { "\($0.severity.rawValue): " + describe($0) }.joined(separator: "\n"))
+                suites += "</failure>\n"
+            case .passedWithFindings(let found):
+                suites += ">\n      <system-out>"
+                suites += escapeXML(found.map { "\($0.severity.rawValue) (does not fail under --fail-on \(report.failOn.rawValue)): " + describe($0) }
+                    .joined(separator: "\n"))
+                suites += "</system-out>\n"
+            }
+            suites += "    </testcase>\n"
+        }
+        suites += "  </testsuite>\n"
     }
 
     /// The last thing known of a client: its last transition, finding or connection end.

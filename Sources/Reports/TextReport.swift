@@ -58,7 +58,7 @@ public enum TextReport {
                     out += TerminalText.escape("    \(pad(u.severity.rawValue, 7)) \(u.rule)  conn \(u.conn) from \(seconds(u.t)) s to \(seconds(u.deadline)) s: \(u.message)") + "\n"
                 }
             }
-            if out.utf8.count >= 1 << 16 { emit(out); out = "" }
+            emitWhenFull(&out, emit)
         }
         if report.findings.count < report.findingCount {
             out += "\n(\(report.findingCount - report.findings.count) more findings omitted: each client keeps its first and last ones)\n"
