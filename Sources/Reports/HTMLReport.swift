@@ -36,8 +36,9 @@ public enum HTMLReport {
         controls(report, into: &out, emit: emit)
         out += "<p class=\"legend\">\(legend(report))</p>\n"
         out += "<main id=\"clients\">\n"
+        let auth = AuthRequestIndex(report.authRequests)
         for client in report.clients {
-            out += section(client, report: report)
+            out += section(client, report: report, auth: auth)
             emitWhenFull(&out, emit)
         }
         out += "</main>\n<script>\(HTMLAssets.script)</script>\n</body></html>\n"
@@ -67,16 +68,10 @@ public enum HTMLReport {
         out += "<section id=\"summary\"><h2>Summary</h2>\n"
         out += "<p class=\"verdict \(report.exitStatus == 0 ? "ok" : "bad")\">\(escapeXML(report.summaryLine)) · \(faultCount) fault\(faultCount == 1 ? "" : "s") fired · <span class=\"nw\">exit status \(report.exitStatus) (--fail-on \(report.failOn.rawValue))</span></p>\n"
         // Findings by rule.
-        var byRule: [(rule: String, severity: Severity, count: Int, clients: [String])] = []
-        for f in report.findings {
-            if let i = byRule.firstIndex(where: { $0.rule == f.rule && $0.severity == f.severity }) {
-                byRule[i].count += 1
-                if !byRule[i].clients.contains(f.client) { byRule[i].clients.append(f.client) }
-            } else {
-                byRule.append((f.rule, f.severity, 1, [f.client]))
-            }
-        }
-        byRule.sort { ($0.severity == .error ? 0 : 1, $0.rule) < ($1.severity == .error ? 0 : 1, $1.rule) }
+        var tally = ClientTally<RuleAndSeverity>()
+        for f in report.findings { tally.add(RuleAndSeverity(rule: f.rule, severity: f.severity), client: f.client) }
+        let byRule = tally.rows.map { (rule: $0.key.rule, severity: $0.key.severity, count: $0.count, clients: $0.clients) }
+            .sorted { ($0.severity == .error ? 0 : 1, $0.rule) < ($1.severity == .error ? 0 : 1, $1.rule) }
         out += "<h3>Findings by rule</h3>\n"
         if byRule.isEmpty {
             out += "<p class=\"ok\">no findings</p>\n"
@@ -107,17 +102,11 @@ public enum HTMLReport {
             out += "</table></div>\n"
         }
         // Faults fired.
-        var faults: [(rule: String, count: Int, clients: [String])] = []
+        var faultTally = ClientTally<String>()
         for client in report.clients {
-            for mark in client.faults {
-                if let i = faults.firstIndex(where: { $0.rule == mark.rule }) {
-                    faults[i].count += 1
-                    if !faults[i].clients.contains(client.info.id) { faults[i].clients.append(client.info.id) }
-                } else {
-                    faults.append((mark.rule, 1, [client.info.id]))
-                }
-            }
+            for mark in client.faults { faultTally.add(mark.rule, client: client.info.id) }
         }
+        let faults = faultTally.rows.map { (rule: $0.key, count: $0.count, clients: $0.clients) }
         if !faults.isEmpty {
             out += "<h3>Faults fired</h3>\n<div class=\"scroll\"><table id=\"faults\"><tr><th>fault rule</th><th>fired</th><th>clients</th></tr>\n"
             for row in faults {
@@ -158,6 +147,12 @@ public enum HTMLReport {
         out += "</table></div>\n</section>\n"
     }
 
+    /// A row of the findings-by-rule table.
+    struct RuleAndSeverity: Hashable {
+        var rule: String
+        var severity: Severity
+    }
+
     static func clientLink(_ id: String, fragment: String? = nil) -> String {
         "<a href=\"#\(fragment ?? anchor(id))\">\(escapeXML(id))</a>"
     }
@@ -194,8 +189,9 @@ public enum HTMLReport {
             out += "<span><i class=\"sw\" style=\"background:\(stateColor(name, spec))\"></i>\(escapeXML(name))</span>"
         }
         var kinds: [String] = []
+        var seenKinds: Set<String> = []
         for client in report.clients {
-            for mark in client.faults where !kinds.contains(faultKind(mark.rule)) { kinds.append(faultKind(mark.rule)) }
+            for mark in client.faults where seenKinds.insert(faultKind(mark.rule)).inserted { kinds.append(faultKind(mark.rule)) }
         }
         if !kinds.isEmpty {
             out += " <b>Faults</b> "
@@ -207,7 +203,7 @@ public enum HTMLReport {
 
     // MARK: one client
 
-    static func section(_ client: AnalysisReport.Client, report: AnalysisReport) -> String {
+    static func section(_ client: AnalysisReport.Client, report: AnalysisReport, auth: AuthRequestIndex) -> String {
         let id = anchor(client.info.id)
         let groups = FindingGroup.make(client.findings)
         var groupOf: [Int] = Array(repeating: 0, count: client.findings.count)
@@ -220,7 +216,7 @@ public enum HTMLReport {
         out += " · final state \(escapeXML(client.finalState ?? "-"))</p>\n"
         if let note = TextReport.omittedNote(client.omitted) { out += "<p class=\"meta\">\(escapeXML(note))</p>\n" }
         out += "<div class=\"lanebox\">" + HTMLLane(client: client, spec: report.spec, end: report.endTime, groupOf: groupOf,
-                                                  auth: report.authRequests.filter { client.connectionIDs.contains($0.conn) }).render() + "</div>\n"
+                                                  auth: auth.links(of: client.connectionIDs)).render() + "</div>\n"
         if !client.faults.isEmpty {
             out += "<h3 id=\"faults-\(id)\">Faults fired</h3>\n<ol class=\"faults\">\n"
             for (k, mark) in client.faults.enumerated() {

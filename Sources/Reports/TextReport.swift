@@ -26,6 +26,7 @@ public enum TextReport {
         out += "\n" + TerminalText.escape("grouping: \(report.grouping)") + "\n"
         for warning in report.warnings { out += TerminalText.escape("warning: \(warning)") + "\n" }
         out += "\n" + summary(report)
+        let auth = AuthRequestIndex(report.authRequests)
         for client in report.clients {
             out += "\n" + TerminalText.escape("\(client.info.id)  key \(client.info.key)  connections: \(client.connectionIDs.map(String.init).joined(separator: ", "))")
             if client.omitted.connections > 0 { out += " (and \(client.omitted.connections) more)" }
@@ -45,7 +46,7 @@ public enum TextReport {
             for u in client.undetermined {
                 lines.append((u.t, 3_000_000, "  \(stamp(u.t, report))  \(pad("conn \(u.conn)", 8))  ? \(u.rule) undetermined"))
             }
-            for a in report.authRequests where client.connectionIDs.contains(a.conn) {
+            for a in auth.links(of: client.connectionIDs) {
                 let status = a.status.map(String.init) ?? "no response"
                 lines.append((a.t, 500_000, "  \(stamp(a.t, report))  \(pad("http \(a.httpConn)", 8))  auth request \(a.method) \(a.url) -> \(status)"
                     + " (its signature used by the subscribe\(a.channel.map { " to \($0)" } ?? "") on conn \(a.conn) at \(seconds(a.subscribeT)) s)"))
@@ -75,38 +76,41 @@ public enum TextReport {
     /// faults fired.
     static func summary(_ report: AnalysisReport) -> String {
         var out = "summary: \(report.summaryLine)\n"
-        var rows: [(rule: String, severity: Severity, count: Int, clients: [String])] = []
+        // A finding's row is its rule and severity; an open check's, its rule (the
+        // severity shown is the first one's).
+        var rows = ClientTally<SummaryRowKey>()
+        var severities: [Severity] = []
         for f in report.findings {
-            if let i = rows.firstIndex(where: { $0.rule == f.rule && $0.severity == f.severity }) {
-                rows[i].count += 1
-                if !rows[i].clients.contains(f.client) { rows[i].clients.append(f.client) }
-            } else {
-                rows.append((f.rule, f.severity, 1, [f.client]))
-            }
+            if rows.add(.finding(f.rule, f.severity), client: f.client) { severities.append(f.severity) }
         }
         for u in report.undetermined {
-            let rule = u.rule + " (undetermined)"
-            if let i = rows.firstIndex(where: { $0.rule == rule }) {
-                rows[i].count += 1
-                if !rows[i].clients.contains(u.client) { rows[i].clients.append(u.client) }
-            } else {
-                rows.append((rule, u.severity, 1, [u.client]))
-            }
+            if rows.add(.undetermined(u.rule), client: u.client) { severities.append(u.severity) }
         }
-        let width = rows.map(\.rule.count).max() ?? 0
-        for row in rows {
-            out += "  \(pad(row.severity.rawValue, 7)) \(pad(row.rule, width))  ×\(row.count)  \(clientList(row.clients))\n"
+        let width = rows.rows.map(\.key.label.count).max() ?? 0
+        for (row, severity) in zip(rows.rows, severities) {
+            out += "  \(pad(severity.rawValue, 7)) \(pad(row.key.label, width))  ×\(row.count)  \(clientList(row.clients))\n"
         }
-        var faults: [(rule: String, count: Int)] = []
+        var faults = ClientTally<String>()
         for client in report.clients {
-            for mark in client.faults {
-                if let i = faults.firstIndex(where: { $0.rule == mark.rule }) { faults[i].count += 1 } else { faults.append((mark.rule, 1)) }
-            }
+            for mark in client.faults { faults.add(mark.rule, client: client.info.id) }
         }
-        if !faults.isEmpty {
-            out += TerminalText.escape("  faults fired: " + faults.map { "\($0.rule) ×\($0.count)" }.joined(separator: "; ")) + "\n"
+        if !faults.rows.isEmpty {
+            out += TerminalText.escape("  faults fired: " + faults.rows.map { "\($0.key) ×\($0.count)" }.joined(separator: "; ")) + "\n"
         }
         return out
+    }
+
+    /// A summary row: a finding's rule and severity, or a rule's open checks.
+    enum SummaryRowKey: Hashable {
+        case finding(String, Severity)
+        case undetermined(String)
+
+        var label: String {
+            switch self {
+            case .finding(let rule, _): rule
+            case .undetermined(let rule): rule + " (undetermined)"
+            }
+        }
     }
 
     static func clientList(_ ids: [String]) -> String {
