@@ -66,8 +66,11 @@ public struct ClientRouter: Sendable {
     /// Whether shards decode frames once the prefix is known (several threads), instead
     /// of the router decoding every text frame (one thread, as before).
     private let decodeInShards: Bool
-    private var clientsByKey: [String: [Int]] = [:]
-    /// Per client: the connections it holds (at most one but for duplicate ids).
+    /// Per key: its clients that hold no connection, the one to join on top.
+    private var idleByKey: [String: IdleClients] = [:]
+    /// Per client: its key, the connections it holds (at most one but for duplicate ids),
+    /// and when it was last active.
+    private var keyOfClient: [String] = []
     private var live: [[ConnectionID]] = []
     private var lastActivity: [Micros] = []
     private var clientOfConnection: [ConnectionID: Int] = [:]
@@ -116,7 +119,7 @@ public struct ClientRouter: Sendable {
                 assign(upgrade.conn, request: upgrade.from == .client ? upgrade : nil, t: upgrade.t, into: &steps)
             }
             if let index = clientOfConnection[upgrade.conn] {
-                lastActivity[index] = upgrade.t
+                touch(index, at: upgrade.t)
                 // A refused upgrade ends the connection for the client.
                 if upgrade.from == .server, upgrade.status != 101 { release(upgrade.conn, of: index) }
                 steps.append(.upgrade(client: index, upgrade))
@@ -136,7 +139,7 @@ public struct ClientRouter: Sendable {
                 }
             }
             if let index = clientOfConnection[frame.conn] {
-                lastActivity[index] = frame.t
+                touch(index, at: frame.t)
                 // A close frame that reached the client ends the connection for it.
                 if frame.opcode == .close, frame.from == .client || frame.action != .dropped {
                     release(frame.conn, of: index)
@@ -146,7 +149,7 @@ public struct ClientRouter: Sendable {
         case .end(let end) where !end.seenByClient:
             // The upstream leg's ends (proxy captures record both legs): only time moves.
             if let index = clientOfConnection[end.conn] {
-                lastActivity[index] = end.t
+                touch(index, at: end.t)
                 steps.append(.end(client: index, end))
             }
         case .end(let end):
@@ -171,13 +174,41 @@ public struct ClientRouter: Sendable {
     }
 
     private mutating func endConnection(_ end: EndRecord, of index: Int, into steps: inout [RoutedStep]) {
-        lastActivity[index] = end.t
+        touch(index, at: end.t)
         release(end.conn, of: index)
         steps.append(.end(client: index, end))
     }
 
+    /// The connection ends for the client; holding no other, the client is idle.
     private mutating func release(_ conn: ConnectionID, of index: Int) {
-        if let i = live[index].firstIndex(of: conn) { live[index].remove(at: i) }
+        guard let i = live[index].firstIndex(of: conn) else { return }
+        live[index].remove(at: i)
+        guard live[index].isEmpty else { return }
+        let entry = IdleClients.Entry(lastActivity: lastActivity[index], client: index)
+        withIdleClients(of: keyOfClient[index]) { idle, isCurrent in idle.becameIdle(entry, isCurrent: isCurrent) }
+    }
+
+    /// The client was active at `t`; an idle one's place among its key's idle clients moves.
+    private mutating func touch(_ index: Int, at t: Micros) {
+        guard lastActivity[index] != t else { return }
+        lastActivity[index] = t
+        guard live[index].isEmpty else { return }
+        withIdleClients(of: keyOfClient[index]) { idle, isCurrent in
+            idle.touched(.init(lastActivity: t, client: index), isCurrent: isCurrent)
+        }
+    }
+
+    /// `body` on the idle clients of `key`, with the test of an entry being current (its
+    /// client idle, at that activity). The set is taken out of the map meanwhile, so it is
+    /// changed in place and not copied.
+    private mutating func withIdleClients<R>(of key: String,
+                                             _ body: (inout IdleClients, (IdleClients.Entry) -> Bool) -> R) -> R {
+        var idle = idleByKey.removeValue(forKey: key) ?? IdleClients()
+        let result = body(&idle) { [live, lastActivity] entry in
+            live[entry.client].isEmpty && lastActivity[entry.client] == entry.lastActivity
+        }
+        if !idle.isEmpty { idleByKey[key] = idle }
+        return result
     }
 
     /// A sweep of every client's timers up to `time` (a live proxy calls this on its clock).
@@ -236,7 +267,7 @@ public struct ClientRouter: Sendable {
         // ever open at once) are given back before the report is put together.
         clientOfConnection = [:]
         halfEnded = []
-        clientsByKey = [:]
+        idleByKey = [:]
         return .finish(at: finishing.end)
     }
 
@@ -250,12 +281,9 @@ public struct ClientRouter: Sendable {
 
     /// The client of `key` a new connection joins: one with no connection open, the most
     /// recently active (the first of equals); nil when there is none.
-    private func waitingClient(key: String) -> Int? {
-        var best: Int?
-        for candidate in clientsByKey[key] ?? [] where live[candidate].isEmpty {
-            if best.map({ lastActivity[candidate] > lastActivity[$0] }) ?? true { best = candidate }
-        }
-        return best
+    private mutating func waitingClient(key: String) -> Int? {
+        guard idleByKey[key] != nil else { return nil }
+        return withIdleClients(of: key) { idle, isCurrent in idle.best(isCurrent: isCurrent) }
     }
 
     private func info(ordinal: Int, key: String, firstSeen: Micros) -> ClientInfo {
@@ -274,12 +302,13 @@ public struct ClientRouter: Sendable {
         let index: Int
         if let waiting = waitingClient(key: key) {
             index = waiting
+            withIdleClients(of: key) { idle, _ in idle.becameBusy() }
         } else {
             index = live.count
             let info = info(ordinal: index, key: key, firstSeen: open.t)
+            keyOfClient.append(key)
             live.append([])
             lastActivity.append(open.t)
-            clientsByKey[key, default: []].append(index)
             steps.append(.newClient(ordinal: index, info))
         }
         clientOfConnection[conn] = index
