@@ -10,7 +10,7 @@ import Vocabulary
     /// Random idle, busy and activity changes on 40 clients, checked against the search.
     @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
     func picksWhatASearchOfEveryClientPicks(seed: UInt64) {
-        var rng = SplitMix(seed: seed)
+        var rng = SeededGenerator(seed: seed)
         var idle = IdleClients()
         var isIdle = [Bool](repeating: false, count: 40)
         var last = [Micros](repeating: 0, count: 40)
@@ -61,18 +61,5 @@ import Vocabulary
         let assigned = out.events.compactMap { if case .connection(let c, let client) = $0 { "\(c)=\(client)" } else { nil } }
         // a and c were last active at 6 s (a is the first of them), b at 5 s.
         #expect(assigned == ["1=client-1", "2=client-2", "3=client-3", "4=client-1", "5=client-3", "6=client-2"])
-    }
-}
-
-/// A small deterministic generator, so a failing seed can be replayed.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
