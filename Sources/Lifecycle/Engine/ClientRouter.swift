@@ -286,6 +286,16 @@ public struct ClientRouter: Sendable {
         return withIdleClients(of: key) { idle, isCurrent in idle.best(isCurrent: isCurrent) }
     }
 
+    /// `waitingClient(key:)`, taken: it is about to hold a connection, so no longer idle.
+    private mutating func takeWaitingClient(key: String) -> Int? {
+        guard idleByKey[key] != nil else { return nil }
+        return withIdleClients(of: key) { idle, isCurrent in
+            let best = idle.best(isCurrent: isCurrent)
+            if best != nil { idle.becameBusy() }
+            return best
+        }
+    }
+
     private func info(ordinal: Int, key: String, firstSeen: Micros) -> ClientInfo {
         ClientInfo(id: "\(options.clientIDPrefix)client-\(ordinal + 1)", key: key, firstSeen: firstSeen)
     }
@@ -300,9 +310,8 @@ public struct ClientRouter: Sendable {
             ?? OpenRecord(conn: conn, t: t, client: "?", server: "?")
         let key = options.clientKey.key(open: open, request: request)
         let index: Int
-        if let waiting = waitingClient(key: key) {
+        if let waiting = takeWaitingClient(key: key) {
             index = waiting
-            withIdleClients(of: key) { idle, _ in idle.becameBusy() }
         } else {
             index = live.count
             let info = info(ordinal: index, key: key, firstSeen: open.t)
