@@ -119,7 +119,7 @@ import TestSupport
         #expect(DocSession.substitute("127.0.0.1:8474 18474 8474x", [8474: 40001]) == "127.0.0.1:40001 18474 40001x")
     }
 
-    @Test func aMarkerWithoutACommandOrWithATypoIsAnError() {
+    @Test func aMarkerWithoutACommandOrWithATypoIsAnError() throws {
         #expect(throws: DocSessionError.self) {
             try DocSession.parse("<!-- session\nport: 1\n-->\n```\n$ true\n```\n", file: "x.md")
         }
@@ -127,6 +127,8 @@ import TestSupport
         let parsed = try? DocSession.parse("<!-- session\nports: 7001\n-->\n```\n$ a \\\n  b\nout\n$ c\n```\n", file: "x.md")
         #expect(parsed?.first?.steps.map(\.command) == ["a \\\n  b", "c"])
         #expect(parsed?.first?.steps.first?.expected == ["out"])
+        // A marker inside a fenced block is an example of one, not a session.
+        #expect(try DocSession.parse("```\n<!-- session\n-->\n```\n", file: "x.md").isEmpty)
     }
 }
 

@@ -62,8 +62,11 @@ struct DocSession: Sendable, CustomStringConvertible {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         var sessions: [DocSession] = []
         var index = 0
+        var inFence = false
         while index < lines.count {
-            guard lines[index].trimmingCharacters(in: .whitespaces) == "<!-- session" else { index += 1; continue }
+            // A marker shown inside a fenced block (the README's example of one) is text.
+            if lines[index].hasPrefix("```") { inFence.toggle() }
+            guard !inFence, lines[index].trimmingCharacters(in: .whitespaces) == "<!-- session" else { index += 1; continue }
             let markerLine = index + 1
             var session = DocSession(file: file, line: 0)
             index += 1
