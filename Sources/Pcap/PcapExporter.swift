@@ -86,9 +86,6 @@ public struct PcapExporter {
         warnings = source.warnings + warnings
     }
 
-    /// The note a proxy writes when its upstream leg connects (see `RelayPair`).
-    public static let upstreamLegNote = "upstream leg: "
-
     public mutating func add(_ record: CaptureRecord) {
         switch record {
         case .header(let header):
@@ -178,14 +175,10 @@ public struct PcapExporter {
                 connections[conn] = connection
             }
         case .note(let note):
-            guard let conn = note.conn, note.message.hasPrefix(Self.upstreamLegNote),
-                  var connection = connections[conn] else { return }
-            let parts = note.message.dropFirst(Self.upstreamLegNote.count).split(separator: " ")
-            if parts.count == 3, parts[1] == "->" {
-                connection.upstreamAddresses = (String(parts[0]), String(parts[2]))
-                _ = openUpstream(conn, in: &connection, t: note.t)
-                connections[conn] = connection
-            }
+            guard let conn = note.conn, let leg = note.upstreamLeg, var connection = connections[conn] else { return }
+            connection.upstreamAddresses = leg
+            _ = openUpstream(conn, in: &connection, t: note.t)
+            connections[conn] = connection
         case .tunnel, .http:
             break
         }

@@ -1,5 +1,4 @@
 import Capture
-import Pcap
 import ProxyCore
 import Transport
 import Vocabulary
@@ -150,8 +149,8 @@ package final class RelayPair {
         attach(connection, as: .server)
         updateReading(.server)
         // Where the upstream leg runs, for `export --pcap` (the open record has the client's leg).
-        let note = CaptureRecord.note(NoteRecord(conn: id, t: server.now, level: .info,
-                                                 message: PcapExporter.upstreamLegNote + "\(connection.localAddress) -> \(connection.remoteAddress)"))
+        let note = CaptureRecord.note(.upstreamLeg(conn: id, t: server.now, local: connection.localAddress,
+                                                   remote: connection.remoteAddress))
         summary.observe(note)
         server.record(note)
         deliver(.upstreamConnected)
