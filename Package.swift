@@ -45,7 +45,7 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     ("Inputs", ["Vocabulary", "Capture", "Pcap", "CLI"], nil),
     ("Reports", ["Vocabulary", "JSON", "WebSocket", "Bird", "Capture", "Lifecycle", "CLI"], nil),
     // The proxy's I/O shell: listener, relay pairs, forward mode, recording, live view.
-    ("ProxyShell", ["Vocabulary", "JSON", "WebSocket", "Bird", "Capture", "Pcap", "Faults", "Lifecycle", "ProxyCore", "Transport", "CLI", "ControlAPI", "Reports"], nil),
+    ("ProxyShell", ["Vocabulary", "JSON", "WebSocket", "Bird", "Capture", "Faults", "Lifecycle", "ProxyCore", "Transport", "CLI", "ControlAPI", "Reports"], nil),
     // `faultline demo`'s scenario and run: sim server, recording proxy with faults, clients.
     ("Demo", ["Vocabulary", "Capture", "Faults", "Lifecycle", "Transport", "Sim", "CLI", "Reports", "ProxyShell"], nil),
     // The in-process API for client test suites (the `FaultlineKit` product).
@@ -75,7 +75,7 @@ let testDependencies: [String: [Target.Dependency]] = [
     "Inputs": ["Capture", "CLI"],
     "Reports": ["Vocabulary", "JSON", "WebSocket", "Capture", "Lifecycle", "TestSupport", "faultline"],
     "ProxyShell": ["Vocabulary", "WebSocket", "Capture", "ProxyCore", "Transport", "Sim", "ControlAPI", "TestSupport"],
-    "FaultlineKit": ["WebSocket", "TestSupport"],
+    "FaultlineKit": ["WebSocket", "Faults", "TestSupport"],
     "Demo": ["Faults"],
 ]
 

@@ -44,6 +44,10 @@ package final class ProxyServer {
     private var acceptProblems = ProblemThrottle()
     /// RLIMIT_NOFILE's soft limit, read at start (nil: unlimited).
     private let descriptorLimit = TCPConnection.descriptorLimit
+    /// Where the proxy's own problems go (a failed accept, the capture stopping) when there
+    /// is no live view: nil prints them on standard error, as `faultline proxy` does; an
+    /// embedding host (FaultlineKit) collects them instead, so nothing reaches its stderr.
+    package var onProblem: ((String) -> Void)?
     /// Called once when `stop()` has finished (the capture is closed).
     package var onStopped: (() -> Void)?
     /// Sees every record as it is made, before it is written (live analysis).
@@ -115,7 +119,7 @@ package final class ProxyServer {
         forward?.captureEnded(now: t)
         for key in routeReaders.keys.sorted() { routeReaders[key]?.evict(reason: "the proxy stopped") }
         if let capture {
-            do { try capture.close() } catch { live?.problem("closing the capture: \(error)") }
+            do { try capture.close() } catch { report("closing the capture: \(error)") }
             captureTotals = capture.totals
             self.capture = nil
         }
@@ -137,7 +141,7 @@ package final class ProxyServer {
         let message = "cannot accept a connection: \(error.message)"
             + (count > 1 ? " (\(count) times since the last report)" : "") + advice
         record(.note(NoteRecord(conn: nil, t: now, level: .error, message: message)))
-        if let live { live.problem(message) } else { Console.err("faultline proxy: \(message)\n") }
+        report(message)
     }
 
     /// A client accepted inside the descriptor headroom (`DescriptorBudget`): 503 and closed
@@ -154,7 +158,7 @@ package final class ProxyServer {
             + (count > 1 ? "; \(count) connections refused or failed since the last report" : "")
             + "; raise the limit (ulimit -n) or lower --max-connections"
         record(.note(NoteRecord(conn: nil, t: now, level: .error, message: message)))
-        if let live { live.problem(message) } else { Console.err("faultline proxy: \(message)\n") }
+        report(message)
     }
 
     /// A new client: with `--tls-cert` its TLS handshake runs first (a failed one is noted
@@ -316,6 +320,13 @@ package final class ProxyServer {
     package func pair(_ id: ConnectionID) -> RelayPair? { pairs[id] }
     package var allPairs: [RelayPair] { pairs.keys.sorted().compactMap { pairs[$0] } }
 
+    /// A problem of the proxy itself: in the live view, to `onProblem`, or on stderr.
+    private func report(_ message: String) {
+        if let live { live.problem(message) } else if let onProblem { onProblem(message) } else {
+            Console.err("faultline proxy: \(message)\n")
+        }
+    }
+
     // MARK: Records
 
     /// Appends to the capture, updates the counters, and shows what matters in the live view.
@@ -331,7 +342,7 @@ package final class ProxyServer {
         } catch {
             // The relay goes on; the capture is the casualty, and the user is told once.
             self.capture = nil
-            Console.err("faultline proxy: recording stopped: \(error)\n")
+            report("recording stopped: \(error)")
         }
     }
 }
