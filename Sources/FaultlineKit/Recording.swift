@@ -2,44 +2,40 @@ import Capture
 import Lifecycle
 import Vocabulary
 
-/// A capture written by a `RecordingProxy` (JSON Lines, the format `faultline analyze`
-/// reads), and the lifecycle findings in it.
+/// What a stopped `RecordingProxy` hands back: the findings of its live lifecycle analysis
+/// (in memory: no file is read), what went wrong in the proxy itself, and the capture file
+/// when one was written.
 public struct Recording: Sendable, Hashable {
-    /// The capture file.
-    public let path: String
+    /// The lifecycle findings, made by the analysis `faultline proxy --spec` runs as the
+    /// traffic passed, with the spec given to `start`; connections still open at `stop()`
+    /// ended with the session, as `faultline analyze` ends them at the capture's end.
+    public let findings: [Finding]
+    /// The spec the findings were made with.
+    public let spec: String
+    /// Problems of the proxy itself (a connection it could not accept, a capture that could
+    /// not be written), which `faultline proxy` prints on standard error; empty when none.
+    public let problems: [String]
+    /// The capture file (JSON Lines, what `faultline analyze` reads), or nil when
+    /// `start` was given no path.
+    public let path: String?
 
-    public init(path: String) { self.path = path }
-
-    /// What one lifecycle rule found wrong in the recorded traffic, as `faultline analyze`
-    /// reports it.
-    public struct Finding: Sendable, Hashable, CustomStringConvertible {
-        /// The rule's id, such as "backoff.jitter" (`faultline specs rules` lists them).
-        public var rule: String
-        /// "error" or "warning".
-        public var severity: String
-        /// The client the finding is about ("client-1"; grouping as `faultline analyze`).
-        public var client: String
-        /// The connection number in the capture.
-        public var connection: Int
-        /// Seconds since the proxy started.
-        public var time: Double
-        public var message: String
-        /// "caused by injected fault X" or "after injected fault X", when a fault rule is
-        /// involved.
-        public var faultNote: String?
-
-        public var description: String {
-            "\(severity) \(rule) \(client) conn \(connection) at \(time) s: \(message)" + (faultNote.map { " (\($0))" } ?? "")
-        }
+    public init(findings: [Finding], spec: String, problems: [String], path: String?) {
+        self.findings = findings
+        self.spec = spec
+        self.problems = problems
+        self.path = path
     }
 
-    /// Runs the lifecycle analysis over the capture, as `faultline analyze --spec SPEC`
-    /// does: `spec` is a built-in spec (bird, pusher, websocket, agora-rtm,
-    /// agora-rtm-stream) or a spec file's path. Throws `FaultlineKitError` for an unknown
-    /// spec or an unreadable capture.
-    public func findings(spec: String = "bird") throws(FaultlineKitError) -> [Finding] {
-        let loaded: LifecycleSpec
-        do { loaded = try SpecLoader.load(spec) } catch { throw FaultlineKitError("spec \(spec): \(error)") }
+    /// The findings of error severity.
+    public var errors: [Finding] { findings.filter { $0.severity == .error } }
+
+    /// The capture analyzed again from its file, as `faultline analyze --spec SPEC` does:
+    /// `spec` is a built-in spec (bird, pusher, websocket, agora-rtm, agora-rtm-stream) or a
+    /// spec file's path. Throws `FaultlineKitError` for an unknown spec, a recording made
+    /// without a file, or an unreadable capture.
+    public func findings(spec: String) throws(FaultlineKitError) -> [Finding] {
+        guard let path else { throw FaultlineKitError("the proxy recorded to no file: give start(recordingTo:) a path") }
+        let loaded = try Self.loadSpec(spec)
         var analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: loaded))
         var events: [AnalysisEvent] = []
         var last: Micros = 0
@@ -55,9 +51,11 @@ public struct Recording: Sendable, Hashable {
         events += analyzer.finish(at: last)
         return events.compactMap { event in
             guard case .finding(let finding) = event else { return nil }
-            return Finding(rule: finding.rule, severity: finding.severity.rawValue, client: finding.client,
-                           connection: finding.conn, time: Double(finding.t) / 1_000_000, message: finding.message,
-                           faultNote: finding.faultNote)
+            return Finding(finding)
         }
+    }
+
+    static func loadSpec(_ spec: String) throws(FaultlineKitError) -> LifecycleSpec {
+        do { return try SpecLoader.load(spec) } catch { throw FaultlineKitError("spec \(spec): \(error)") }
     }
 }

@@ -1,5 +1,6 @@
 import Faults
 import Foundation
+import Lifecycle
 import ProxyShell
 import Sim
 import Synchronization
@@ -7,18 +8,20 @@ import Transport
 import Vocabulary
 
 /// A recording Faultline proxy inside your test process: start it on an ephemeral loopback
-/// port with fault rules, point the client under test at `url`, then `stop()` it and read
-/// the `Recording`'s findings. No subprocess, no fixed ports.
+/// port with fault rules, point the client under test at `url`, then `stop()` it and assert
+/// on the `Recording`'s findings. No subprocess, no fixed ports, nothing printed.
 ///
-///     let proxy = try RecordingProxy.start(upstream: .simulatedServer,
-///                                          faults: ["close:1011,after=100ms"],
-///                                          recordingTo: "/tmp/session.jsonl")
-///     runMyClient(connectingTo: proxy.url)
-///     let findings = try proxy.stop().findings(spec: "websocket")
+///     let proxy = try await RecordingProxy.start(upstream: .simulatedServer,
+///                                                faults: [.close(code: 1011, after: .milliseconds(100))],
+///                                                spec: "websocket")
+///     await runMyClient(connectingTo: proxy.url)
+///     let recording = await proxy.stop()
+///     #expect(recording.findings.isEmpty, "\(recording.findings)")
 ///
 /// The proxy runs on a thread of its own (its own event loop), so the client may block,
-/// use threads or `async` code as it likes. The proxy is the one `faultline proxy` runs:
-/// the same relay, fault rules (`faultline help proxy` lists them) and capture format.
+/// use threads or `async` code as it likes; `start` and `stop` suspend, never block, the
+/// calling task. The proxy is the one `faultline proxy` runs: the same relay, fault rules
+/// (`faultline help proxy` lists them), live analysis and capture format.
 public final class RecordingProxy: Sendable {
     /// Where the proxy relays to.
     public enum Upstream: Sendable, Hashable {
@@ -37,14 +40,18 @@ public final class RecordingProxy: Sendable {
     public let port: Int
     /// The upstream actually used (the simulated server's URL for `.simulatedServer`).
     public let upstreamURL: String
-    /// The capture file being written.
-    public let recordingPath: String
+    /// The capture file being written, if `start` was given one.
+    public let recordingPath: String?
 
     private let remote: LoopRemote
-    private let finished: DispatchSemaphore
+    private let finished: Handoff<Recording>
     private let stopped = Mutex(false)
 
-    private init(port: Int, upstreamURL: String, recordingPath: String, remote: LoopRemote, finished: DispatchSemaphore) {
+    /// At most this many findings and problems are kept; past that, a problem says how many
+    /// were left out (a client looping on a fault must not grow the test's memory without end).
+    static let keptLimit = 10_000
+
+    private init(port: Int, upstreamURL: String, recordingPath: String?, remote: LoopRemote, finished: Handoff<Recording>) {
         self.url = "ws://127.0.0.1:\(port)"
         self.port = port
         self.upstreamURL = upstreamURL
@@ -53,69 +60,80 @@ public final class RecordingProxy: Sendable {
         self.finished = finished
     }
 
-    /// Starts the proxy and returns once it listens. `faults` are fault rules as
-    /// `faultline proxy --fault` takes them ("close:4009,after=5s", "drop,frames=3", ...);
-    /// `seed` makes `prob=` and `jitter=` repeat exactly. An existing file at
-    /// `recordingTo` is replaced. Throws `FaultlineKitError` for a bad rule or URL, or a
-    /// port or file that cannot be opened; nothing is left running then.
-    public static func start(upstream: Upstream, faults: [String] = [], recordingTo path: String,
-                             seed: UInt64 = 0) throws(FaultlineKitError) -> RecordingProxy {
+    /// Starts the proxy and returns once it listens. `faults` are fault rules, typed
+    /// (`.close(code: 4009, after: .seconds(3))`) or as `faultline proxy --fault` takes them
+    /// ("close:4009,after=3s"); `spec` is the lifecycle spec the traffic is checked against
+    /// as it passes (a built-in spec: bird, pusher, websocket, agora-rtm, agora-rtm-stream,
+    /// or a spec file's path); `recordingTo` writes the capture there too, replacing an
+    /// existing file; `seed` makes `prob=` and `jitter=` repeat exactly. Throws
+    /// `FaultlineKitError` for a bad rule, spec or URL, or a port or file that cannot be
+    /// opened; nothing is left running then.
+    public static func start(upstream: Upstream, faults: [Fault] = [], spec: String = "bird",
+                             recordingTo path: String? = nil, seed: UInt64 = 0) async throws(FaultlineKitError) -> RecordingProxy {
         var parsed: [FaultRule] = []
-        for text in faults {
-            do { parsed.append(try FaultRule.parse(text)) } catch { throw FaultlineKitError("fault rule '\(text)': \(error)") }
+        for fault in faults {
+            do { parsed.append(try FaultRule.parse(fault.rule)) } catch { throw FaultlineKitError("fault rule '\(fault.rule)': \(error)") }
         }
         let rules = parsed
-        let started = DispatchSemaphore(value: 0)
-        let finished = DispatchSemaphore(value: 0)
-        let outcome = Mutex<Result<(remote: LoopRemote, address: String, upstream: String), FaultlineKitError>?>(nil)
+        let loadedSpec = try Recording.loadSpec(spec)
+        let started = Handoff<Result<(remote: LoopRemote, address: String, upstream: String), FaultlineKitError>>()
+        let finished = Handoff<Recording>()
         let thread = Thread {
-            defer { finished.signal() }
             let loop: EventLoop
             do { loop = try EventLoop() } catch {
-                outcome.withLock { $0 = .failure(FaultlineKitError("event loop: \(error)")) }
-                started.signal()
+                started.fulfill(.failure(FaultlineKitError("event loop: \(error)")))
                 return
             }
-            let running: (server: ProxyServer, simulator: SimServerRunner?)
+            // Loop-thread state: filled by the server's and the analysis's callbacks.
+            var problems: [String] = []
+            var findings: [Finding] = []
+            var leftOut = 0
+            let running: (server: ProxyServer, simulator: SimServerRunner?, upstream: String)
             do throws(FaultlineKitError) {
-                running = try serve(loop: loop, upstream: upstream, rules: rules, path: path, seed: seed) { address, upstreamText in
-                    outcome.withLock { $0 = .success((loop.remote, address, upstreamText)) }
+                running = try serve(loop: loop, upstream: upstream, rules: rules, path: path, seed: seed) { server in
+                    server.onProblem = { message in
+                        if problems.count < keptLimit { problems.append(message) } else { leftOut += 1 }
+                    }
                 }
             } catch {
-                outcome.withLock { $0 = .failure(error) }
-                started.signal()
                 loop.close()
+                started.fulfill(.failure(error))
                 return
             }
-            started.signal()
+            let analysis = LiveAnalysis(spec: loadedSpec, transitions: false)
+            analysis.emit = { _ in }
+            analysis.attach(to: running.server)
+            analysis.onFinding = { finding in
+                if findings.count < keptLimit { findings.append(Finding(finding)) } else { leftOut += 1 }
+            }
+            started.fulfill(.success((loop.remote, running.server.listenAddress, running.upstream)))
             loop.run()
             running.server.stop()
+            analysis.finish(at: running.server.now)
             running.simulator?.stop()
             // Closing the loop runs the sockets' last callbacks, which still reach the
-            // server and the simulator: they must outlive it.
-            withExtendedLifetime(running) { loop.close() }
+            // server, the analysis and the simulator: they must outlive it.
+            withExtendedLifetime((running, analysis)) { loop.close() }
+            if leftOut > 0 { problems.append("\(leftOut) findings and problems past the first \(keptLimit) were left out") }
+            finished.fulfill(Recording(findings: findings, spec: spec, problems: problems, path: path))
         }
         thread.name = "faultline-proxy"
         thread.start()
-        started.wait()
-        switch outcome.withLock({ $0 }) {
-        case .success(let value)?:
+        switch await started.value() {
+        case .success(let value):
             let port = value.address.split(separator: ":").last.flatMap { Int($0) } ?? 0
             return RecordingProxy(port: port, upstreamURL: value.upstream, recordingPath: path,
                                   remote: value.remote, finished: finished)
-        case .failure(let error)?:
-            finished.wait()
+        case .failure(let error):
             throw error
-        case nil:
-            finished.wait()
-            throw FaultlineKitError("the proxy thread ended before it started")
         }
     }
 
-    /// Loop thread: the simulated server (if asked for) and the proxy, started; `ready` is
-    /// told the proxy's bound address and the upstream URL.
-    private static func serve(loop: EventLoop, upstream: Upstream, rules: [FaultRule], path: String, seed: UInt64,
-                              ready: (String, String) -> Void) throws(FaultlineKitError) -> (ProxyServer, SimServerRunner?) {
+    /// Loop thread: the simulated server (if asked for) and the proxy, started; `prepare`
+    /// sees the server before it starts.
+    private static func serve(loop: EventLoop, upstream: Upstream, rules: [FaultRule], path: String?, seed: UInt64,
+                              prepare: (ProxyServer) -> Void)
+        throws(FaultlineKitError) -> (server: ProxyServer, simulator: SimServerRunner?, upstream: String) {
         var simulator: SimServerRunner?
         let upstreamText: String
         switch upstream {
@@ -149,30 +167,61 @@ public final class RecordingProxy: Sendable {
             }
         }
         let server = ProxyServer(loop: loop, settings: settings, live: nil)
+        prepare(server)
         do {
-            ready(try server.start(), upstreamText)
+            try server.start()
         } catch {
             simulator?.stop()
             throw FaultlineKitError("proxy: \(error)")
         }
-        return (server, simulator)
+        return (server, simulator, upstreamText)
     }
 
     /// Stops the proxy (open connections are cut and marked as ended by the end of the
-    /// capture), closes the capture and returns it. Returns once everything is closed;
-    /// calling it again just returns the recording.
+    /// capture), finishes the analysis, closes the capture and returns the recording; it
+    /// suspends until all of that is done. Calling it again returns the same recording.
     @discardableResult
-    public func stop() -> Recording {
+    public func stop() async -> Recording {
         let first = stopped.withLock { wasStopped in
             defer { wasStopped = true }
             return !wasStopped
         }
-        if first {
-            remote.stop()
-            finished.wait()
-        }
-        return Recording(path: recordingPath)
+        if first { remote.stop() }
+        return await finished.value()
     }
 
-    deinit { stop() }
+    /// A proxy dropped without `stop()` is stopped in the background; nothing waits for it.
+    deinit {
+        if stopped.withLock({ !$0 }) { remote.stop() }
+    }
+}
+
+/// A value one thread hands, once, to any number of async waiters: they suspend until it
+/// is there, never blocking a thread.
+final class Handoff<Value: Sendable>: Sendable {
+    private struct State {
+        var value: Value?
+        var waiters: [CheckedContinuation<Value, Never>] = []
+    }
+    private let state = Mutex(State())
+
+    func fulfill(_ value: Value) {
+        let waiters = state.withLock { state in
+            state.value = value
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: value) }
+    }
+
+    func value() async -> Value {
+        await withCheckedContinuation { continuation in
+            let value = state.withLock { state in
+                if let value = state.value { return Optional(value) }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let value { continuation.resume(returning: value) }
+        }
+    }
 }

@@ -5,7 +5,7 @@ import TestSupport
 import WebSocket
 
 /// FaultlineKit as a client test suite uses it: a recording proxy with fault rules on an
-/// ephemeral port, a client through it, findings from the recording; no subprocess.
+/// ephemeral port, a client through it, findings in memory; no subprocess, no file read.
 @Suite struct RecordingProxyTests {
     /// One client connection through the proxy: the upgrade, frames until the proxy's (or
     /// the server's) close, which is answered; true when it was upgraded.
@@ -35,53 +35,86 @@ import WebSocket
         TestEnvironment.temporaryDirectory("faultlinekit").appendingPathComponent(name).path
     }
 
-    @Test func aClientWithAFixedRetryDelayGetsAFinding() throws {
-        let proxy = try RecordingProxy.start(upstream: .simulatedServer, faults: ["close:1011,after=50ms"],
-                                             recordingTo: Self.capturePath("fixed-delay.jsonl"))
+    @Test func aClientWithAFixedRetryDelayGetsAFindingInMemory() async throws {
+        let path = Self.capturePath("fixed-delay.jsonl")
+        let proxy = try await RecordingProxy.start(upstream: .simulatedServer,
+                                                   faults: [.close(code: 1011, after: .milliseconds(50))],
+                                                   spec: "websocket", recordingTo: path)
         #expect(proxy.url == "ws://127.0.0.1:\(proxy.port)")
         #expect(proxy.upstreamURL.hasPrefix("ws://127.0.0.1:"))
         for attempt in 0..<9 {
-            if attempt > 0 { usleep(20_000) }
+            if attempt > 0 { try await Task.sleep(for: .milliseconds(20)) }   // the client's fixed retry delay
             #expect(try Self.connectOnce(port: proxy.port))
         }
-        let recording = proxy.stop()
-        let findings = try recording.findings(spec: "websocket")
-        let jitter = try #require(findings.first { $0.rule == "backoff.jitter" }, "findings: \(findings)")
-        #expect(jitter.severity == "warning")
+        let recording = await proxy.stop()
+        #expect(recording.problems.isEmpty, "\(recording.problems)")
+        #expect(recording.spec == "websocket" && recording.path == path)
+        let jitter = try #require(recording.findings.first { $0.rule == "backoff.jitter" }, "findings: \(recording.findings)")
+        #expect(jitter.severity == .warning)
         #expect(jitter.client == "client-1")
+        #expect(jitter.connection > 1 && jitter.time > .zero)
+        #expect(!jitter.evidence.isEmpty && jitter.evidence.allSatisfy { $0.time <= jitter.time }, "\(jitter.evidence)")
+        // The live analysis and `faultline analyze` on the file agree.
+        #expect(try recording.findings(spec: "websocket").map(\.rule) == recording.findings.map(\.rule))
         // Stopping again only returns the same recording.
-        #expect(proxy.stop() == recording)
+        #expect(await proxy.stop() == recording)
     }
 
-    @Test func aCleanSessionHasNoFindings() throws {
-        let proxy = try RecordingProxy.start(upstream: .simulatedServer, recordingTo: Self.capturePath("clean.jsonl"))
+    @Test func aCleanSessionHasNoFindingsAndNeedsNoFile() async throws {
+        let proxy = try await RecordingProxy.start(upstream: .simulatedServer, spec: "websocket")
+        #expect(proxy.recordingPath == nil)
         let socket = try RawSocket(port: proxy.port, receiveTimeout: 10)
         socket.send(Array(("GET /app/sim-key?protocol=7 HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
             + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8))
         #expect(String(decoding: socket.readHead(), as: UTF8.self).hasPrefix("HTTP/1.1 101"))
-        let recording = proxy.stop()
-        let text = try String(contentsOfFile: recording.path, encoding: .utf8)
-        #expect(text.contains("\"upgrade\""))
-        #expect(try recording.findings(spec: "websocket").isEmpty)
+        let recording = await proxy.stop()
+        #expect(recording.findings.isEmpty, "\(recording.findings)")
+        #expect(recording.path == nil)
+        #expect { _ = try recording.findings(spec: "websocket") } throws: { "\($0)".contains("recorded to no file") }
     }
 
-    @Test func aBadRuleOrSpecIsAClearError() throws {
-        #expect {
-            _ = try RecordingProxy.start(upstream: .simulatedServer, faults: ["explode:now"],
-                                         recordingTo: Self.capturePath("never.jsonl"))
-        } throws: { error in
-            "\(error)".contains("fault rule 'explode:now'")
+    @Test func theSpecJudgesAsTheTrafficPasses() async throws {
+        // The Bird spec expects a handshake with a socket id: stripping it is a server finding.
+        let proxy = try await RecordingProxy.start(upstream: .simulatedServer, faults: [.stripSocketID()])
+        let socket = try RawSocket(port: proxy.port, receiveTimeout: 10)
+        socket.send(Array(("GET /app/sim-key?protocol=7 HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+            + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8))
+        #expect(String(decoding: socket.readHead(), as: UTF8.self).hasPrefix("HTTP/1.1 101"))
+        var decoder = FrameDecoder()
+        decoder.append(socket.readSome())
+        #expect(try decoder.next()?.opcode == .text, "the handshake, without its socket id")
+        let recording = await proxy.stop()
+        let finding = try #require(recording.findings.first { $0.rule == "server.handshake-missing-id" },
+                                   "findings: \(recording.findings)")
+        #expect(finding.severity == .error && recording.errors.contains(finding))
+        #expect(finding.causedByFault == "strip-socket-id")
+    }
+
+    @Test func aBadRuleSpecURLOrFileIsAThrownError() async throws {
+        await #expect { _ = try await RecordingProxy.start(upstream: .simulatedServer, faults: ["explode:now"]) }
+            throws: { "\($0)".contains("fault rule 'explode:now'") }
+        await #expect { _ = try await RecordingProxy.start(upstream: .url("http://example.com")) }
+            throws: { "\($0)".contains("upstream http://example.com") }
+        await #expect { _ = try await RecordingProxy.start(upstream: .simulatedServer, spec: "no-such-spec") }
+            throws: { "\($0)".contains("spec no-such-spec") }
+        await #expect { _ = try await RecordingProxy.start(upstream: .simulatedServer, recordingTo: "/nonexistent-dir/x.jsonl") }
+            throws: { "\($0)".contains("/nonexistent-dir/x.jsonl") }
+        let proxy = try await RecordingProxy.start(upstream: .simulatedServer, recordingTo: Self.capturePath("spec.jsonl"))
+        let recording = await proxy.stop()
+        #expect { _ = try recording.findings(spec: "no-such-spec") } throws: { "\($0)".contains("spec no-such-spec") }
+    }
+
+    @Test func aProxyDroppedWithoutStopStopsWithoutBlocking() async throws {
+        var proxy: RecordingProxy? = try await RecordingProxy.start(upstream: .simulatedServer)
+        let port = try #require(proxy?.port)
+        proxy = nil
+        // Its port is closed once the loop thread has wound down (bounded wait on the event).
+        let deadline = Date().addingTimeInterval(10)
+        var refused = false
+        while !refused, Date() < deadline {
+            refused = (try? RawSocket(port: port, receiveTimeout: 1)) == nil
+            if !refused { try await Task.sleep(for: .milliseconds(20)) }
         }
-        #expect {
-            _ = try RecordingProxy.start(upstream: .url("http://example.com"), recordingTo: Self.capturePath("never.jsonl"))
-        } throws: { error in
-            "\(error)".contains("upstream http://example.com")
-        }
-        let proxy = try RecordingProxy.start(upstream: .simulatedServer, recordingTo: Self.capturePath("spec.jsonl"))
-        #expect {
-            _ = try proxy.stop().findings(spec: "no-such-spec")
-        } throws: { error in
-            "\(error)".contains("spec no-such-spec")
-        }
+        #expect(refused)
     }
 }

@@ -1,24 +1,24 @@
 import FaultlineKit
-import Foundation
 import ReconnectingClient
 import Testing
 
-@Test func aFixedRetryDelayIsCaught() throws {
+@Test func aFixedRetryDelayIsCaught() async throws {
     // A recording proxy on an ephemeral port, in front of Faultline's simulated server;
-    // every connection is closed with 1011 (server error) 100 ms after it opens.
-    let capture = FileManager.default.temporaryDirectory
-        .appendingPathComponent("reconnect-\(UUID().uuidString).jsonl").path
-    let proxy = try RecordingProxy.start(upstream: .simulatedServer,
-                                         faults: ["close:1011,after=100ms"],
-                                         recordingTo: capture)
+    // every connection is closed with 1011 (server error) 100 ms after it opens. The
+    // traffic is checked as it passes against the `websocket` spec (any WebSocket client's
+    // lifecycle, at connection level).
+    let proxy = try await RecordingProxy.start(upstream: .simulatedServer,
+                                               faults: [.close(code: 1011, after: .milliseconds(100))],
+                                               spec: "websocket")
 
     // The client under test, through the proxy: ten connections, each ended by the fault.
     let client = try #require(ReconnectingClient(url: proxy.url + "/app/sim-key?protocol=7", retryDelay: 0.05))
     #expect(client.run(connections: 10) == 10)
 
-    // The recording, analyzed as any WebSocket client's lifecycle: reconnecting after a
-    // fixed 50 ms every time is no backoff and no jitter.
-    let findings = try proxy.stop().findings(spec: "websocket")
-    #expect(findings.contains { $0.rule == "backoff.jitter" }, "findings: \(findings)")
-    try? FileManager.default.removeItem(atPath: capture)
+    // The findings, in memory: reconnecting after a fixed 50 ms every time is no backoff
+    // and no jitter.
+    let recording = await proxy.stop()
+    let jitter = try #require(recording.findings.first { $0.rule == "backoff.jitter" }, "\(recording.findings)")
+    #expect(jitter.severity == .warning)
+    #expect(recording.problems.isEmpty, "\(recording.problems)")
 }
