@@ -39,6 +39,8 @@ enum HTMLAssets {
         ol.findings,ol.faults,ul.open{margin:4px 0 0;padding-left:26px} ol li,ul.open li{margin:3px 0}
         li:target,section:target{background:#fff8c5}
         .when{color:#57606a;font-size:13px} .evidence{color:#6e7781;font-size:13px;margin-left:8px}
+        .cols{display:flex;flex-wrap:wrap;gap:0 40px} .cols>div{min-width:0;max-width:100%}
+        #client-table{width:100%} #client-table td,#client-table th{white-space:nowrap} th.overview,td.overview{width:45%;min-width:140px;padding-right:0} svg.mini{display:block;width:100%;height:12px;margin-top:5px}
         .hidden{display:none} .nw{white-space:nowrap} #faults td:first-child,#rules td:first-child{white-space:nowrap}
         @media (max-width:800px){body{padding:8px;font-size:14px} section{padding:8px 10px} h1{font-size:19px} .hint{display:none}}
         """
@@ -48,7 +50,7 @@ enum HTMLAssets {
         "use strict";
         var END=Math.max(+document.body.getAttribute("data-end")||0,1e6);
         var L=\(HTMLLane.left),R=\(HTMLLane.right),MIN=\(HTMLLane.minWidth),LEVELS=\(HTMLLane.levels),STEP=\(HTMLLane.levelStep);
-        var STATE_Y=\(HTMLLane.stateY),FAULT_Y=\(HTMLLane.faultY),FIND_Y=\(HTMLLane.findingY),NS="http://www.w3.org/2000/svg";
+        var STATE_Y=\(HTMLLane.stateY),NS="http://www.w3.org/2000/svg";
         var v0=0,v1=END;
         function niceStep(us){var s=Math.max(us/1e6,0.001),p=1;while(p*10<=s)p*=10;while(p>s)p/=10;
           var ms=[1,2,5,10];for(var i=0;i<ms.length;i++)if(p*ms[i]>=s)return p*ms[i];return p*10;}
@@ -56,6 +58,8 @@ enum HTMLAssets {
         function secs(us){return (us/1e6).toFixed(3)+" s";}
         function el(name,attrs,text){var e=document.createElementNS(NS,name);for(var k in attrs)e.setAttribute(k,attrs[k]);if(text!=null)e.textContent=text;return e;}
         function set(e,k,v){if(e)e.setAttribute(k,typeof v==="number"?v.toFixed(1):v);}
+        function stateLabel(name,w){function fits(n){return w>n*7.5+8;}if(fits(name.length))return name;
+          var n=Math.floor((w-8)/7.5)-1;if(n>=3)return name.slice(0,n)+"\\u2026";return fits(1)?name.slice(0,1):null;}
         function place(rows,a,b){var lv=-1;for(var i=0;i<rows.length;i++){if(rows[i]<=a){lv=i;break;}}
           if(lv<0)lv=rows.length-1;rows[lv]=Math.max(rows[lv],b);return lv;}
         function layout(){
@@ -75,20 +79,26 @@ enum HTMLAssets {
             svg.querySelectorAll("g.st").forEach(function(g){
               var a=x(+g.dataset.t0),b=x(+g.dataset.t1),w=Math.max(MIN,b-a),tx=g.querySelector("text");
               set(g.querySelector("rect"),"x",a);set(g.querySelector("rect"),"width",w);
-              set(tx,"x",Math.max(a,L)+4);tx.setAttribute("visibility",Math.min(b,L+plot)-Math.max(a,L)>tx.textContent.length*7.5+8?"visible":"hidden");});
+              var label=stateLabel(tx.dataset.name||tx.textContent,Math.min(b,L+plot)-Math.max(a,L));
+              set(tx,"x",Math.max(a,L)+4);if(label)tx.textContent=label;tx.setAttribute("visibility",label?"visible":"hidden");});
+            var labelsEnd=-Infinity;
             svg.querySelectorAll("g.cb").forEach(function(g){
               var a=x(+g.dataset.t0),b=x(+g.dataset.t1),r=g.querySelector("rect.opening"),o=g.querySelector("rect.open");
               set(r,"x",a);set(r,"width",Math.max(MIN,b-a));
               if(o){var c=x(+o.dataset.t0);set(o,"x",c);set(o,"width",Math.max(MIN,b-c));}
               var cn=g.querySelector("text.cn");set(cn,"x",Math.max(a,L)+3);cn.setAttribute("visibility",Math.min(b,L+plot)-Math.max(a,L)>30?"visible":"hidden");
               var line=g.querySelector("line.ce");set(line,"x1",b);set(line,"x2",b);
-              var ce=g.querySelector("text.ce");if(ce){set(ce,"x",b);ce.setAttribute("text-anchor",b>L+plot-16?"end":"middle");}});
+              var ce=g.querySelector("text.ce");if(ce){var edge=b>L+plot-16,half=ce.textContent.length*3.5+2,from=edge?b-2*half:b-half;
+                var shown=from>=labelsEnd&&b>=L-8&&b<=L+plot+8;if(shown)labelsEnd=from+2*half;
+                set(ce,"x",b);ce.setAttribute("text-anchor",edge?"end":"middle");ce.setAttribute("visibility",shown?"visible":"hidden");}});
             ["fault","finding"].forEach(function(kind){
               var rows=[];for(var i=0;i<LEVELS;i++)rows.push(-Infinity);
               svg.querySelectorAll("g.mk."+kind).forEach(function(g){
                 if(g.closest(".hidden")||g.classList.contains("hidden"))return;
-                var mx=x(+g.dataset.t),w=+g.dataset.w||18,a=kind==="fault"?mx-7:mx-w/2,b=kind==="fault"?mx+w:mx+w/2;
-                var lv=place(rows,a,b),y=(kind==="fault"?FAULT_Y:FIND_Y)+lv*STEP;
+                var mx=x(+g.dataset.t),w=+g.dataset.w||18,flip=kind==="fault"&&mx+w>W-2;
+                var a=kind==="fault"?(flip?mx-w:mx-7):mx-w/2,b=kind==="fault"?(flip?mx+7:mx+w):mx+w/2;
+                if(kind==="fault"){var ft=g.querySelector("text");set(ft,"x",flip?-9:9);ft.setAttribute("text-anchor",flip?"end":"start");}
+                var lv=place(rows,a,b),y=+(kind==="fault"?svg.dataset.faultY:svg.dataset.findingY)+lv*STEP;
                 g.setAttribute("transform","translate("+mx.toFixed(2)+","+y+")");
                 g.setAttribute("data-x",mx.toFixed(2));g.setAttribute("data-level",lv);
                 var drop=g.querySelector("line.drop");if(drop)set(drop,"y1",STATE_Y-y);});});

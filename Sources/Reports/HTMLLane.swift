@@ -11,9 +11,9 @@ struct HTMLLane {
     static let width = 1180.0
     static let left = 132.0
     static let right = 16.0
-    static let height = 212.0
-    /// Rows (y of their top).
-    static let stateY = 24.0, connY = 58.0, faultY = 104.0, findingY = 158.0
+    /// Rows (y of their top); the faults and findings rows are drawn only when the client
+    /// has some, so their y depends on the lane (`faultY`, `findingY`, `height`).
+    static let stateY = 24.0, connY = 58.0, markerRowsY = 104.0, markerRowHeight = 54.0
     static let levelStep = 17.0, levels = 3
     /// A state lasting a millisecond still shows.
     static let minWidth = 3.0
@@ -26,6 +26,10 @@ struct HTMLLane {
     /// Forward mode: the channel-auth requests whose signatures this client's subscribes used.
     var auth: [AuthRequestLink] = []
 
+    var faultY: Double { Self.markerRowsY }
+    var findingY: Double { Self.markerRowsY + (client.faults.isEmpty ? 0 : Self.markerRowHeight) }
+    var height: Double { findingY + (client.findings.isEmpty ? 0 : Self.markerRowHeight) }
+
     var span: Double { Double(max(end, 1_000_000)) }
     func x(_ t: Micros) -> Double {
         Self.left + Double(min(max(t, 0), end)) / span * (Self.width - Self.left - Self.right)
@@ -33,12 +37,13 @@ struct HTMLLane {
 
     func render() -> String {
         let id = HTMLReport.anchor(client.info.id)
-        var svg = "<svg class=\"lane\" id=\"svg-\(id)\" width=\"\(f(Self.width))\" height=\"\(f(Self.height))\" viewBox=\"0 0 \(f(Self.width)) \(f(Self.height))\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"timeline of \(esc(client.info.id))\">\n"
-        svg += "<defs><clipPath id=\"clip-\(id)\"><rect class=\"plotclip\" x=\"\(f(Self.left - 8))\" y=\"0\" width=\"\(f(Self.width - Self.left - Self.right + 16))\" height=\"\(f(Self.height))\"/></clipPath></defs>\n"
+        var svg = "<svg class=\"lane\" id=\"svg-\(id)\" width=\"\(f(Self.width))\" height=\"\(f(height))\" viewBox=\"0 0 \(f(Self.width)) \(f(height))\" data-fault-y=\"\(f(faultY))\" data-finding-y=\"\(f(findingY))\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"timeline of \(esc(client.info.id))\">\n"
+        svg += "<defs><clipPath id=\"clip-\(id)\"><rect class=\"plotclip\" x=\"\(f(Self.left - 8))\" y=\"0\" width=\"\(f(Self.width - Self.left - Self.right + 16))\" height=\"\(f(height))\"/></clipPath></defs>\n"
         svg += "<g class=\"labels\"><text class=\"row\" x=\"6\" y=\"\(f(Self.stateY + 15))\">state</text>"
         svg += "<text class=\"row\" x=\"6\" y=\"\(f(Self.connY + 12))\">connections</text>"
-        svg += "<text class=\"row\" x=\"6\" y=\"\(f(Self.faultY + 4))\">faults</text>"
-        svg += "<text class=\"row\" x=\"6\" y=\"\(f(Self.findingY + 4))\">findings</text></g>\n"
+        if !client.faults.isEmpty { svg += "<text class=\"row\" x=\"6\" y=\"\(f(faultY + 4))\">faults</text>" }
+        if !client.findings.isEmpty { svg += "<text class=\"row\" x=\"6\" y=\"\(f(findingY + 4))\">findings</text>" }
+        svg += "</g>\n"
         svg += "<g class=\"axis\">\(ticks())</g>\n"
         svg += "<g class=\"plot\" clip-path=\"url(#clip-\(id))\">\n"
         svg += states() + connections() + authRequests() + faults() + findings()
@@ -53,7 +58,7 @@ struct HTMLLane {
         var tick = 0.0
         while tick * 1_000_000 <= span {
             let tx = Self.left + tick * 1_000_000 / span * plot
-            out += "<line class=\"tick\" x1=\"\(f(tx))\" y1=\"16\" x2=\"\(f(tx))\" y2=\"\(f(Self.height - 4))\"/>"
+            out += "<line class=\"tick\" x1=\"\(f(tx))\" y1=\"16\" x2=\"\(f(tx))\" y2=\"\(f(height - 4))\"/>"
             out += "<text class=\"tick\" x=\"\(f(tx))\" y=\"12\" text-anchor=\"middle\">\(HTMLReport.format1(tick)) s</text>"
             tick += step
         }
@@ -68,15 +73,30 @@ struct HTMLLane {
             let x0 = x(t.t), w = max(Self.minWidth, x(until) - x0)
             out += "<g class=\"st\" data-t0=\"\(t.t)\" data-t1=\"\(until)\" data-state=\"\(esc(t.to))\">"
             out += "<rect x=\"\(f(x0))\" y=\"\(f(Self.stateY))\" width=\"\(f(w))\" height=\"22\" fill=\"\(HTMLReport.stateColor(t.to, spec))\"/>"
-            out += "<text x=\"\(f(x0 + 4))\" y=\"\(f(Self.stateY + 15))\"\(w > Double(t.to.count) * 7.5 + 8 ? "" : " visibility=\"hidden\"")>\(esc(t.to))</text>"
+            let label = Self.stateLabel(t.to, fitting: w)
+            out += "<text x=\"\(f(x0 + 4))\" y=\"\(f(Self.stateY + 15))\" data-name=\"\(esc(t.to))\"\(label == nil ? " visibility=\"hidden\"" : "")>\(esc(label ?? t.to))</text>"
             out += "<title>\(esc(t.to)) from \(seconds(t.t)) s to \(seconds(until)) s (\(esc(t.cause)))</title></g>\n"
         }
         return out
     }
 
+    /// A state's name as it fits in a band `width` wide: whole, cut to its first letters
+    /// and an ellipsis, or its first letter alone (the band's tooltip has it whole); nil when
+    /// not even that fits. The page's script applies the same rule after each layout.
+    static func stateLabel(_ name: String, fitting width: Double) -> String? {
+        func fits(_ count: Int) -> Bool { width > Double(count) * 7.5 + 8 }
+        if fits(name.count) { return name }
+        let letters = Int((width - 8) / 7.5) - 1
+        if letters >= 3 { return String(name.prefix(letters)) + "…" }
+        return fits(1) ? String(name.prefix(1)) : nil
+    }
+
     /// A light bar while connecting, a dark one once connected, a tick and label at the end.
     private func connections() -> String {
         var out = ""
+        // Where the last close label shown ends: a label that would overlap it is hidden
+        // (the connection's tooltip still says how it ended).
+        var labelsEnd = -Double.infinity
         for c in client.connections {
             let stop = c.endedAt ?? end
             let x0 = x(c.openedAt), x1 = x(stop)
@@ -91,8 +111,12 @@ struct HTMLLane {
             out += "<line class=\"ce\" x1=\"\(f(x1))\" y1=\"\(f(Self.connY - 4))\" x2=\"\(f(x1))\" y2=\"\(f(Self.connY + 20))\"/>"
             if !label.isEmpty {
                 // At the right edge the label ends at its tick instead of being cut in half.
-                let anchor = x1 > Self.width - Self.right - 16 ? "end" : "middle"
-                out += "<text class=\"ce\" x=\"\(f(x1))\" y=\"\(f(Self.connY + 32))\" text-anchor=\"\(anchor)\">\(esc(label))</text>"
+                let atEdge = x1 > Self.width - Self.right - 16
+                let half = Double(label.count) * 3.5 + 2
+                let from = atEdge ? x1 - 2 * half : x1 - half
+                let shown = from >= labelsEnd
+                if shown { labelsEnd = from + 2 * half }
+                out += "<text class=\"ce\" x=\"\(f(x1))\" y=\"\(f(Self.connY + 32))\" text-anchor=\"\(atEdge ? "end" : "middle")\"\(shown ? "" : " visibility=\"hidden\"")>\(esc(label))</text>"
             }
             out += "<title>conn \(c.conn): \(seconds(c.openedAt)) s to \(seconds(stop)) s, \(esc(c.end ?? "open"))</title></g>\n"
         }
@@ -122,11 +146,14 @@ struct HTMLLane {
         for (k, mark) in client.faults.enumerated() {
             let kind = HTMLReport.faultKind(mark.rule)
             let fx = x(mark.t)
-            let level = rows.place(from: fx - 7, to: fx + 10 + Double(kind.count) * 7)
-            let y = Self.faultY + Double(level) * Self.levelStep
+            // Near the right edge the kind is written to the left of its triangle, not cut off.
+            let labelWidth = 10 + Double(kind.count) * 7
+            let flipped = fx + labelWidth > Self.width - 2
+            let level = flipped ? rows.place(from: fx - labelWidth, to: fx + 7) : rows.place(from: fx - 7, to: fx + labelWidth)
+            let y = faultY + Double(level) * Self.levelStep
             out += "<a href=\"#fault-\(HTMLReport.anchor(client.info.id))-\(k + 1)\"><g class=\"mk fault\" data-t=\"\(mark.t)\" data-kind=\"\(esc(kind))\" data-w=\"\(10 + kind.count * 7)\" data-x=\"\(f(fx))\" data-level=\"\(level)\" transform=\"translate(\(f(fx)),\(f(y)))\">"
             out += "<path d=\"M-6 6 L6 6 L0 -6 Z\" fill=\"\(HTMLReport.faultColor(kind))\"/>"
-            out += "<text x=\"9\" y=\"4\" fill=\"\(HTMLReport.faultColor(kind))\">\(esc(kind))</text>"
+            out += "<text x=\"\(flipped ? "-9" : "9")\" y=\"4\"\(flipped ? " text-anchor=\"end\"" : "") fill=\"\(HTMLReport.faultColor(kind))\">\(esc(kind))</text>"
             out += "<title>fault \(esc(mark.rule)) at \(seconds(mark.t)) s: \(esc(mark.detail))</title></g></a>\n"
         }
         return out
@@ -141,7 +168,7 @@ struct HTMLLane {
             let n = k < groupOf.count ? groupOf[k] : 0
             let fx = x(finding.t)
             let level = rows.place(from: fx - 9, to: fx + 9)
-            let y = Self.findingY + Double(level) * Self.levelStep
+            let y = findingY + Double(level) * Self.levelStep
             let fill = finding.severity == .error ? "#c62828" : "#e65100"
             out += "<a href=\"#f-\(id)-\(n)\"><g class=\"mk finding\" data-t=\"\(finding.t)\" data-sev=\"\(finding.severity.rawValue)\" data-rule=\"\(esc(finding.rule))\" data-w=\"18\" data-x=\"\(f(fx))\" data-level=\"\(level)\" transform=\"translate(\(f(fx)),\(f(y)))\">"
             out += "<line class=\"drop\" x1=\"0\" y1=\"\(f(Self.stateY - y))\" x2=\"0\" y2=\"-8\" stroke=\"\(fill)\"/>"

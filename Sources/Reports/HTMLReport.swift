@@ -72,7 +72,9 @@ public enum HTMLReport {
         for f in report.findings { tally.add(RuleAndSeverity(rule: f.rule, severity: f.severity), client: f.client) }
         let byRule = tally.rows.map { (rule: $0.key.rule, severity: $0.key.severity, count: $0.count, clients: $0.clients) }
             .sorted { ($0.severity == .error ? 0 : 1, $0.rule) < ($1.severity == .error ? 0 : 1, $1.rule) }
-        out += "<h3>Findings by rule</h3>\n"
+        // Findings by rule, faults fired and the checks left open side by side when the
+        // window is wide enough, so the clients and their lanes come up on the first screen.
+        out += "<div class=\"cols\"><div>\n<h3>Findings by rule</h3>\n"
         if byRule.isEmpty {
             out += "<p class=\"ok\">no findings</p>\n"
         } else {
@@ -107,8 +109,9 @@ public enum HTMLReport {
             for mark in client.faults { faultTally.add(mark.rule, client: client.info.id) }
         }
         let faults = faultTally.rows.map { (rule: $0.key, count: $0.count, clients: $0.clients) }
+        out += "</div>\n"
         if !faults.isEmpty {
-            out += "<h3>Faults fired</h3>\n<div class=\"scroll\"><table id=\"faults\"><tr><th>fault rule</th><th>fired</th><th>clients</th></tr>\n"
+            out += "<div>\n<h3>Faults fired</h3>\n<div class=\"scroll\"><table id=\"faults\"><tr><th>fault rule</th><th>fired</th><th>clients</th></tr>\n"
             for row in faults {
                 let kind = faultKind(row.rule)
                 out += "<tr><td><i class=\"sw\" style=\"background:\(faultColor(kind))\"></i><code>\(escapeXML(row.rule))</code></td><td>\(row.count)</td><td>"
@@ -118,8 +121,9 @@ public enum HTMLReport {
                 }
                 out += "</td></tr>\n"
             }
-            out += "</table></div>\n"
+            out += "</table></div>\n</div>\n"
         }
+        if !report.undetermined.isEmpty || !report.unchecked.isEmpty { out += "<div>\n" }
         if !report.undetermined.isEmpty {
             out += "<h3 id=\"undetermined\">Undetermined checks</h3>\n<p class=\"meta\">The capture ended while these checks were still open: neither a pass nor a finding.</p>\n<ul class=\"open\">\n"
             for u in report.undetermined {
@@ -133,18 +137,46 @@ public enum HTMLReport {
             for r in report.unchecked { out += "<li><code>\(escapeXML(r.rule))</code>: \(escapeXML(r.reason))</li>\n" }
             out += "</ul>\n"
         }
+        if !report.undetermined.isEmpty || !report.unchecked.isEmpty { out += "</div>\n" }
+        out += "</div>\n"
         // Clients.
-        out += "<h3>Clients</h3>\n<div class=\"scroll\"><table id=\"client-table\"><tr><th>client</th><th>connections</th><th>final state</th><th>errors</th><th>warnings</th><th>faults</th><th>undetermined</th></tr>\n"
+        out += "<h3>Clients</h3>\n<div class=\"scroll\"><table id=\"client-table\"><tr><th>client</th><th>connections</th><th>final state</th><th>errors</th><th>warnings</th><th>faults</th><th>undetermined</th><th class=\"overview\" title=\"0 to \(seconds(report.endTime)) s, as the lanes below\">timeline</th></tr>\n"
         for client in report.clients {
             let errors = client.findings.filter { $0.severity == .error }.count
             let warnings = client.findings.count - errors
             out += "<tr data-client=\"\(escapeXML(client.info.id))\"><td>\(clientLink(client.info.id))</td><td>\(client.connectionIDs.count + client.omitted.connections)</td>"
             out += "<td><i class=\"sw\" style=\"background:\(stateColor(client.finalState ?? "", report.spec))\"></i>\(escapeXML(client.finalState ?? "-"))</td>"
             out += "<td class=\"\(errors > 0 ? "sev-error" : "")\">\(errors)</td><td class=\"\(warnings > 0 ? "sev-warning" : "")\">\(warnings)</td>"
-            out += "<td>\(client.faults.count)</td><td>\(client.undetermined.count)</td></tr>\n"
+            out += "<td>\(client.faults.count)</td><td>\(client.undetermined.count)</td>"
+            out += "<td class=\"overview\">\(overview(client, report))</td></tr>\n"
             emitWhenFull(&out, emit)
         }
         out += "</table></div>\n</section>\n"
+    }
+
+    /// A client's lane in one line for the clients table: its states as bands on the whole
+    /// capture's axis, and a tick for each finding, so every client's story shows on the
+    /// first screen. At most one band starts per unit of its 1000-unit width (a later state
+    /// starting in the same unit takes the band over), so a client with a long history
+    /// stays small.
+    static func overview(_ client: AnalysisReport.Client, _ report: AnalysisReport) -> String {
+        let span = Double(max(report.endTime, 1_000_000))
+        func unit(_ t: Micros) -> Double { (Double(min(max(t, 0), report.endTime)) / span * 1000).rounded() }
+        var bands: [(x: Double, state: String)] = []
+        for transition in client.transitions {
+            let x = unit(transition.t)
+            if let last = bands.last, last.x == x { bands[bands.count - 1].state = transition.to } else { bands.append((x, transition.to)) }
+        }
+        var out = "<svg class=\"mini\" viewBox=\"0 0 1000 12\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"states of \(escapeXML(client.info.id))\">"
+        for (i, band) in bands.enumerated() {
+            let until = i + 1 < bands.count ? bands[i + 1].x : unit(report.endTime)
+            out += "<rect x=\"\(format1(band.x))\" y=\"2\" width=\"\(format1(max(1, until - band.x)))\" height=\"8\" fill=\"\(stateColor(band.state, report.spec))\"/>"
+        }
+        var ticks: Set<Double> = []
+        for finding in client.findings where ticks.insert(unit(finding.t)).inserted {
+            out += "<rect x=\"\(format1(max(0, unit(finding.t) - 1)))\" y=\"0\" width=\"3\" height=\"12\" fill=\"\(finding.severity == .error ? "#b71c1c" : "#e65100")\"/>"
+        }
+        return out + "</svg>"
     }
 
     /// A row of the findings-by-rule table.

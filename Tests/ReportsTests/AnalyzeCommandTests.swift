@@ -30,7 +30,7 @@ import TestSupport
         #expect(written.status == 1)
         #expect(written.stdout.contains("report: \(html)"))
         let page = try String(contentsOfFile: html, encoding: .utf8)
-        #expect(page.components(separatedBy: "<svg ").count == 3)
+        #expect(page.components(separatedBy: "<svg class=\"lane\"").count == 3)
     }
 
     @Test func cleanCaptureExitsZeroAndOverridesApply() throws {

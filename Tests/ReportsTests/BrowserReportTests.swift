@@ -117,4 +117,67 @@ import Vocabulary
         }
         print("browser report screenshots: \(dir.path)/many-clients-1400.png, many-clients-760.png")
     }
+
+    /// One client whose connections end 50 ms apart (their end labels would overlap), with a
+    /// 0.35 s wait between connections (its label would be lost) and a fault 0.1 s before the
+    /// capture's end (its label would be cut at the right edge); a second client with no
+    /// findings and no faults.
+    static func crowdedReport() throws -> AnalysisReport {
+        var s = Session()
+        s.connect(1, at: 0.1)
+        s.end(1, at: 1.0)
+        s.connect(2, at: 1.02)
+        s.end(2, at: 1.05)
+        s.connect(3, at: 1.4)
+        s.records.append(.fault(FaultRecord(conn: 3, t: Session.us(19.9), rule: "stall-pongs,conn=3", kind: "stall-pongs",
+                                            target: .client, detail: "swallowing the server's pongs")))
+        s.end(3, at: 19.96)
+        s.connect(4, at: 0.2, ip: "10.0.0.2")
+        return try s.report(end: 20)
+    }
+
+    @Test func labelsFitTheirLanesAndEmptyRowsAreLeftOut() throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.chromium) else {
+            Issue.record("chromium is missing: run Tools/setup")
+            return
+        }
+        let report = try Self.crowdedReport()
+        let dir = TestEnvironment.temporaryDirectory("browser-report-labels")
+        for width in [1400, 760] {
+            let dom = try render(HTMLReport.render(report), width: width, in: dir, name: "crowded").dom
+            #expect(dom.contains("data-layout=\"done\""))
+            // Visible end labels never overlap: each starts after the one before ends.
+            var labelsEnd = -Double.infinity
+            var shown = 0
+            for m in Self.allMatches(#"<text class="ce" ([^>]*)>([^<]*)</text>"#, in: dom) {
+                guard !m[0].contains("visibility=\"hidden\""), let x = Self.firstMatch(#"x="([0-9.]+)""#, in: m[0]).flatMap(Double.init) else { continue }
+                let width = Double(m[1].count) * 7
+                let start = m[0].contains("text-anchor=\"end\"") ? x - width : x - width / 2
+                #expect(start >= labelsEnd - 0.5, "end label '\(m[1])' at \(x) overlaps the one before at \(width) px")
+                labelsEnd = start + width
+                shown += 1
+            }
+            #expect(shown >= 2, "end labels shown: \(shown)")
+            // The fault near the right edge writes its kind to the left of its triangle.
+            let fault = try #require(Self.firstMatch(#"(<g class="mk fault"[^>]*>.*?</text>)"#, in: dom))
+            #expect(fault.contains("text-anchor=\"end\""), "at \(width) px: \(fault)")
+            // Every state band wide enough for a letter has a visible label, shortened when
+            // it must be (bands of a few milliseconds are narrower than a pixel here).
+            let states = Self.allMatches(#"<g class="st"[^>]*><rect ([^>]*)>(?:</rect>)?<text ([^>]*)>([^<]*)</text>"#, in: dom)
+            #expect(states.count >= 4)
+            var shortened = 0
+            for m in states {
+                guard let band = Self.firstMatch(#"width="([0-9.]+)""#, in: m[0]).flatMap(Double.init), band >= 16 else { continue }
+                #expect(!m[1].contains("visibility=\"hidden\""), "a \(band) px state lost its label at \(width) px: \(m)")
+                let name = Self.firstMatch(#"data-name="([^"]+)""#, in: m[1]) ?? ""
+                if m[2] != name { shortened += 1 }
+            }
+            if width == 1400 { #expect(shortened >= 1, "no shortened state label: \(states)") }
+            // The client with neither faults nor findings has no rows for them.
+            #expect(dom.components(separatedBy: ">findings</text>").count - 1 == 0)
+            #expect(dom.components(separatedBy: ">faults</text>").count - 1 == 1)
+            // The clients table shows every client's lane in one line.
+            #expect(dom.components(separatedBy: "<svg class=\"mini\"").count - 1 == report.clients.count)
+        }
+    }
 }

@@ -169,7 +169,7 @@ func sampleReport() throws -> AnalysisReport {
         let report = try sampleReport()
         let html = HTMLReport.render(report)
         #expect(html.hasPrefix("<!DOCTYPE html>"))
-        #expect(html.components(separatedBy: "<svg ").count - 1 == report.clients.count)
+        #expect(html.components(separatedBy: "<svg class=\"lane\"").count - 1 == report.clients.count)
         for client in report.clients { #expect(html.contains("id=\"lane-\(client.info.id)\"")) }
         // Findings are numbered per client; markers link to their entry.
         #expect(html.contains("id=\"f-lane-client-1-1\""))
