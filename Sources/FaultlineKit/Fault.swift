@@ -1,3 +1,5 @@
+import JSON
+
 /// One fault rule for a `RecordingProxy`, built with the typed functions below or written
 /// in `faultline proxy --fault`'s syntax (a string literal works too). Either way it is the
 /// same rule text, parsed and checked by the proxy's own parser when the proxy starts:
@@ -123,21 +125,9 @@ public struct Fault: Sendable, Hashable, ExpressibleByStringLiteral, CustomStrin
         let special: Set<Character> = [",", "\"", "{", "}", "[", "]", "\\"]
         guard value.contains(where: { special.contains($0) || $0.isNewline })
                 || value.first?.isWhitespace == true || value.last?.isWhitespace == true else { return value }
-        var quoted = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": quoted += "\\\""
-            case "\\": quoted += "\\\\"
-            case "\n": quoted += "\\n"
-            case "\r": quoted += "\\r"
-            case "\t": quoted += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                quoted += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: quoted.unicodeScalars.append(scalar)
-            }
-        }
-        return quoted + "\""
+        var quoted: [UInt8] = []
+        JSONWriter.writeString(value, into: &quoted)
+        return String(decoding: quoted, as: UTF8.self)
     }
 }
 
