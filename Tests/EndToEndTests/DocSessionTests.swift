@@ -108,6 +108,14 @@ import TestSupport
         }
     }
 
+    /// The README's in-process example is the example package's test, as it is built and run.
+    @Test func theReadmeShowsTheExampleClientTestAsItIs() throws {
+        let readme = try String(contentsOfFile: TestEnvironment.path("README.md"), encoding: .utf8)
+        let example = try String(contentsOfFile: TestEnvironment.path("Examples/ClientTests/Tests/ReconnectingClientTests/ReconnectTests.swift"),
+                                 encoding: .utf8)
+        #expect(readme.contains("```swift\n" + example + "```"), "README's FaultlineKit example differs from ReconnectTests.swift")
+    }
+
     @Test func placeholdersMatchWhatTheyStandFor() {
         #expect(DocOutputMatch.lineMatches("1   open   127.0.0.1:35458  0.5s", "1   open   127.0.0.1:[..]  [..]s"))
         #expect(!DocOutputMatch.lineMatches("1   open   127.0.0.1:35458  0.5s", "2   open   [..]"))
