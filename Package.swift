@@ -61,7 +61,7 @@ let testDependencies: [String: [Target.Dependency]] = [
     "WebSocket": ["Vocabulary", "TestSupport"],
     "Protocols": ["JSON"],
     "Bird": ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture", "TestSupport"],
-    "ProtocolTable": ["Protocols", "Bird"],
+    "ProtocolTable": ["Protocols", "Bird", "TestSupport"],
     "Capture": ["Vocabulary", "JSON", "WebSocket", "COpenSSL", "TestSupport", "faultline"],
     "Pcap": ["Vocabulary", "JSON", "WebSocket", "Capture", "TestSupport", "faultline"],
     "Faults": ["Vocabulary", "JSON", "WebSocket", "Protocols", "ProtocolTable", "Capture"],
