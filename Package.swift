@@ -31,8 +31,8 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     ("Capture", ["Vocabulary", "JSON", "WebSocket", "Protocols", "CZlib", "CZstd"], nil),
     ("Pcap", ["Vocabulary", "JSON", "WebSocket", "Capture", "CPcap"], nil),
     // Engines
-    ("Faults", ["Vocabulary", "JSON", "WebSocket", "Bird", "Capture"], nil),
-    ("Lifecycle", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Bird", "ProtocolTable", "Capture"], nil),
+    ("Faults", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture"], nil),
+    ("Lifecycle", ["Vocabulary", "JSON", "WebSocket", "Protocols", "ProtocolTable", "Capture"], nil),
     ("ProxyCore", ["Vocabulary", "WebSocket", "Protocols", "ProtocolTable", "Capture", "Faults"], nil),
     // Shells
     ("Transport", ["COpenSSL", "CUV"], nil),
@@ -43,9 +43,9 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     // Opening any input by its first bytes (capture, pcap/pcapng, zstd/gzip), rotated
     // recordings' parts, a capture still being written, standard input kept for rereading.
     ("Inputs", ["Vocabulary", "Capture", "Pcap", "CLI"], nil),
-    ("Reports", ["Vocabulary", "JSON", "WebSocket", "Bird", "Capture", "Lifecycle", "CLI"], nil),
+    ("Reports", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture", "Lifecycle", "CLI"], nil),
     // The proxy's I/O shell: listener, relay pairs, forward mode, recording, live view.
-    ("ProxyShell", ["Vocabulary", "JSON", "WebSocket", "Bird", "Capture", "Faults", "Lifecycle", "ProxyCore", "Transport", "CLI", "ControlAPI", "Reports"], nil),
+    ("ProxyShell", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture", "Faults", "Lifecycle", "ProxyCore", "Transport", "CLI", "ControlAPI", "Reports"], nil),
     // `faultline demo`'s scenario and run: sim server, recording proxy with faults, clients.
     ("Demo", ["Vocabulary", "Capture", "Faults", "Lifecycle", "Transport", "Sim", "CLI", "Reports", "ProxyShell"], nil),
     // The in-process API for client test suites (the `FaultlineKit` product).
@@ -61,12 +61,12 @@ let testDependencies: [String: [Target.Dependency]] = [
     "WebSocket": ["Vocabulary", "TestSupport"],
     "Protocols": ["JSON"],
     "Bird": ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture", "TestSupport"],
-    "ProtocolTable": ["Protocols", "Bird"],
+    "ProtocolTable": ["Protocols", "Bird", "TestSupport"],
     "Capture": ["Vocabulary", "JSON", "WebSocket", "COpenSSL", "TestSupport", "faultline"],
     "Pcap": ["Vocabulary", "JSON", "WebSocket", "Capture", "TestSupport", "faultline"],
-    "Faults": ["Vocabulary", "JSON", "WebSocket", "Capture"],
+    "Faults": ["Vocabulary", "JSON", "WebSocket", "Protocols", "ProtocolTable", "Capture"],
     "Lifecycle": ["Vocabulary", "JSON", "WebSocket", "Bird", "Capture", "TestSupport"],
-    "ProxyCore": ["Vocabulary", "WebSocket", "Capture", "Faults"],
+    "ProxyCore": ["Vocabulary", "WebSocket", "Protocols", "ProtocolTable", "Capture", "Faults"],
     "Transport": ["CUV", "TestSupport"],
     "Replay": ["Vocabulary", "JSON", "WebSocket", "Protocols", "Bird", "Capture", "Lifecycle", "TestSupport", "faultline"],
     "Sim": ["Vocabulary", "JSON", "WebSocket", "Bird", "Transport", "TestSupport", "faultline"],

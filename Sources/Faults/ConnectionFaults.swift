@@ -1,3 +1,4 @@
+import Protocols
 import Capture
 import Vocabulary
 import WebSocket
@@ -187,11 +188,12 @@ public struct ConnectionFaults: Sendable {
     }
 
     /// A frame about to be relayed: the armed faults' combined decision.
-    public mutating func judge(_ frame: FaultFrame, now: Micros) -> FrameDecision {
+    /// `wire` is the connection's protocol table entry, which the handshake faults ask.
+    public mutating func judge(_ frame: FaultFrame, wire: (any WireProtocol)? = nil, now: Micros) -> FrameDecision {
         var decision = FrameDecision()
         var frame = frame
         for index in instances.indices where instances[index].phase == .armed {
-            var context = FaultContext(now: now, random: instances[index].random, prefixes: engine.prefixes)
+            var context = FaultContext(now: now, random: instances[index].random, wire: wire)
             let verdict = instances[index].fault.apply(.frame(frame), context: &context)
             instances[index].random = context.random
             if let wakeup = verdict.wakeup { instances[index].wakeup = wakeup }
@@ -216,7 +218,7 @@ public struct ConnectionFaults: Sendable {
     public mutating func judgeEnd(from side: Side, now: Micros) -> FrameDecision {
         var decision = FrameDecision()
         for index in instances.indices where instances[index].phase == .armed {
-            var context = FaultContext(now: now, random: instances[index].random, prefixes: engine.prefixes)
+            var context = FaultContext(now: now, random: instances[index].random)
             let verdict = instances[index].fault.apply(.streamEnded(from: side), context: &context)
             instances[index].random = context.random
             if let outcome = outcome(of: verdict, instance: instances[index]) { decision.outcomes.append(outcome) }
@@ -294,7 +296,7 @@ public struct ConnectionFaults: Sendable {
     }
 
     mutating func deliver(_ event: FaultEvent, to index: Int, now: Micros) -> FaultOutcome? {
-        var context = FaultContext(now: now, random: instances[index].random, prefixes: engine.prefixes)
+        var context = FaultContext(now: now, random: instances[index].random)
         let verdict = instances[index].fault.apply(event, context: &context)
         instances[index].random = context.random
         if let wakeup = verdict.wakeup { instances[index].wakeup = wakeup }

@@ -1,5 +1,5 @@
-import Bird
 import Capture
+import Protocols
 import Vocabulary
 import WebSocket
 
@@ -71,10 +71,12 @@ public struct FaultFrame: Sendable, Hashable {
     public var payload: [UInt8]
     /// The message was permessage-deflate compressed: the proxy cannot rewrite it.
     public var compressed: Bool
-    /// The Bird/Pusher event name, when the frame is a JSON event ("bird:pong").
-    public var event: String?
+    /// The event the connection's protocol table entry decoded from the frame, once, in
+    /// the relay: faults match on its `kind` and `channel`, never on its spelled name
+    /// (except `event=NAME`, which names it).
+    public var event: RealtimeEvent?
 
-    public init(from: Side, opcode: Opcode, payload: [UInt8], compressed: Bool = false, event: String? = nil) {
+    public init(from: Side, opcode: Opcode, payload: [UInt8], compressed: Bool = false, event: RealtimeEvent? = nil) {
         self.from = from
         self.opcode = opcode
         self.payload = payload
@@ -83,18 +85,19 @@ public struct FaultFrame: Sendable, Hashable {
     }
 }
 
-/// Time, randomness and protocol settings for one `apply` call.
+/// Time, randomness and the connection's protocol for one `apply` call.
 public struct FaultContext: Sendable {
     public var now: Micros
     /// Seeded per rule and connection: the same seed gives the same draws.
     public var random: SeededGenerator
-    /// Event prefixes taken as Bird/Pusher ("bird", "pusher").
-    public var prefixes: [String]
+    /// The connection's protocol table entry (nil: none decodes its messages): what the
+    /// handshake faults ask to rewrite the handshake, in whatever dialect it came.
+    public var wire: (any WireProtocol)?
 
-    public init(now: Micros, random: SeededGenerator, prefixes: [String] = BirdHandshake.defaultPrefixes) {
+    public init(now: Micros, random: SeededGenerator, wire: (any WireProtocol)? = nil) {
         self.now = now
         self.random = random
-        self.prefixes = prefixes
+        self.wire = wire
     }
 }
 

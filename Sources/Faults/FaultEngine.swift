@@ -1,4 +1,3 @@
-import Bird
 import Capture
 import JSON
 import Synchronization
@@ -37,14 +36,11 @@ public final class FaultEngine: Sendable {
     public let seed: UInt64
     /// Capture-relative time of the proxy's start, the origin of `at=`.
     public let proxyStart: Micros
-    public let prefixes: [String]
     let state: Mutex<State>
 
-    public init(rules: [FaultRule] = [], seed: UInt64 = 0, proxyStart: Micros = 0,
-                prefixes: [String] = BirdHandshake.defaultPrefixes) {
+    public init(rules: [FaultRule] = [], seed: UInt64 = 0, proxyStart: Micros = 0) {
         self.seed = seed
         self.proxyStart = proxyStart
-        self.prefixes = prefixes
         var initial = State()
         for rule in rules {
             initial.entries.append(Entry(id: initial.nextID, rule: rule))

@@ -46,6 +46,17 @@ public enum RelayCommand: Sendable, Hashable {
     case resumeReading(Side)
 }
 
+/// Where a relay's protocol table entry comes from.
+public enum ProtocolChoice: Sendable {
+    /// Decode nothing (a plain relay with no faults and no live view).
+    case none
+    /// This entry, named by the spec (`--spec`'s `events`).
+    case entry(any WireProtocol)
+    /// Chosen per connection through this table, from the upgrade request or the first
+    /// messages (`ProtocolDetector`); the choice is recorded as an info note.
+    case detect(ProtocolTable)
+}
+
 /// Settings of one relay, fixed at proxy start.
 public struct RelayConfig: Sendable {
     /// "host:port" to put in the Host header sent upstream.
@@ -72,10 +83,10 @@ public struct RelayConfig: Sendable {
     /// Bytes of large frames that may be gathered whole at once for the faults that need
     /// them, over all connections sharing this configuration (`LargeFrameBudget`).
     public var largeFrameBudget = LargeFrameBudget()
-    /// The protocol table entry that decodes each complete text message's event once, for
-    /// the record to carry (faults, the live view and the live analysis read it there);
-    /// nil decodes nothing. Each session learns its own dialect.
-    public var wire: (any WireProtocol)? = ProtocolTable.standard.entry(for: "bird")
+    /// How each connection gets the protocol table entry that decodes each complete text
+    /// message's event once, for the record to carry (faults, the live view and the live
+    /// analysis read it there). Each session learns its own dialect.
+    public var protocolChoice: ProtocolChoice = .detect(.standard)
 
     public init(upstreamHost: String, upstreamPathPrefix: String = "", maxPayload: Int = FrameDecoder.defaultMaxPayload,
                 maxHeadBytes: Int = HTTPHeadParser.defaultMaxHeadBytes, strict: Bool = false) {

@@ -67,11 +67,11 @@ extension RelaySession {
         // The event, decoded once: the record carries it to the faults (`on=`, pong and
         // handshake faults), the live view and the live analysis.
         record.decoded = decodeEvent(of: record)
-        let event = record.decoded.event?.name
+        let event = record.decoded.event
         var decision = FrameDecision.untouched
         if var faults {
             decision = faults.judge(FaultFrame(from: side, opcode: frame.opcode, payload: record.payload,
-                                               compressed: record.compressed, event: event), now: now)
+                                               compressed: record.compressed, event: event), wire: wire, now: now)
             self.faults = faults
         }
         if decision.dropped {
@@ -102,7 +102,7 @@ extension RelaySession {
         }
         apply(decision.outcomes, now: now, into: &out)
         if var faults, phase == .open {
-            let outcomes = faults.frameSeen(event: event, now: now)
+            let outcomes = faults.frameSeen(event: event?.name, now: now)
             self.faults = faults
             apply(outcomes, now: now, into: &out)
         }

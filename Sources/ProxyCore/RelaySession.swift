@@ -45,8 +45,11 @@ public struct RelaySession {
     public let config: RelayConfig
 
     var phase: Phase = .awaitingRequest
-    /// This connection's copy of `config.wire` (it learns the dialect as events pass).
+    /// This connection's protocol table entry (it learns the dialect as events pass): the
+    /// spec's, or the one detection chose; nil while undecided or when none decodes.
     var wire: (any WireProtocol)?
+    /// Choosing `wire` from the upgrade and the first messages (`RelaySession+Protocol`).
+    var detection: ProtocolDetection?
     var faults: ConnectionFaults?
     let engine: FaultEngine?
     /// Masking keys for client frames going upstream (RFC 6455 wants fresh keys per frame).
@@ -91,7 +94,11 @@ public struct RelaySession {
         self.listenAddress = listenAddress
         self.upstreamAddress = upstreamAddress
         self.config = config
-        self.wire = config.wire
+        switch config.protocolChoice {
+        case .none: wire = nil
+        case .entry(let entry): wire = entry
+        case .detect(let table): detection = ProtocolDetection(table: table)
+        }
         self.engine = faults
         self.maskRandom = SeededGenerator(seed: maskSeed)
         requestParser = HTTPHeadParser(maxHeadBytes: config.maxHeadBytes)
@@ -131,30 +138,6 @@ public struct RelaySession {
         reschedule(into: &out)
         decodeEvents(in: &out)
         return out
-    }
-
-    /// Bounds the event decoding: events are small, and faults never looked past this.
-    static let maxDecodedPayload = 64 * 1024
-
-    /// The event of a complete text message, decoded once for the record to carry.
-    mutating func decodeEvent(of record: FrameRecord) -> DecodedEvent {
-        guard var wire, record.opcode == .text, record.fin, record.sha256 == nil,
-              record.payload.count <= Self.maxDecodedPayload else { return .notDecoded }
-        let event = wire.decode(record.payload)
-        self.wire = wire
-        return .decoded(protocolKey: type(of: wire).key, event: event)
-    }
-
-    /// Records that leave undecoded (injected by faults, rewritten) get their event here,
-    /// so every frame record the relay makes carries one.
-    mutating func decodeEvents(in out: inout [RelayCommand]) {
-        guard wire != nil else { return }
-        for index in out.indices {
-            guard case .record(.frame(var record)) = out[index], !record.decoded.isDecoded,
-                  record.opcode == .text, record.fin else { continue }
-            record.decoded = decodeEvent(of: record)
-            out[index] = .record(.frame(record))
-        }
     }
 
     // MARK: Shared helpers

@@ -1,8 +1,9 @@
-import Bird
 import CLI
 import Capture
 import Faults
 import JSON
+import Protocols
+import ProxyCore
 
 /// `--live`: one line on standard error per lifecycle-relevant event, for a person watching
 /// a QA session: connection open, upgrade answer, handshake with its socket id,
@@ -16,7 +17,6 @@ import JSON
 package struct LiveView {
     package var lifecycle: Bool
     package var verbose: Bool
-    package var prefixes = BirdHandshake.defaultPrefixes
     /// Where lines go; standard error by default, a closure in tests. Lines are escaped
     /// (`TerminalText`) before they get here.
     package var emit: (String) -> Void = { Console.err($0 + "\n") }
@@ -74,6 +74,8 @@ package struct LiveView {
         case .fault(let fault):
             return "fault \(fault.rule): \(fault.detail)"
         case .note(let note):
+            // The relay's choice of the connection's protocol entry, and why.
+            if ProtocolChoiceNote.matches(note) { return note.message }
             return note.level == .info ? nil : "\(note.level.rawValue): \(note.message)"
         case .tunnel(let tunnel):
             return tunnel.event == .open ? "tunnel to \(tunnel.target) (not intercepted: \(tunnel.detail ?? "opaque"))"
@@ -90,29 +92,26 @@ package struct LiveView {
             let reason = frame.closeReason.map { $0.isEmpty ? "" : " '\($0)'" } ?? ""
             return "close \(code)\(reason) from \(frame.from.rawValue)\(fate)"
         }
-        // The event the relay decoded once and the record carries.
+        // The event the relay decoded once and the record carries, read by its kind (so
+        // any dialect, any prefix, any protocol entry).
         guard frame.opcode == .text, let decoded = frame.decoded.event else { return nil }
         let event = decoded.name
         let channel = decoded.channel ?? decoded.dataMember("channel")?.stringValue
         let on = channel.map { " \($0)" } ?? ""
-        if matches(event, "connection_established") {
-            let socketID = decoded.dataMember("socket_id")?.stringValue ?? "(none)"
+        switch decoded.kind {
+        case .connectionEstablished:
+            let socketID = decoded.socketID ?? "(none)"
             let timeout = decoded.dataMember("activity_timeout").map(Self.text) ?? "(none)"
             return "handshake socket_id=\(socketID) activity_timeout=\(timeout)\(fate)"
-        }
-        if matches(event, "subscribe") || matches(event, "unsubscribe") || matches(event, "signin") {
+        case .subscribe, .unsubscribe, .signin:
             return "\(frame.from.rawValue) \(event)\(on)\(fate)"
-        }
-        if matches(event, "subscription_succeeded") { return "subscribed\(on)\(fate)" }
-        if matches(event, "subscription_error") || matches(event, "error") || matches(event, "signin_success") {
+        case .subscriptionSucceeded:
+            return "subscribed\(on)\(fate)"
+        case .subscriptionError, .error, .signinSuccess:
             return "\(frame.from.rawValue) \(event)\(on)\(decoded.data?.objectValue.map { " " + JSONWriter.serialize(.object($0)) } ?? "")\(fate)"
+        case .ping, .pong, .memberAdded, .memberRemoved, .clientEvent, .other:
+            return nil
         }
-        return nil
-    }
-
-    private func matches(_ event: String, _ suffix: String) -> Bool {
-        BirdHandshake.matches(event, suffix: suffix, prefixes: prefixes)
-            || prefixes.contains { event == "\($0)_internal:\(suffix)" }
     }
 
     package static func text(_ value: JSONValue) -> String {

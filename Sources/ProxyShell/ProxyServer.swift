@@ -227,7 +227,7 @@ package final class ProxyServer {
         // A frame's decoded event is read by the faults, the live view and live analysis
         // only (the capture line does not carry it): with none of them, decoding every
         // text message would be work on the relay's hot path for nobody.
-        if faults == nil, live == nil, recordObserver == nil { config.wire = nil }
+        if faults == nil, live == nil, recordObserver == nil { config.protocolChoice = .none }
         let session = RelaySession(conn: id, clientAddress: connection.remoteAddress, listenAddress: listenAddress,
                                    upstreamAddress: target?.description ?? settings.upstream.hostHeader, config: config,
                                    faults: faults)

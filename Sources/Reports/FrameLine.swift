@@ -1,8 +1,8 @@
-import Bird
 import CLI
 import Capture
 import Glibc
 import JSON
+import Protocols
 import Vocabulary
 import WebSocket
 

@@ -4,6 +4,7 @@ import Foundation
 import Faults
 import Inputs
 import Lifecycle
+import ProtocolTable
 import Reports
 import Vocabulary
 
@@ -93,7 +94,7 @@ enum AnalyzeCommand: Command {
         var end: Micros = 0
         var startedAt: Int64?
         // Auth requests are paired with subscribes within one input (connection numbers are per input).
-        var linker = sets.count == 1 ? AuthRequestLinker() : nil
+        var linker = sets.count == 1 ? AuthRequestLinker(wire: ProtocolTable.standard.entry(for: spec.events.rawValue, prefix: arguments.value("protocol-prefix") ?? spec.prefix)) : nil
         for (i, set) in sets.enumerated() {
             let path = set[0]
             var source = try InputSets.open(set, options: .init(filter: arguments.value("filter")))

@@ -16,6 +16,17 @@ enum SimCommands {
             subcommands: [SimServerCLI.spec, SimClientCLI.spec]),
         commands: [SimServerCLI.self, SimClientCLI.self])
 
+    /// `--prefix`: 1 to 32 ASCII letters, digits and '-' (a '_' or ':' would blur the
+    /// `PREFIX_internal:` and `PREFIX:` event names).
+    static func prefix(_ arguments: ParsedArguments) throws(UsageError) -> String {
+        try arguments.parse("prefix", as: "1 to 32 letters, digits and '-', such as bird, pusher or acme") { text in
+            let allowed = text.utf8.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D
+            }
+            return allowed && (1...32).contains(text.utf8.count) ? text : nil
+        } ?? "bird"
+    }
+
     static func duration(_ arguments: ParsedArguments, _ name: String) throws(UsageError) -> SimMicros? {
         try arguments.parse(name, as: "a duration such as 500ms, 2s or 1m", SimDuration.parse)
     }
@@ -90,7 +101,7 @@ enum SimServerCLI: Command {
             OptionSpec("app-secret", value: "secret", help: "Secret that signs channel auth and sign-in.", default: "sim-secret"),
             OptionSpec("activity-timeout", value: "seconds", help: "activity_timeout sent in the handshake.", default: "120"),
             OptionSpec("event-interval", value: "duration", help: "Server event on each subscribed channel this often; 0 for none.", default: "5s"),
-            OptionSpec("prefix", value: "prefix", help: "Event prefix.", default: "bird", choices: ["bird", "pusher"]),
+            OptionSpec("prefix", value: "prefix", help: "Event prefix: bird, pusher, or a custom server's (letters, digits, '-').", default: "bird"),
             OptionSpec("close-after", value: "duration", help: "Close every connection this long after it opened, with --close-code."),
             OptionSpec("close-code", value: "code", help: "Close code for --close-after.", default: "4200"),
             OptionSpec("refuse-code", value: "code", help: "Refuse every connection with this close code (P:error, then close), no handshake."),
@@ -109,7 +120,7 @@ enum SimServerCLI: Command {
         var settings = SimServerSettings()
         settings.appKey = try arguments.required("app-key")
         settings.appSecret = try arguments.required("app-secret")
-        settings.prefix = try arguments.required("prefix")
+        settings.prefix = try SimCommands.prefix(arguments)
         settings.activityTimeout = try arguments.parse("activity-timeout", as: "whole seconds >= 1") { Int($0).flatMap { $0 >= 1 ? $0 : nil } } ?? 120
         let interval = try SimCommands.duration(arguments, "event-interval")
         settings.eventInterval = interval == 0 ? nil : interval
@@ -177,7 +188,7 @@ enum SimClientCLI: Command {
             OptionSpec("trigger-interval", value: "duration", help: "A client event on each private/presence channel this often; 0 for none.", default: "10s"),
             OptionSpec("app-key", value: "key", help: "App key for signatures (default: the one in --url)."),
             OptionSpec("app-secret", value: "secret", help: "Secret the clients sign auth with.", default: "sim-secret"),
-            OptionSpec("prefix", value: "prefix", help: "Event prefix.", default: "bird", choices: ["bird", "pusher"]),
+            OptionSpec("prefix", value: "prefix", help: "Event prefix: bird, pusher, or a custom server's (letters, digits, '-').", default: "bird"),
             OptionSpec("user", value: "id", help: "Client N signs in as ID-N.", default: "sim-user"),
             OptionSpec("no-signin", help: "Do not sign in."),
             OptionSpec("verbose", short: "v", help: "Also print the events each client receives."),
@@ -195,7 +206,7 @@ enum SimClientCLI: Command {
         var settings = SimClientSettings()
         settings.appKey = arguments.value("app-key") ?? url.appKey ?? "sim-key"
         settings.appSecret = try arguments.required("app-secret")
-        settings.prefix = try arguments.required("prefix")
+        settings.prefix = try SimCommands.prefix(arguments)
         settings.channels = try arguments.required("channels").split(separator: ",").map { String($0) }
         settings.bugs = Set(arguments.all("bug").compactMap(SimBug.init(rawValue:)))
         let base = try SimCommands.duration(arguments, "backoff-base") ?? SimDuration.second

@@ -1,6 +1,7 @@
 import Bird
 import Capture
 import JSON
+import Protocols
 import Testing
 import Vocabulary
 import WebSocket

@@ -15,7 +15,10 @@ import Testing
         #expect(fault.apply(.frame(FaultFrame(from: .server, opcode: .pong, payload: [])), context: &context).dropped)
         #expect(!fault.apply(.frame(Make.event("bird:pong", from: .client)), context: &context).dropped)
         #expect(!fault.apply(.frame(Make.event("bird:ping", from: .server)), context: &context).dropped)
-        #expect(!fault.apply(.frame(Make.event("other:pong", from: .server)), context: &context).dropped)
+        // Pongs by kind: any prefix the connection speaks, and no other dialect's "pong".
+        #expect(fault.apply(.frame(Make.event("acme:pong", from: .server)), context: &context).dropped)
+        #expect(!fault.apply(.frame(Make.event("other:pong", from: .server, dialect: "bird")), context: &context).dropped)
+        #expect(!fault.apply(.frame(Make.event("pong", from: .server)), context: &context).dropped)
         context.now = 6_000_000
         #expect(fault.apply(.expired, context: &context).report == "pongs flow again")
         #expect(!fault.apply(.frame(Make.event("bird:pong", from: .server)), context: &context).dropped)
@@ -119,6 +122,20 @@ import Testing
         #expect(data["activity_timeout"] == .int(5))
         #expect(data["socket_id"] == .string("1234.5678"))
         #expect(verdict.report == "rewrote activity_timeout 120 -> 5")
+    }
+
+    @Test func handshakeFaultsFollowTheHandshakeKindUnderAnyPrefix() throws {
+        var strip = try StripSocketID(Make.rule("strip-socket-id"))
+        var context = Make.context()
+        let verdict = strip.apply(.frame(Make.handshake(prefix: "acme")), context: &context)
+        guard case .rewrite(let payload) = verdict.frame else { Issue.record("not rewritten"); return }
+        #expect(String(decoding: payload, as: UTF8.self)
+                == #"{"event":"acme:connection_established","data":"{\"activity_timeout\":120}"}"#)
+        // The entry rewrites; a connection without one relays the handshake as it came.
+        var timeout = try ActivityTimeout(Make.rule("activity-timeout:5"))
+        var blind = Make.context()
+        blind.wire = nil
+        #expect(timeout.apply(.frame(Make.handshake(prefix: "acme")), context: &blind) == .pass)
     }
 
     @Test func rewritesLeaveCompressedHandshakesAlone() throws {

@@ -17,8 +17,7 @@ import Vocabulary
     }
 
     func channelEvent(_ name: String, channel: String, from side: Side = .server) -> FaultFrame {
-        let text = #"{"event":"\#(name)","channel":"\#(channel)","data":"{}"}"#
-        return FaultFrame(from: side, opcode: .text, payload: Array(text.utf8), event: name)
+        Make.text(#"{"event":"\#(name)","channel":"\#(channel)","data":"{}"}"#, from: side)
     }
 
     @Test func dropMessageMatchesByEventChannelAndDirection() throws {

@@ -38,7 +38,7 @@ import Testing
         let succeeded = Make.event("bird_internal:subscription_succeeded", from: .server)
         #expect(faults.judge(succeeded, now: 5) == .untouched)   // the frame itself passes
         #expect(faults.frameSeen(event: "bird:pong", now: 5).isEmpty)
-        #expect(kinds(faults.frameSeen(event: succeeded.event, now: 6)) == ["close"])
+        #expect(kinds(faults.frameSeen(event: succeeded.event?.name, now: 6)) == ["close"])
     }
 
     @Test func framesArmsAfterNFramesAndCombinesWithAfter() {
@@ -115,7 +115,7 @@ import Testing
     @Test func stateFaultsCombineOnOneFrame() {
         var (faults, outcomes) = Make.connection(["latency:10ms", "latency:5ms", "activity-timeout:7"])
         #expect(kinds(outcomes) == ["latency", "latency"])   // activity-timeout reports when it acts
-        let decision = faults.judge(Make.handshake(), now: 0)
+        let decision = faults.judge(Make.handshake(), wire: Make.bird, now: 0)
         #expect(decision.delay == 15_000)
         #expect(decision.rewritten != nil)
         #expect(decision.rule == "latency:10ms")

@@ -1,6 +1,6 @@
-import Bird
 /// `activity-timeout:SECONDS`: rewrite the handshake's `activity_timeout`, so stale-check
-/// scenarios run in seconds instead of minutes.
+/// scenarios run in seconds instead of minutes. The handshake is the event the connection's
+/// protocol entry decodes as `.connectionEstablished`; the entry does the rewriting.
 public struct ActivityTimeout: Fault {
     public static let kind = "activity-timeout"
     public static let summary = "rewrite the handshake's activity_timeout to SECONDS"
@@ -21,19 +21,15 @@ public struct ActivityTimeout: Fault {
 
     public mutating func apply(_ event: FaultEvent, context: inout FaultContext) -> FaultVerdict {
         guard !done, case .frame(let frame) = event, frame.from == .server, frame.opcode == .text,
-              BirdHandshake.matches(frame.event, suffix: "connection_established", prefixes: context.prefixes)
+              let handshake = frame.event, handshake.kind == .connectionEstablished
         else { return .pass }
         done = true
         guard !frame.compressed else {
             return FaultVerdict(report: "cannot rewrite a compressed handshake; relayed as is", target: .client)
         }
-        var old = "none"
-        let seconds = seconds
-        guard let rewritten = BirdHandshake.rewriteHandshake(frame.payload, prefixes: context.prefixes, { data in
-            if let value = data["activity_timeout"] { old = "\(value)" }
-            data["activity_timeout"] = .int(Int64(seconds))
-        }) else { return .pass }
-        return FaultVerdict(frame: .rewrite(rewritten),
-                            report: "rewrote activity_timeout \(old) -> \(seconds)", target: .client)
+        guard let rewritten = context.wire?.rewriteHandshake(frame.payload, event: handshake,
+                                                             .activityTimeout(seconds: seconds)) else { return .pass }
+        return FaultVerdict(frame: .rewrite(rewritten.payload),
+                            report: "rewrote activity_timeout \(rewritten.previous ?? "none") -> \(seconds)", target: .client)
     }
 }

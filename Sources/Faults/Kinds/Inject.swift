@@ -1,8 +1,8 @@
-import Bird
-import WebSocket
 import Capture
 import JSON
+import Protocols
 import Vocabulary
+import WebSocket
 
 /// `inject:JSON [to=client|server]`: send a crafted text frame, as the other peer would
 /// (for example `inject:{"event":"bird:error","data":{"message":"x","code":4009}}`).

@@ -1,13 +1,11 @@
-import Bird
 import Capture
-import JSON
 import Vocabulary
 import WebSocket
 
-/// Which messages a message-level fault acts on: `event=NAME` (the Bird/Pusher event name,
-/// exactly), `channel=NAME` (the envelope's `channel` member) and `dir=c2s|s2c|both`. With
-/// none given, every whole data message (text or binary) matches; with `event=` or
-/// `channel=`, only JSON text messages that carry them.
+/// Which messages a message-level fault acts on: `event=NAME` (the decoded event's name,
+/// exactly as sent), `channel=NAME` (the decoded event's channel) and `dir=c2s|s2c|both`.
+/// With none given, every whole data message (text or binary) matches; with `event=` or
+/// `channel=`, only messages whose event the connection's protocol entry decoded.
 struct MessageMatch: Sendable {
     static let parameters: Set<String> = ["event", "channel", "dir"]
 
@@ -29,15 +27,9 @@ struct MessageMatch: Sendable {
 
     func matches(_ frame: FaultFrame) -> Bool {
         guard senders.contains(frame.from), frame.opcode == .text || frame.opcode == .binary else { return false }
-        if let event, frame.event != event { return false }
-        if let channel, Self.channel(of: frame.payload) != channel { return false }
+        if let event, frame.event?.name != event { return false }
+        if let channel, frame.event?.channel != channel { return false }
         return true
-    }
-
-    /// The envelope's `channel` member, when the payload is a small JSON object holding one.
-    static func channel(of payload: [UInt8]) -> String? {
-        guard payload.count <= BirdHandshake.maxInspectedBytes, payload.first == UInt8(ascii: "{") else { return nil }
-        return BirdDecoder.channel(of: payload)
     }
 
     /// "bird:pong messages on presence-x from the server": for reports.

@@ -1,4 +1,3 @@
-import Bird
 import JSON
 
 /// `rewrite:FIELD=VALUE [event=NAME] [channel=NAME] [dir=c2s|s2c]`: set a JSON field in
@@ -40,7 +39,7 @@ public struct Rewrite: Fault {
             return FaultVerdict(report: "rewriting \(path.joined(separator: ".")) in \(match.description)")
         case .frame(let frame) where active && frame.opcode == .text && match.matches(frame):
             guard !frame.compressed else { return .pass }
-            guard frame.payload.count <= BirdHandshake.maxInspectedBytes,
+            guard frame.payload.count <= Self.maxRewrittenBytes,
                   case .object(let envelope)? = try? JSONParser.parse(frame.payload),
                   let changed = Self.set(value, at: path[...], in: envelope) else { return .pass }
             var out: [UInt8] = []
@@ -50,6 +49,9 @@ public struct Rewrite: Fault {
             return .pass
         }
     }
+
+    /// Larger messages are relayed as they are (events are small; the relay decodes no larger).
+    static let maxRewrittenBytes = 64 * 1024
 
     /// `object` with `path` set to `value`; nil when a parent on the path is missing or not an
     /// object. A member that is a string holding a JSON object is descended into and re-encoded.

@@ -1,10 +1,10 @@
-import Bird
-import WebSocket
 import Capture
 import Vocabulary
+import WebSocket
 
-/// `stall-pongs [for=DUR]`: swallow the server's pongs to the client (`P:pong` events and
-/// pong control frames), so the client's stale-connection check must fire.
+/// `stall-pongs [for=DUR]`: swallow the server's pongs to the client (pong control frames,
+/// and the events the connection's protocol entry decodes as `.pong`, such as `P:pong`
+/// under any prefix), so the client's stale-connection check must fire.
 public struct StallPongs: Fault {
     /// Looks at the server's pong frames and text frames (for pong events) only.
     public func needsWholeFrame(from side: Side, opcode: Opcode) -> Bool { side == .server && (opcode.isControl || opcode == .text) }
@@ -31,8 +31,7 @@ public struct StallPongs: Fault {
             return FaultVerdict(report: "pongs flow again", target: .client)
         case .frame(let frame):
             guard active, frame.from == .server else { return .pass }
-            let isPong = frame.opcode == .pong
-                || BirdHandshake.matches(frame.event, suffix: "pong", prefixes: context.prefixes)
+            let isPong = frame.opcode == .pong || frame.event?.kind == .pong
             return isPong ? FaultVerdict(frame: .drop) : .pass
         case .upgrade, .streamEnded, .timer:
             return .pass

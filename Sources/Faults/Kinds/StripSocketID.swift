@@ -1,6 +1,7 @@
-import Bird
-/// `strip-socket-id`: remove `socket_id` from the server's handshake event
-/// (`P:connection_established`), a server-side protocol error the client must report.
+/// `strip-socket-id`: remove the socket id from the server's handshake event (the event the
+/// connection's protocol entry decodes as `.connectionEstablished`, `P:connection_established`
+/// under any prefix), a server-side protocol error the client must report. The entry does
+/// the rewriting, in its own envelope.
 public struct StripSocketID: Fault {
     public static let kind = "strip-socket-id"
     public static let summary = "remove socket_id from the server's handshake event"
@@ -15,18 +16,16 @@ public struct StripSocketID: Fault {
 
     public mutating func apply(_ event: FaultEvent, context: inout FaultContext) -> FaultVerdict {
         guard !done, case .frame(let frame) = event, frame.from == .server, frame.opcode == .text,
-              BirdHandshake.matches(frame.event, suffix: "connection_established", prefixes: context.prefixes)
+              let handshake = frame.event, handshake.kind == .connectionEstablished
         else { return .pass }
         done = true
         guard !frame.compressed else {
             return FaultVerdict(report: "cannot rewrite a compressed handshake; relayed as is", target: .client)
         }
-        var removed: String?
-        guard let rewritten = BirdHandshake.rewriteHandshake(frame.payload, prefixes: context.prefixes, { data in
-            removed = data["socket_id"].map { $0.stringValue ?? "\($0)" }
-            data["socket_id"] = nil
-        }) else { return .pass }
-        return FaultVerdict(frame: .rewrite(rewritten),
-                            report: "removed socket_id \(removed ?? "(none)") from the handshake", target: .client)
+        guard let rewritten = context.wire?.rewriteHandshake(frame.payload, event: handshake, .removeSocketID) else {
+            return .pass
+        }
+        return FaultVerdict(frame: .rewrite(rewritten.payload),
+                            report: "removed socket_id \(rewritten.previous ?? "(none)") from the handshake", target: .client)
     }
 }

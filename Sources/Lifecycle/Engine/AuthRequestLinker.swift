@@ -1,7 +1,6 @@
-import Bird
 import Capture
 import JSON
-import Bird
+import Protocols
 import Vocabulary
 
 /// An HTTP channel-auth exchange (forward mode's `http` record) and the subscribe that sent
@@ -20,17 +19,24 @@ public struct AuthRequestLink: Sendable, Hashable {
 }
 
 /// Pairs channel-auth responses (an `http` record whose JSON body has an `"auth"` string)
-/// with the client subscribes whose `data.auth` is that same string. Pure and streaming;
-/// costs nothing on captures without `http` records (frames are looked at only once an
-/// auth response has been seen). Bounded: at most `limit` auth responses are remembered
-/// (the oldest forgotten) and `limit` links kept.
+/// with the client subscribes whose auth is that same string: the events the protocol
+/// table entry `wire` decodes as `.subscribe`, under any dialect. Pure and streaming;
+/// costs nothing on captures without `http` records (frames are decoded only once an auth
+/// response has been seen, or when the relay's decoding rides on the record). Bounded: at
+/// most `limit` auth responses are remembered (the oldest forgotten) and `limit` links kept.
 public struct AuthRequestLinker: Sendable {
     public static let limit = 1000
+    /// Larger messages are not decoded (events are small).
+    static let maxDecodedPayload = 64 * 1024
+    private var wire: any WireProtocol
     private var responses: [String: HTTPRecord] = [:]
     private var order: [String] = []
     public private(set) var links: [AuthRequestLink] = []
 
-    public init() {}
+    /// `wire`: the entry the spec (or detection) chose, the one the analyzer decodes with.
+    public init(wire: any WireProtocol) {
+        self.wire = wire
+    }
 
     public mutating func observe(_ record: CaptureRecord) {
         switch record {
@@ -43,14 +49,12 @@ public struct AuthRequestLinker: Sendable {
             responses[auth] = http
         case .frame(let frame):
             guard !responses.isEmpty, frame.from == .client, frame.opcode == .text, frame.fin,
-                  links.count < Self.limit, frame.payload.count <= 64 * 1024,
-                  case .object(let envelope)? = try? JSONParser.parse(frame.payload),
-                  let event = envelope["event"]?.stringValue, event.hasSuffix(":subscribe"),
-                  let data = BirdDecoder.dataObject(of: envelope), let auth = data["auth"]?.stringValue,
-                  let http = responses[auth] else { return }
+                  links.count < Self.limit, frame.payload.count <= Self.maxDecodedPayload,
+                  let event = wire.event(of: frame), event.kind == .subscribe,
+                  let auth = event.auth, let http = responses[auth] else { return }
             links.append(AuthRequestLink(httpConn: http.conn, t: http.t, method: http.method, url: http.url,
                                          status: http.status, conn: frame.conn, subscribeT: frame.t,
-                                         channel: data["channel"]?.stringValue ?? envelope["channel"]?.stringValue))
+                                         channel: event.targetChannel))
         default:
             return
         }

@@ -1,5 +1,4 @@
 import Capture
-import ProtocolTable
 import Protocols
 import Vocabulary
 
@@ -89,7 +88,7 @@ public struct ClientRouter: Sendable {
     public init(options: AnalyzerOptions, decodeInShards: Bool = false) {
         self.options = options
         self.decodeInShards = decodeInShards
-        self.decoder = ProtocolTable.standard.entry(for: options.spec.events.rawValue, prefix: options.prefix ?? options.spec.prefix)
+        self.decoder = options.makeEntry(prefix: options.prefix ?? options.spec.prefix)
     }
 
     /// The prefix in use (given or detected); nil until known.

@@ -1,5 +1,4 @@
 import Capture
-import ProtocolTable
 import Protocols
 import Vocabulary
 
@@ -66,7 +65,7 @@ public struct ClientShard: Sendable {
             case .decoded(let event):
                 decoded = event
             case .decode(let prefix):
-                if decoder == nil { decoder = ProtocolTable.standard.entry(for: options.spec.events.rawValue, prefix: prefix) }
+                if decoder == nil { decoder = options.makeEntry(prefix: prefix) }
                 decoded = decoder?.event(of: frame)
             }
             return clients[client / count].frame(frame, event: decoded)

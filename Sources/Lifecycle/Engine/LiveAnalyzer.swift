@@ -1,4 +1,5 @@
 import Capture
+import ProtocolTable
 import Protocols
 import Vocabulary
 
@@ -12,6 +13,10 @@ public struct AnalyzerOptions: Sendable {
     public var appSecret: String?
     /// Put before client ids ("2/client-1") when several inputs share one report.
     public var clientIDPrefix: String
+    /// The protocol table entry that decodes the messages; nil: the one the spec's
+    /// `events` names in the standard table. Set for an entry another table holds (one a
+    /// test or a pack registered).
+    public var entry: ProtocolTable.Registration?
 
     public init(spec: LifecycleSpec, clientKey: ClientKeyMode = .standard, prefix: String? = nil, appSecret: String? = nil,
                 clientIDPrefix: String = "") {
@@ -20,6 +25,11 @@ public struct AnalyzerOptions: Sendable {
         self.prefix = prefix
         self.appSecret = appSecret
         self.clientIDPrefix = clientIDPrefix
+    }
+
+    /// A fresh instance of the entry that decodes the messages, in dialect `prefix`.
+    public func makeEntry(prefix: String?) -> any WireProtocol {
+        entry?.make(prefix) ?? ProtocolTable.standard.entry(for: spec.events.rawValue, prefix: prefix)
     }
 }
 

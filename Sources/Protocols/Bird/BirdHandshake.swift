@@ -1,25 +1,32 @@
 import JSON
+import Protocols
 
 /// Bird/Pusher's handshake (`P:connection_established`, whose `data` is a JSON string
-/// holding an object) as the handshake faults rewrite it, and event-name matching under
-/// any of several prefixes (faults and the live view accept both `bird` and `pusher`).
-public enum BirdHandshake {
-    public static let defaultPrefixes = ["bird", "pusher"]
+/// holding an object) as the handshake faults rewrite it, under whatever prefix it came.
+enum BirdHandshake {
     /// Frames larger than this are not rewritten (events are small).
-    public static let maxInspectedBytes = 64 * 1024
+    static let maxInspectedBytes = 64 * 1024
 
-    /// Whether `event` is `PREFIX:suffix` for one of `prefixes`.
-    public static func matches(_ event: String?, suffix: String, prefixes: [String]) -> Bool {
-        guard let event else { return false }
-        return prefixes.contains { event == $0 + ":" + suffix }
+    /// The handshake `payload` with `change` made; nil when it is no handshake envelope or
+    /// its `data` holds no object. Keeps `data` double-encoded as it came.
+    static func rewrite(_ payload: [UInt8], _ change: HandshakeChange) -> HandshakeRewrite? {
+        var previous: String?
+        guard let rewritten = rewriteData(payload, { data in
+            switch change {
+            case .removeSocketID:
+                previous = data["socket_id"].map { $0.stringValue ?? JSONWriter.serialize($0) }
+                data["socket_id"] = nil
+            case .activityTimeout(let seconds):
+                previous = data["activity_timeout"].map { JSONWriter.serialize($0) }
+                data["activity_timeout"] = .int(Int64(seconds))
+            }
+        }) else { return nil }
+        return HandshakeRewrite(payload: rewritten, previous: previous)
     }
 
-    /// Rewrites the handshake's data object with `change`; nil if `payload` is not a
-    /// handshake. Keeps `data` double-encoded as it came.
-    public static func rewriteHandshake(_ payload: [UInt8], prefixes: [String],
-                                        _ change: (inout JSONObject) -> Void) -> [UInt8]? {
-        guard payload.count <= maxInspectedBytes, case .object(var envelope)? = try? JSONParser.parse(payload),
-              matches(envelope["event"]?.stringValue, suffix: "connection_established", prefixes: prefixes)
+    /// Rewrites the envelope's data object with `change`; nil if there is none.
+    private static func rewriteData(_ payload: [UInt8], _ change: (inout JSONObject) -> Void) -> [UInt8]? {
+        guard payload.count <= maxInspectedBytes, case .object(var envelope)? = try? JSONParser.parse(payload)
         else { return nil }
         switch envelope["data"] {
         case .string(let text)?:

@@ -1,15 +1,19 @@
+import WebSocket
+
 /// What a wire protocol offers Faultline, in the manner of a Wireshark dissector: each
 /// protocol spoken inside WebSocket messages is one entry of `ProtocolTable`, registered
 /// under a key and chosen by the lifecycle spec (its `events` setting, and `prefix` for
-/// Bird/Pusher's dialect). The relay decodes each text message's event once through the
-/// entry and the frame's record carries it; faults, the live view and the analyzer read it
-/// from there.
+/// Bird/Pusher's dialect) or, with no spec, by detection (`ProtocolDetector`: each entry's
+/// claims on the upgrade request and the first messages). The relay decodes each text
+/// message's event once through the entry and the frame's record carries it; faults, the
+/// live view and the analyzer read the event's `kind` and `channel` from there, and ask
+/// the entry for what only it knows (rewriting its handshake, checking its auth).
 ///
 /// Entries never know each other. Today's entries:
 /// - `websocket` (`ConnectionLevelProtocol`): decodes nothing; specs that see only TCP
 ///   opens, upgrades, closes and ends.
 /// - `bird` (module `Bird`): Bird Realtime and every Pusher-protocol server (prefix
-///   `bird`, `pusher`, ...), with its HMAC auth and the simulator's messages.
+///   `bird`, `pusher`, or any other its handshake names), with its HMAC auth.
 ///
 /// Later entries fit the same shape: Socket.IO (engine.io packet type, then `["event",
 /// data]`), Phoenix Channels (`[join_ref, ref, topic, event, payload]`, `phx_join` a
@@ -21,6 +25,14 @@ public protocol WireProtocol: Sendable {
     static var key: String { get }
     /// One line saying what the entry decodes, for docs and `faultline specs`.
     static var summary: String { get }
+    /// Why this entry speaks the connection whose upgrade request this is (a
+    /// `Sec-WebSocket-Protocol` it owns, its URL path or query), or nil: no claim. Only a
+    /// sign that belongs to this protocol alone may claim; detection asks every entry.
+    static func claim(upgrade: UpgradeEvidence) -> String?
+    /// Why this entry speaks the connection that carried this complete text message (one
+    /// of the first few), or nil: no claim. A heuristic (Wireshark's "heuristic
+    /// dissectors"): claim only a message no other protocol would send.
+    static func claim(message payload: [UInt8]) -> String?
     /// The dialect in use once given or learned (Bird's event prefix); nil until then.
     var dialect: String? { get }
     /// The event a complete text message carries, nil when it carries none. Learns the
@@ -30,9 +42,101 @@ public protocol WireProtocol: Sendable {
     /// frame's record), classified under this instance's dialect, which it may teach as
     /// `decode` would; nil where `decode` would have given nil.
     mutating func adopt(_ event: RealtimeEvent) -> RealtimeEvent?
+    /// The handshake message `payload` (whose decoded event is `event`, of kind
+    /// `.connectionEstablished`) with `change` made, for the faults `strip-socket-id` and
+    /// `activity-timeout`; nil when this entry's handshake carries no such field or the
+    /// payload cannot be rewritten (it is then relayed as is).
+    func rewriteHandshake(_ payload: [UInt8], event: RealtimeEvent, _ change: HandshakeChange) -> HandshakeRewrite?
+    /// Whether `event`'s auth is the signature the app's secret makes for this connection's
+    /// `socketID` (`analyze --app-secret`); nil when the event carries no auth this entry signs.
+    func checkAuth(of event: RealtimeEvent, socketID: String, secret: String) -> AuthCheck?
     /// Auth re-signed for a new connection's socket id (a replay sends recorded messages
     /// on a new connection); the payload unchanged when it carries no auth to sign.
     func resign(_ payload: [UInt8], socketID: String, secret: String) -> [UInt8]
+}
+
+extension WireProtocol {
+    public static func claim(upgrade: UpgradeEvidence) -> String? { nil }
+    public static func claim(message payload: [UInt8]) -> String? { nil }
+    public func rewriteHandshake(_ payload: [UInt8], event: RealtimeEvent, _ change: HandshakeChange) -> HandshakeRewrite? {
+        nil
+    }
+    public func checkAuth(of event: RealtimeEvent, socketID: String, secret: String) -> AuthCheck? { nil }
+    public func resign(_ payload: [UInt8], socketID: String, secret: String) -> [UInt8] { payload }
+}
+
+/// What a handshake fault changes in the server's handshake event.
+public enum HandshakeChange: Sendable, Hashable {
+    /// Remove the connection's socket id (`strip-socket-id`).
+    case removeSocketID
+    /// Set the activity timeout, in whole seconds (`activity-timeout:SECONDS`).
+    case activityTimeout(seconds: Int)
+}
+
+/// A rewritten handshake: the new payload and what the field held before (its JSON text,
+/// a string's own text), nil when it was absent, for the fault's report.
+public struct HandshakeRewrite: Sendable, Hashable {
+    public var payload: [UInt8]
+    public var previous: String?
+
+    public init(payload: [UInt8], previous: String?) {
+        self.payload = payload
+        self.previous = previous
+    }
+}
+
+/// The verdict on one event's auth: what was signed ("subscribe private-x", "signin"),
+/// the auth as sent, and whether it is the expected signature.
+public struct AuthCheck: Sendable, Hashable {
+    public var what: String
+    public var auth: String
+    public var valid: Bool
+
+    public init(what: String, auth: String, valid: Bool) {
+        self.what = what
+        self.auth = auth
+        self.valid = valid
+    }
+}
+
+/// What a connection's upgrade request tells detection: the request target (path and
+/// query, as sent) and the subprotocols the client offered in `Sec-WebSocket-Protocol`.
+public struct UpgradeEvidence: Sendable, Hashable {
+    public var target: String
+    public var subprotocols: [String]
+
+    public init(target: String, subprotocols: [String] = []) {
+        self.target = target
+        self.subprotocols = subprotocols
+    }
+
+    /// From the request's headers: every comma-separated `Sec-WebSocket-Protocol` value.
+    public init(target: String, headers: [HeaderField]) {
+        self.target = target
+        subprotocols = headers.values(named: "Sec-WebSocket-Protocol")
+            .flatMap { $0.split(separator: ",") }
+            .map { String($0).trimmingASCIISpaces() }
+            .filter { !$0.isEmpty }
+    }
+
+    /// The path without the query.
+    public var path: Substring { target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "" }
+
+    /// The query's `name=value` pairs, as sent (not percent-decoded).
+    public var query: [(name: Substring, value: Substring)] {
+        guard let mark = target.firstIndex(of: "?") else { return [] }
+        return target[target.index(after: mark)...].split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (parts[0], parts.count > 1 ? parts[1] : "")
+        }
+    }
+}
+
+extension String {
+    fileprivate func trimmingASCIISpaces() -> String {
+        let bytes = utf8.drop { $0 == 0x20 || $0 == 0x09 }
+        return String(decoding: bytes.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed(), as: UTF8.self)
+    }
 }
 
 /// The generic connection-level entry (spec `events: connection`): no application
@@ -46,5 +150,4 @@ public struct ConnectionLevelProtocol: WireProtocol {
 
     public func decode(_ payload: [UInt8]) -> RealtimeEvent? { nil }
     public func adopt(_ event: RealtimeEvent) -> RealtimeEvent? { nil }
-    public func resign(_ payload: [UInt8], socketID: String, secret: String) -> [UInt8] { payload }
 }
