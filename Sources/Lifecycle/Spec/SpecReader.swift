@@ -53,10 +53,14 @@ struct SpecReader {
         return d
     }
 
-    /// A duration in seconds, not negative.
+    /// A duration in seconds, not negative and below `maxDurationSeconds`; the message
+    /// names the limit the value broke (a positive value too large is not "below 0").
     func seconds(_ key: String) throws(SpecError) -> Micros? {
         guard let d = try number(key) else { return nil }
-        guard d >= 0, d < maxDurationSeconds else { throw fail(key, "expected seconds >= 0, found \(d)") }
+        guard d >= 0 else { throw fail(key, "expected seconds >= 0, found \(d)") }
+        guard d < maxDurationSeconds else {
+            throw fail(key, "expected seconds below \(Int64(maxDurationSeconds)) (about 31 years), found \(d)")
+        }
         return micros(seconds: d)
     }
 
