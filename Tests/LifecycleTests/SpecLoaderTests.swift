@@ -110,7 +110,8 @@ import JSON
         let doc = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("docs/spec-format.md")
         let text = try String(contentsOf: doc, encoding: .utf8)
-        let start = try #require(text.range(of: "```json\n"))
+        let heron = try #require(text.range(of: "Its spec:\n\n```json\n"))
+        let start = heron
         let end = try #require(text.range(of: "\n```", range: start.upperBound..<text.endIndex))
         let spec = try SpecLoader.parse(Array(text[start.upperBound..<end.lowerBound].utf8), file: "docs/spec-format.md")
         #expect(spec.name == "heron")

@@ -69,6 +69,15 @@ struct SpecReader {
         return s
     }
 
+    /// A whole number of at least 1 (a count of attempts).
+    func count(_ key: String) throws(SpecError) -> Int? {
+        guard let v = value(key) else { return nil }
+        guard let i = v.intValue, i >= 1, i <= 1_000_000 else {
+            throw fail(key, "expected a whole number from 1 to 1000000, found \(JSONWriter.serialize(v))")
+        }
+        return Int(i)
+    }
+
     func bool(_ key: String) throws(SpecError) -> Bool? {
         guard let v = value(key) else { return nil }
         guard let b = v.boolValue else { throw fail(key, "expected true or false, found \(v.typeName)") }
