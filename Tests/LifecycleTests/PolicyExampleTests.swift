@@ -86,6 +86,30 @@ import Vocabulary
         #expect(early.findings.first?.message == "delay 3.00 s < lower bound 3.50 s for attempt 3 (tolerance 0.25 s)")
     }
 
+    /// Issue 29 item 4: the generic spec assumes no policy. python-socketio's 1, 2, 4, 5 s
+    /// ± 0.5 s gets no finding there, and each measured delay is reported in the timeline.
+    @Test func websocketSpecObservesDelaysWithoutJudgingThem() throws {
+        let websocket = try SpecLoader.load("websocket")
+        #expect(!websocket.rules.contains { $0.hasPrefix("backoff.") } && websocket.reportDelays)
+        var wire = Wire()
+        let first = wire.connect(at: 0, handshake: false)
+        var t = 10.0
+        wire.end(first, at: t)
+        for delay in [1.4, 2.35, 3.6, 5.5, 4.6] {
+            t += delay
+            // Refused, so never connected: the attempts count up. The refusal is the drop.
+            wire.connect(at: t, status: 503)
+            t += 0.002
+        }
+        let out = try analyze(wire, spec: websocket, end: t + 1)
+        #expect(out.findings.isEmpty)
+        let retries = out.transitions.filter { $0.cause.hasPrefix("tcp open: retry") }.map(\.cause)
+        #expect(retries.first == "tcp open: retry 1, 1.40 s after RST from server")
+        #expect(retries.count == 5 && retries[1] == "tcp open: retry 2, 2.35 s after upgrade refused 503")
+        // Other specs name no delay.
+        #expect(try analyze(wire, spec: "bird", end: t + 1).transitions.allSatisfy { !$0.cause.contains("retry") })
+    }
+
     /// Socket.IO's JavaScript client: ± 50 % and the cap after the jitter.
     @Test func multiplicativeCappedAfterJitter() throws {
         let spec = try Self.spec(backoff: "multiplicative")

@@ -131,7 +131,11 @@ struct ClientTimeline {
         order.append(record.conn)
         pruneViews()
         summaries[record.conn] = ConnectionLifespan(conn: record.conn, client: info.id, openedAt: record.t)
-        events += setState(spec.states.connecting, conn: record.conn, t: record.t, cause: "tcp open", evidence: evidence)
+        var cause = "tcp open"
+        if spec.reportDelays, let delay, let drop = lastDrop {
+            cause += ": retry \(attempts), \(formatSeconds(delay)) after \(drop.cause)"
+        }
+        events += setState(spec.states.connecting, conn: record.conn, t: record.t, cause: cause, evidence: evidence)
         let attempt = Attempt(conn: record.conn, t: record.t, number: attempts, numberWithoutReset: attemptsWithoutReset,
                               fromState: fromState, previousDrop: lastDrop, delay: delay, previousDelay: previousDelay,
                               interruptedAt: interruptedAt, evidence: evidence)

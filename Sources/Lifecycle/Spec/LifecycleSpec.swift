@@ -26,6 +26,7 @@ public struct LifecycleSpec: Sendable, Hashable {
         var channels: ChannelSpec
         var tolerances: Tolerances
         var rules: [String]
+        var reportDelays = false
     }
 
     /// @unchecked: `fields` is written only through `update`, on a box no other spec shares.
@@ -119,6 +120,13 @@ public struct LifecycleSpec: Sendable, Hashable {
     public var rules: [String] {
         get { storage.fields.rules }
         set { update { $0.rules = newValue } }
+    }
+    /// Whether each retry's transition to connecting names its measured delay and attempt
+    /// (an observation, judged by no rule): what a spec that knows no client's policy, such
+    /// as `websocket`, can still tell about the reconnects it saw.
+    public var reportDelays: Bool {
+        get { storage.fields.reportDelays }
+        set { update { $0.reportDelays = newValue } }
     }
 
     /// Which entry of the protocol table decodes the clients' messages: any key or alias

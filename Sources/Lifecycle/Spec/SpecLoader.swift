@@ -42,7 +42,8 @@ public enum SpecLoader {
     public static func parse(_ value: JSONValue, file: String) throws(SpecError) -> LifecycleSpec {
         let root = try SpecReader(file: file, path: "", value: value)
         try root.only(["name", "description", "events", "prefix", "states", "connectedOn", "closeCodes",
-                       "disconnectCodes", "refusalStatuses", "backoff", "stale", "channels", "tolerances", "rules"])
+                       "disconnectCodes", "refusalStatuses", "backoff", "stale", "channels", "tolerances", "rules",
+                       "reportDelays"])
         let states = try parseStates(root.child("states"), root)
         let tolerances = try parseTolerances(root.child("tolerances"))
         var spec = LifecycleSpec(
@@ -64,6 +65,7 @@ public enum SpecLoader {
                 } ?? micros(seconds: 10)),
             tolerances: tolerances,
             rules: [])
+        spec.reportDelays = try root.bool("reportDelays") ?? false
         guard let rules = try root.array("rules") else { throw root.fail("rules", "missing (expected an array of rule ids)") }
         for (i, rule) in rules.enumerated() {
             guard let id = rule.stringValue, RuleRegistry.type(for: id) != nil else {
