@@ -53,6 +53,17 @@ import JSON
         }
     }
 
+    /// Issue 35 item 11: a duration that is positive but past the limit was reported as
+    /// "expected seconds >= 0"; the message names the limit it broke.
+    @Test func tooLargeSecondsNameTheLimit() throws {
+        let huge = try bird { $0["tolerances"] = ["timing": 1e12] }
+        let error = #expect(throws: SpecError.self) { try SpecLoader.parse(huge, file: "x.json") }
+        #expect(error?.description == "x.json: field 'tolerances.timing': expected seconds below 1000000000 (about 31 years), found 1000000000000.0")
+        let negative = try bird { $0["tolerances"] = ["timing": -1] }
+        let negativeError = #expect(throws: SpecError.self) { try SpecLoader.parse(negative, file: "x.json") }
+        #expect(negativeError?.message == "expected seconds >= 0, found -1.0")
+    }
+
     @Test func unknownFieldAndRuleAreRejected() throws {
         let typo = try bird { $0["tolerances"] = ["timming": 1] }
         let error = #expect(throws: SpecError.self) { try SpecLoader.parse(typo, file: "x.json") }
@@ -99,7 +110,8 @@ import JSON
         let doc = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("docs/spec-format.md")
         let text = try String(contentsOf: doc, encoding: .utf8)
-        let start = try #require(text.range(of: "```json\n"))
+        let heron = try #require(text.range(of: "Its spec:\n\n```json\n"))
+        let start = heron
         let end = try #require(text.range(of: "\n```", range: start.upperBound..<text.endIndex))
         let spec = try SpecLoader.parse(Array(text[start.upperBound..<end.lowerBound].utf8), file: "docs/spec-format.md")
         #expect(spec.name == "heron")

@@ -45,8 +45,9 @@ struct Wire {
     }
 
     mutating func ping(_ conn: ConnectionID, at t: Double) { client(conn, at: t, #"{"event":"bird:ping","data":{}}"#) }
-    mutating func pong(_ conn: ConnectionID, at t: Double, action: FrameAction = .forwarded, fault: String? = nil) {
-        server(conn, at: t, #"{"event":"bird:pong","data":{}}"#, action: action, fault: fault)
+    mutating func pong(_ conn: ConnectionID, at t: Double, from side: Side = .server, action: FrameAction = .forwarded,
+                       fault: String? = nil) {
+        text(conn, at: t, from: side, #"{"event":"bird:pong","data":{}}"#, action: action, fault: fault)
     }
 
     mutating func subscribe(_ conn: ConnectionID, at t: Double, _ channel: String, auth: String? = nil) {
@@ -68,6 +69,12 @@ struct Wire {
                                           masked: side.other == .client, payload: payload)))
         records.append(.end(EndRecord(conn: conn, t: start + 5000, side: .server, kind: .fin)))
         records.append(.end(EndRecord(conn: conn, t: start + 5000, side: .client, kind: .fin)))
+    }
+
+    /// A close frame the peer never answers (no echo, no FIN).
+    mutating func unansweredClose(_ conn: ConnectionID, at t: Double, from side: Side, code: UInt16) {
+        records.append(.frame(FrameRecord(conn: conn, t: Self.us(t), from: side, opcode: .close, masked: side == .client,
+                                          payload: [UInt8(code >> 8), UInt8(code & 0xFF)])))
     }
 
     mutating func end(_ conn: ConnectionID, at t: Double, side: Side = .server, kind: EndKind = .rst) {
@@ -99,7 +106,11 @@ struct Outcome {
 
 func analyze(_ wire: Wire, spec name: String = "bird", secret: String? = nil, key: ClientKeyMode = .standard,
              end: Double? = nil) throws -> Outcome {
-    let spec = try SpecLoader.load(name)
+    try analyze(wire, spec: try SpecLoader.load(name), secret: secret, key: key, end: end)
+}
+
+func analyze(_ wire: Wire, spec: LifecycleSpec, secret: String? = nil, key: ClientKeyMode = .standard,
+             end: Double? = nil) throws -> Outcome {
     var analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: spec, clientKey: key, appSecret: secret))
     var events: [AnalysisEvent] = []
     for record in wire.records { events += analyzer.feed(record) }

@@ -39,6 +39,8 @@ struct ClientTimeline {
     private var lastDrop: Drop?
     private var attempts = 0
     private var attemptsWithoutReset = 0
+    /// The delay of the latest attempt since the counter's reset (decorrelated jitter).
+    private var lastDelay: Micros?
     private var interruptedAt: Micros?
     // Which connection the client holds and when it was last active (client grouping)
     // are the router's to know (`ClientRouter`), not the timeline's.
@@ -106,26 +108,36 @@ struct ClientTimeline {
         let fromState = state
         let evidence = Evidence(conn: record.conn, t: record.t, from: .client, summary: "tcp open from \(record.client)")
         var delay: Micros?
+        var previousDelay: Micros?
         if let drop = lastDrop, drop.action != .disconnect {
             attempts += 1
             attemptsWithoutReset += 1
-            delay = record.t - drop.t
+            delay = record.t - delayStart(after: drop, openedAt: record.t)
+            previousDelay = lastDelay
+            lastDelay = delay
             if let fault = drop.fault { causeFault[record.conn] = fault }
         } else {
             // A first connect, or connect() after disconnect(): not a scheduled retry.
             attempts = 0
             attemptsWithoutReset = 0
+            lastDelay = nil
         }
         var view = ConnectionView(conn: record.conn, openedAt: record.t,
                                   activityTimeout: spec.stale?.activityTimeout ?? 0)
         view.lastReceivedAt = record.t
+        view.serverPingInterval = spec.stale?.interval ?? 0
+        view.serverPingTimeout = spec.stale?.pongTimeout ?? 0
         views[record.conn] = view
         order.append(record.conn)
         pruneViews()
         summaries[record.conn] = ConnectionLifespan(conn: record.conn, client: info.id, openedAt: record.t)
-        events += setState(spec.states.connecting, conn: record.conn, t: record.t, cause: "tcp open", evidence: evidence)
+        var cause = "tcp open"
+        if spec.reportDelays, let delay, let drop = lastDrop {
+            cause += ": retry \(attempts), \(formatSeconds(delay)) after \(drop.cause)"
+        }
+        events += setState(spec.states.connecting, conn: record.conn, t: record.t, cause: cause, evidence: evidence)
         let attempt = Attempt(conn: record.conn, t: record.t, number: attempts, numberWithoutReset: attemptsWithoutReset,
-                              fromState: fromState, previousDrop: lastDrop, delay: delay,
+                              fromState: fromState, previousDrop: lastDrop, delay: delay, previousDelay: previousDelay,
                               interruptedAt: interruptedAt, evidence: evidence)
         events += run(.attempt(attempt))
         return events
@@ -178,8 +190,12 @@ struct ClientTimeline {
             view.lastReceivedAt = record.t
             if view.lastPing != nil {
                 if view.receivedSincePing == nil { view.receivedSincePing = evidence() }
-                if view.pongSincePing == nil, record.opcode == .pong || event?.kind == .pong { view.pongSincePing = evidence() }
+                if view.pongSincePing == nil, record.opcode == .pong || event?.kind == .pong,
+                   view.lastPingRef == nil || event?.ref == nil || event?.ref == view.lastPingRef {
+                    view.pongSincePing = evidence()
+                }
             }
+            if let event { noteServerLiveness(event, record: record, in: &view, evidence: evidence) }
             views[record.conn] = view
             if event?.kind == .connectionEstablished, let event {
                 view.handshakeAt = record.t
@@ -214,6 +230,10 @@ struct ClientTimeline {
             view.receivedSincePing = nil
             view.pongSincePing = nil
             view.swallowedPongFault = nil
+            view.lastPingRef = event?.ref
+        }
+        if record.opcode == .pong || event?.kind == .pong, view.lastServerPing != nil, view.pongToServerPing == nil {
+            view.pongToServerPing = evidence()
         }
         if record.opcode == .close, view.clientClose == nil {
             view.clientClose = evidence()
@@ -231,12 +251,55 @@ struct ClientTimeline {
         var events: [AnalysisEvent] = []
         if !droppedBefore {
             let code = record.closeCode
-            events += drop(conn: record.conn, t: record.t, code: code, by: record.from,
-                           action: spec.action(forClose: code, closedBy: record.from),
+            let stale = record.from == .client && isStale(record.conn, at: record.t)
+            var action = spec.action(forClose: code, closedBy: record.from)
+            // The client gave up a dead connection: a stale close whatever its code, never
+            // the app's disconnect(), so the retry after it is checked.
+            if stale, action == .disconnect { action = .backoff }
+            events += drop(conn: record.conn, t: record.t, code: code, by: record.from, action: action,
                            cause: "close \(code.map(String.init) ?? "(no code)") from \(record.from.rawValue)", evidence: evidence,
-                           fault: record.fault ?? (record.action == .injected ? "injected close" : nil))
+                           fault: record.fault ?? (record.action == .injected ? "injected close" : nil), stale: stale)
         }
+        if let view = views[record.conn], view.clientClose != nil, view.serverClose != nil { noteClosed(record.conn, at: record.t) }
         return events + closeHandshakeCompleted(record.conn, at: record.t)
+    }
+
+    /// Whether the spec's liveness model counts the connection dead at `t` (`StaleSpec.missed`).
+    private func isStale(_ conn: ConnectionID, at t: Micros) -> Bool {
+        guard let stale = spec.stale, let view = views[conn] else { return false }
+        return stale.missed(view, at: t, tolerance: spec.tolerances.timing) != nil
+    }
+
+    /// The liveness facts a server event carries: a server ping (server-driven models) and
+    /// the ping schedule the server announces, which replaces the spec's when it may.
+    private func noteServerLiveness(_ event: RealtimeEvent, record: FrameRecord, in view: inout ConnectionView,
+                                    evidence: () -> Evidence) {
+        if event.kind == .ping {
+            view.lastServerPing = evidence()
+            view.pongToServerPing = nil
+        }
+        if let announced = event.liveness, let stale = spec.stale, stale.model == .serverPing, stale.handshakeOverrides {
+            view.serverPingInterval = micros(seconds: max(0, announced.pingInterval))
+            view.serverPingTimeout = micros(seconds: max(0, announced.pingTimeout))
+        }
+    }
+
+    /// The connection is over (close handshake completed, transport ended): where
+    /// `delayFrom: closed` counts the next delay from.
+    private mutating func noteClosed(_ conn: ConnectionID, at t: Micros) {
+        if var view = views[conn], view.closedAt == nil {
+            view.closedAt = t
+            views[conn] = view
+        }
+        if lastDrop?.conn == conn, lastDrop?.closedAt == nil { lastDrop?.closedAt = t }
+    }
+
+    /// Where the delay of the attempt after `drop`, opened at `t`, starts (`BackoffSpec.delayFrom`).
+    private func delayStart(after drop: Drop, openedAt t: Micros) -> Micros {
+        guard spec.backoff.delayFrom == .closed else { return drop.t }
+        let timedOut = spec.backoff.closeTimeout.map { drop.t.addingSaturated($0) }
+        let start = [drop.closedAt, timedOut].compactMap { $0 }.min() ?? drop.t
+        return min(start, t)
     }
 
     mutating func end(_ record: EndRecord) -> [AnalysisEvent] {
@@ -249,8 +312,10 @@ struct ClientTimeline {
         let evidence = Evidence(conn: record.conn, t: record.t, from: record.kind == .captureEnd ? nil : record.side, summary: name)
         if view.droppedAt == nil, record.kind != .captureEnd {
             events += drop(conn: record.conn, t: record.t, code: nil, by: record.side, action: .backoff,
-                           cause: name, evidence: evidence, fault: view.lastFault)
+                           cause: name, evidence: evidence, fault: view.lastFault,
+                           stale: record.side == .client && isStale(record.conn, at: record.t))
         }
+        if record.kind != .captureEnd { noteClosed(record.conn, at: record.t) }
         if var summary = summaries.removeValue(forKey: record.conn) {
             summary.endedAt = record.t
             if summary.end == nil { summary.end = name }
@@ -326,7 +391,10 @@ struct ClientTimeline {
     // MARK: state changes
 
     private mutating func connected(conn: ConnectionID, t: Micros, cause: String, evidence: Evidence) -> [AnalysisEvent] {
-        if spec.backoff.resetOnConnect { attempts = 0 }
+        if spec.backoff.resetOnConnect, spec.backoff.resetAfterUptime == nil {
+            attempts = 0
+            lastDelay = nil
+        }
         interruptedAt = nil
         lastDrop = nil
         summaries[conn]?.connectedAt = t
@@ -334,7 +402,7 @@ struct ClientTimeline {
     }
 
     private mutating func drop(conn: ConnectionID, t: Micros, code: UInt16?, by side: Side?, action: CloseAction,
-                               cause: String, evidence: Evidence, fault: String?) -> [AnalysisEvent] {
+                               cause: String, evidence: Evidence, fault: String?, stale: Bool = false) -> [AnalysisEvent] {
         guard var view = views[conn] else { return [] }
         view.droppedAt = t
         views[conn] = view
@@ -344,6 +412,18 @@ struct ClientTimeline {
         // Only the client's newest connection moves its state.
         guard conn == order.last else { return [] }
         let wasConnected = view.connectedAt != nil
+        if spec.backoff.resetOnConnect, let uptime = spec.backoff.resetAfterUptime, let since = view.connectedAt,
+           t.subtractingSaturated(since) >= uptime {
+            attempts = 0
+            lastDelay = nil
+        }
+        var action = action
+        var cause = cause
+        if action == .backoff, let most = spec.backoff.maxAttempts, attempts >= most {
+            // The client's own limit: it gives up, and any further attempt is a retry of `failed`.
+            action = .fail
+            cause += " (gave up after \(attempts) attempts)"
+        }
         if interruptedAt == nil, action == .backoff || action == .immediate { interruptedAt = t }
         if action == .disconnect || action == .fail { interruptedAt = nil }
         let newState: String
@@ -360,7 +440,8 @@ struct ClientTimeline {
             }
         }
         let drop = Drop(conn: conn, t: t, closeCode: code, closedBy: side, action: action, wasConnected: wasConnected,
-                        newState: newState, cause: cause, evidence: evidence, fault: fault)
+                        newState: newState, cause: cause, evidence: evidence, fault: fault, nextAttempt: attempts + 1,
+                        interruptedAt: interruptedAt, previousDelay: lastDelay, stale: stale)
         lastDrop = drop
         if action == .disconnect { attemptsWithoutReset = 0 }
         var events = setState(newState, conn: conn, t: t, cause: cause, evidence: evidence)

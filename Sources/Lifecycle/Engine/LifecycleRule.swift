@@ -115,6 +115,16 @@ public struct ConnectionView: Sendable, Hashable {
     public var serverClose: Evidence?
     /// When the client learned the connection ended.
     public var droppedAt: Micros?
+    /// When the connection was over: its close handshake completed or its transport ended.
+    public var closedAt: Micros?
+    /// The ref of the client's latest ping, for protocols that match the reply by it.
+    public var lastPingRef: String?
+    /// The server's latest ping (server-driven liveness), and the client's first pong after it.
+    public var lastServerPing: Evidence?
+    public var pongToServerPing: Evidence?
+    /// The server's ping period and timeout in force (the spec's, or as the server announced).
+    public var serverPingInterval: Micros = 0
+    public var serverPingTimeout: Micros = 0
     /// A fault touched a frame of this connection (its rule text), most recent.
     public var lastFault: String?
     /// The fault that swallowed a pong meant for the client since `lastPing`, if one did:

@@ -10,6 +10,8 @@ public enum RuleRegistry {
         StaleCloseMissing.self,
         StaleCloseCode.self,
         StalePrematureClose.self,
+        StalePongMissing.self,
+        ReconnectMissing.self,
         HandshakeMissingID.self,
         HandshakeEarlySubscribe.self,
         ChannelsResubscribe.self,

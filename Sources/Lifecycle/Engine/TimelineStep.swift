@@ -66,8 +66,12 @@ public struct Attempt: Sendable, Hashable {
     public var fromState: String
     /// The drop that preceded it on this client, if any.
     public var previousDrop: Drop?
-    /// Time from the previous drop to this open.
+    /// Time from the previous drop to this open (from the end of its close handshake with
+    /// `delayFrom: closed`).
     public var delay: Micros?
+    /// The delay of the attempt before this one in the same count, which decorrelated
+    /// jitter grows from; nil for the first attempt after a reset.
+    public var previousDelay: Micros? = nil
     /// When the current interruption began (the drop from connected), for phased schedules.
     public var interruptedAt: Micros?
     public var evidence: Evidence
@@ -101,4 +105,16 @@ public struct Drop: Sendable, Hashable {
     public var evidence: Evidence
     /// The fault whose frame or action ended the connection.
     public var fault: String?
+    /// When the connection was over after the drop (its close handshake completed or its
+    /// transport ended), once known: where `delayFrom: closed` counts the delay from.
+    public var closedAt: Micros? = nil
+    /// The number the next attempt will have (`Attempt.number`), when the interruption
+    /// began and the delay of the attempt that dropped: what the schedule needs to know
+    /// the next attempt's window before it comes (`reconnect.missing`).
+    public var nextAttempt: Int = 1
+    public var interruptedAt: Micros? = nil
+    public var previousDelay: Micros? = nil
+    /// The liveness check had failed when the client closed: a stale close, whatever its
+    /// code (so a disconnect code does not read as the app's `disconnect()`).
+    public var stale: Bool = false
 }

@@ -2,9 +2,11 @@ import Capture
 import Foundation
 import Vocabulary
 
-/// `backoff.jitter`: with 8 or more full-jitter delays, each divided by its bound should
-/// look uniform on [0, 1]. All equal, or a Kolmogorov-Smirnov test rejecting at p < 0.01,
-/// means the client has no full jitter. Judged once, at the end of the input.
+/// `backoff.jitter`: with 8 or more jittered delays, each placed in its window (for full
+/// jitter, divided by its bound) should look uniform on [0, 1]. All equal, or a
+/// Kolmogorov-Smirnov test rejecting at p < 0.01, means the client does not spread its
+/// delays as its policy says. Judged once, at the end of the input. Delays after a close
+/// code's own window are left out (that window is the spec's, not the policy's).
 public struct BackoffJitter: LifecycleRule {
     public static let id = "backoff.jitter"
     public static let severity = Severity.warning
@@ -19,12 +21,16 @@ public struct BackoffJitter: LifecycleRule {
     var last: [Evidence] = []
     var lastConn: ConnectionID = 0
     var lastTime: Micros = 0
+    /// Whether every delay kept came from a full-jitter phase (the messages say "bound").
+    var allFull = true
     public init(spec: LifecycleSpec) { self.spec = spec }
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
         guard case .attempt(let attempt) = step, let check = ScheduleCheck(attempt, spec: spec),
-              check.phase.jitter == .full, check.bound > 0 else { return [] }
-        fractions.append(min(1, Double(check.delay) / Double(check.bound)))
+              check.phase.jitter != .none, check.closeBand == nil, check.window.upper > check.window.lower else { return [] }
+        let width = Double(check.window.upper - check.window.lower)
+        fractions.append(min(1, max(0, Double(check.delay - check.window.lower) / width)))
+        if check.phase.jitter != .full { allFull = false }
         if fractions.count > Self.maximumKept { fractions.removeFirst() }
         last = Array((last + check.evidence).suffix(6))
         lastConn = attempt.conn
@@ -40,13 +46,13 @@ public struct BackoffJitter: LifecycleRule {
         let sorted = fractions.sorted()
         if let first = sorted.first, let lastValue = sorted.last, lastValue - first < 1e-3 {
             return [finding(context, conn: lastConn, t: lastTime,
-                            "all \(n) delays are \(format(first)) of their bound: no jitter", evidence: last)]
+                            "all \(n) delays are \(format(first)) of their \(allFull ? "bound" : "window"): no jitter", evidence: last)]
         }
         let d = Self.ksStatistic(sorted)
         let p = Self.ksPValue(d: d, n: n)
         guard p < Self.significance else { return [] }
         return [finding(context, conn: lastConn, t: lastTime,
-                        "\(n) delays not uniform on [0, bound]: KS D = \(format(d)), p = \(String(format: "%.4f", p)) < \(Self.significance)",
+                        "\(n) delays not uniform on \(allFull ? "[0, bound]" : "their windows"): KS D = \(format(d)), p = \(String(format: "%.4f", p)) < \(Self.significance)",
                         evidence: last)]
     }
 

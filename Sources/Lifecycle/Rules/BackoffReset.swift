@@ -11,14 +11,14 @@ public struct BackoffReset: LifecycleRule {
     public init(spec: LifecycleSpec) { self.spec = spec }
 
     static func explains(_ check: ScheduleCheck, spec: LifecycleSpec) -> Bool {
-        spec.rules.contains(id) && spec.backoff.resetOnConnect
+        spec.rules.contains(id) && spec.backoff.resetOnConnect && check.closeBand == nil
             && check.attempt.numberWithoutReset > check.attempt.number
             && !check.exceeds(check.boundWithoutReset, tolerance: spec.tolerances.timing)
     }
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
         guard case .attempt(let attempt) = step, let check = ScheduleCheck(attempt, spec: spec),
-              check.phase.rule == BackoffBound.id, check.phase.jitter == .full,
+              check.phase.rule == BackoffBound.id, check.phase.jitter != .none, !check.early(tolerance: spec.tolerances.timing),
               check.exceeds(check.bound, tolerance: spec.tolerances.timing),
               Self.explains(check, spec: spec) else { return [] }
         return [finding(context, conn: attempt.conn, t: attempt.t,

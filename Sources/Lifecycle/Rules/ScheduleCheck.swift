@@ -2,36 +2,71 @@ import Capture
 import Vocabulary
 
 /// The reconnect-schedule arithmetic shared by the backoff rules: which phase a wait was
-/// in, and the bound (full jitter) or expected delay (no jitter) of the attempt.
+/// in, and the window of delays its policy allows (`DelayWindow`): the schedule's for the
+/// attempt, or the close code's own window when the close that caused it has one.
 struct ScheduleCheck {
     var phase: LifecycleSpec.BackoffPhase
     var delay: Micros
-    var bound: Micros
+    var window: DelayWindow
+    /// The bound (full jitter) or expected delay (no jitter): the window's upper end.
+    var bound: Micros { window.upper }
     /// The bound had the client not reset its counter after its last success.
     var boundWithoutReset: Micros
+    /// The close band whose delay window replaced the schedule, if one did.
+    var closeBand: LifecycleSpec.CloseBand?
     var attempt: Attempt
 
     /// Nil unless the attempt follows a backoff drop.
     init?(_ attempt: Attempt, spec: LifecycleSpec) {
-        guard let drop = attempt.previousDrop, drop.action == .backoff, let delay = attempt.delay,
-              let phase = spec.phase(at: drop.t - (attempt.interruptedAt ?? drop.t)) else { return nil }
-        self.phase = phase
+        guard let drop = attempt.previousDrop, let delay = attempt.delay,
+              let expected = Expected(after: drop, attempt: attempt.number, previousDelay: attempt.previousDelay,
+                                      interruptedAt: attempt.interruptedAt, spec: spec) else { return nil }
+        self.phase = expected.phase
         self.delay = delay
         self.attempt = attempt
-        self.bound = phase.bound(attempt: attempt.number)
-        self.boundWithoutReset = phase.bound(attempt: attempt.numberWithoutReset)
+        self.window = expected.window
+        self.closeBand = expected.closeBand
+        self.boundWithoutReset = expected.closeBand == nil
+            ? expected.phase.window(attempt: attempt.numberWithoutReset, previousDelay: attempt.previousDelay).upper
+            : expected.window.upper
     }
 
-    /// Full jitter: the delay exceeds bound + tolerance.
-    func exceeds(_ bound: Micros, tolerance: Micros) -> Bool { delay > bound + tolerance }
+    /// What the spec expects of the attempt after a backoff drop, known at the drop: the
+    /// phase the wait falls in and its window. `reconnect.missing` asks before the attempt.
+    struct Expected {
+        var phase: LifecycleSpec.BackoffPhase
+        var window: DelayWindow
+        var closeBand: LifecycleSpec.CloseBand?
 
-    /// No jitter: the delay is off the expected value by more than the tolerance.
-    func offSchedule(tolerance: Micros) -> Bool { abs(delay - bound) > tolerance }
+        init?(after drop: Drop, attempt n: Int, previousDelay: Micros?, interruptedAt: Micros?, spec: LifecycleSpec) {
+            guard drop.action == .backoff, let phase = spec.phase(at: drop.t - (interruptedAt ?? drop.t)) else { return nil }
+            self.phase = phase
+            if let code = drop.closeCode, let band = spec.closeBands.first(where: { $0.contains(code) }),
+               band.action == .backoff, let delay = band.delay {
+                closeBand = band
+                window = delay
+            } else {
+                window = phase.window(attempt: n, previousDelay: previousDelay)
+            }
+        }
+    }
 
-    /// The delay breaks its phase: off the fixed schedule for a phase without jitter, over
-    /// the bound for one with jitter.
+    /// The delay exceeds bound + tolerance.
+    func exceeds(_ bound: Micros, tolerance: Micros) -> Bool { delay > bound.addingSaturated(tolerance) }
+
+    /// The delay came before the window's lower end, less the tolerance.
+    func early(tolerance: Micros) -> Bool { delay < window.lower.subtractingSaturated(tolerance) }
+
+    /// The delay breaks its window on either side (for a phase without jitter: off the
+    /// fixed schedule by more than the tolerance).
     func breaksPhase(tolerance: Micros) -> Bool {
-        phase.jitter == .none ? offSchedule(tolerance: tolerance) : exceeds(bound, tolerance: tolerance)
+        exceeds(bound, tolerance: tolerance) || early(tolerance: tolerance)
+    }
+
+    /// "for attempt 3", or "after close 1012" when the close code's window applied.
+    var forWhat: String {
+        if closeBand != nil, let code = attempt.previousDrop?.closeCode { return "after close \(code)" }
+        return "for attempt \(attempt.number)"
     }
 
     var evidence: [Evidence] {

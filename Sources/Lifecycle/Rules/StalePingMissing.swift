@@ -1,8 +1,11 @@
 import Capture
 import Vocabulary
 
-/// `stale.ping-missing`: the client received nothing for activity timeout + tolerance and
-/// sent no ping. Judged on record times and at the end, never on the wall clock.
+/// `stale.ping-missing`: the client's ping did not come when its liveness model makes it
+/// due: after activity timeout + tolerance without receiving anything (ping after
+/// silence), or interval + tolerance after its previous heartbeat (heartbeat). The
+/// server-ping model has the client send no pings, so nothing is due. Judged on record
+/// times and at the end, never on the wall clock.
 public struct StalePingMissing: LifecycleRule {
     public static let id = "stale.ping-missing"
     public static let severity = Severity.error
@@ -18,14 +21,16 @@ public struct StalePingMissing: LifecycleRule {
 
     /// Silent until the deadline; a later receipt only moves the deadline later.
     public func quietUntil(_ context: RuleContext) -> Micros {
-        guard spec.stale != nil, let view = context.currentConnection, view.connectedAt != nil,
-              view.droppedAt == nil, view.clientClose == nil else { return Micros.max }
-        return view.lastReceivedAt.addingSaturated(view.activityTimeout).addingSaturated(spec.tolerances.timing)
+        guard let stale = spec.stale, let view = context.currentConnection, view.droppedAt == nil,
+              view.clientClose == nil, let (_, due) = stale.pingDue(view) else { return Micros.max }
+        return due.addingSaturated(spec.tolerances.timing)
     }
 
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {
-        guard spec.stale != nil, let view = context.currentConnection, view.connectedAt != nil,
+        guard let stale = spec.stale, let view = context.currentConnection, view.connectedAt != nil,
               view.droppedAt == nil, view.clientClose == nil else { return [] }
+        if stale.model == .heartbeat { return heartbeatMissing(at: now, view, stale, context) }
+        guard stale.model == .pingAfterSilence else { return [] }
         let silenceStart = view.lastReceivedAt
         let deadline = silenceStart.addingSaturated(view.activityTimeout).addingSaturated(spec.tolerances.timing)
         guard now > deadline else { return [] }
@@ -38,5 +43,25 @@ public struct StalePingMissing: LifecycleRule {
         return [finding(context, conn: view.conn, t: deadline,
                         "\(measured) > bound \(formatSeconds(view.activityTimeout + spec.tolerances.timing)) (activity timeout \(formatSeconds(view.activityTimeout)) + tolerance)",
                         evidence: [Evidence(conn: view.conn, t: silenceStart, from: .server, summary: "last frame received")] + (late.map { [$0] } ?? []))]
+    }
+
+    /// Heartbeat: the next one is due `interval` after the previous one (or after
+    /// connecting), whatever the traffic; a late one is seen passing its deadline before
+    /// it arrives, since time advances before each record is handled.
+    private mutating func heartbeatMissing(at now: Micros, _ view: ConnectionView, _ stale: LifecycleSpec.StaleSpec,
+                                           _ context: RuleContext) -> [Finding] {
+        guard let (since, due) = stale.pingDue(view) else { return [] }
+        // A heartbeat still unanswered is followed by a close, not by the next heartbeat:
+        // `stale.close-missing` owns that case.
+        if let ping = view.lastPing, ping.t >= since, stale.answer(in: view) == nil { return [] }
+        let deadline = due.addingSaturated(spec.tolerances.timing)
+        guard now > deadline else { return [] }
+        if let reported, reported == (view.conn, since) { return [] }
+        reported = (view.conn, since)
+        let last = view.lastPing.flatMap { $0.t >= since ? $0 : nil }
+        let what = last.map { _ in "the last one at \(formatSeconds(since))" } ?? "connecting at \(formatSeconds(since))"
+        return [finding(context, conn: view.conn, t: deadline,
+                        "no heartbeat within \(formatSeconds(deadline - since)) of \(what) (interval \(formatSeconds(stale.interval)) + tolerance)",
+                        evidence: last.map { [$0] } ?? [])]
     }
 }

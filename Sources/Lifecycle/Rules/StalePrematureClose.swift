@@ -19,7 +19,7 @@ public struct StalePrematureClose: LifecycleRule {
         var evidence = [drop.evidence]
         if let ping = view.lastPing {
             evidence.insert(ping, at: 0)
-            if let answer = view.receivedSincePing, answer.t <= drop.t {
+            if let answer = stale.answer(in: view), answer.t <= drop.t {
                 evidence.insert(answer, at: 1)
                 message = "closed with \(code) although the server sent a frame \(formatSeconds(answer.t - ping.t)) after the ping"
             } else if drop.t < ping.t.addingSaturated(stale.pongTimeout).subtractingSaturated(spec.tolerances.timing) {

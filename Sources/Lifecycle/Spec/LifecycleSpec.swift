@@ -26,6 +26,7 @@ public struct LifecycleSpec: Sendable, Hashable {
         var channels: ChannelSpec
         var tolerances: Tolerances
         var rules: [String]
+        var reportDelays = false
     }
 
     /// @unchecked: `fields` is written only through `update`, on a box no other spec shares.
@@ -120,6 +121,13 @@ public struct LifecycleSpec: Sendable, Hashable {
         get { storage.fields.rules }
         set { update { $0.rules = newValue } }
     }
+    /// Whether each retry's transition to connecting names its measured delay and attempt
+    /// (an observation, judged by no rule): what a spec that knows no client's policy, such
+    /// as `websocket`, can still tell about the reconnects it saw.
+    public var reportDelays: Bool {
+        get { storage.fields.reportDelays }
+        set { update { $0.reportDelays = newValue } }
+    }
 
     /// Which entry of the protocol table decodes the clients' messages: any key or alias
     /// registered in `ProtocolTable` (`realtime`, `pusher` and `bird` choose Bird/Pusher;
@@ -178,10 +186,14 @@ public struct LifecycleSpec: Sendable, Hashable {
         public var from: UInt16
         public var to: UInt16
         public var action: CloseAction
-        public init(from: UInt16, to: UInt16, action: CloseAction) {
+        /// For a `backoff` band: the window the next attempt's delay must fall in after such
+        /// a close, in place of the schedule's (Phoenix waits 1-5 s after a 1012).
+        public var delay: DelayWindow?
+        public init(from: UInt16, to: UInt16, action: CloseAction, delay: DelayWindow? = nil) {
             self.from = from
             self.to = to
             self.action = action
+            self.delay = delay
         }
         public func contains(_ code: UInt16) -> Bool { (from...to).contains(code) }
     }
@@ -191,22 +203,68 @@ public struct LifecycleSpec: Sendable, Hashable {
         public var phases: [BackoffPhase]
         /// Whether a successful connection resets the attempt counter.
         public var resetOnConnect: Bool
+        /// With `resetOnConnect`: the reset happens only once a connection has stayed
+        /// connected this long (counted at its drop); nil resets on every connect.
+        public var resetAfterUptime: Micros?
         /// After this long without success the client must have given up (state `failed`).
         public var giveUpAfter: Micros?
-        public init(phases: [BackoffPhase], resetOnConnect: Bool, giveUpAfter: Micros?) {
+        /// After this many attempts without success the client gives up (state `failed`).
+        public var maxAttempts: Int?
+        /// Where a reconnect's delay is counted from.
+        public var delayFrom: DelayStart
+        /// With `delayFrom: closed`: the longest the client waits for the close handshake
+        /// before it gives up on it (and its delay starts anyway).
+        public var closeTimeout: Micros?
+        public init(phases: [BackoffPhase], resetOnConnect: Bool, giveUpAfter: Micros?,
+                    resetAfterUptime: Micros? = nil, maxAttempts: Int? = nil, delayFrom: DelayStart = .drop,
+                    closeTimeout: Micros? = nil) {
             self.phases = phases
             self.resetOnConnect = resetOnConnect
             self.giveUpAfter = giveUpAfter
+            self.resetAfterUptime = resetAfterUptime
+            self.maxAttempts = maxAttempts
+            self.delayFrom = delayFrom
+            self.closeTimeout = closeTimeout
         }
     }
 
+    /// Where the wait before a reconnect starts.
+    public enum DelayStart: String, Sendable, Hashable, CaseIterable {
+        /// When the client learned of the end: the close frame sent or received, FIN/RST.
+        case drop
+        /// When the connection was over: the close handshake completed, the transport
+        /// ended, or the spec's `closeTimeout` after the drop passed, whichever came first
+        /// (a client that waits out its close timeout starts its delay only then).
+        case closed
+    }
+
     public struct BackoffPhase: Sendable, Hashable {
-        public enum Kind: String, Sendable, Hashable, CaseIterable { case exponential, fixed }
+        public enum Kind: String, Sendable, Hashable, CaseIterable {
+            /// base * factor^(n-1), capped.
+            case exponential
+            /// Every wait is the interval.
+            case fixed
+            /// Attempt n waits `steps[n-1]`; past the table, its last value.
+            case stepped
+        }
+        /// How the client spreads its delay `d` of attempt n (see `window(attempt:previousDelay:)`).
         public enum Jitter: String, Sendable, Hashable, CaseIterable {
-            /// Any delay in [0, bound] (full jitter): only an upper bound is checked.
+            /// Any delay in [0, d] (full jitter): only an upper bound is checked.
             case full
-            /// The delay is the bound itself, within the timing tolerance.
+            /// The delay is d itself, within the timing tolerance.
             case none
+            /// [d/2, d].
+            case equal
+            /// AWS's decorrelated jitter: [base, 3 * the previous delay], capped.
+            case decorrelated
+            /// [d - jitterSeconds, d + jitterSeconds].
+            case additive
+            /// [d * (1 - jitterFactor), d * (1 + jitterFactor)].
+            case multiplicative
+        }
+        /// Whether the cap limits d before the jitter spreads it, or the spread delay.
+        public enum CapApplied: String, Sendable, Hashable, CaseIterable {
+            case beforeJitter, afterJitter
         }
         public var kind: Kind
         /// Exponential: first delay. Fixed: the interval.
@@ -220,9 +278,20 @@ public struct LifecycleSpec: Sendable, Hashable {
         public var state: String
         /// The rule id reporting a delay that breaks this phase.
         public var rule: String
+        /// Stepped: the delay of each attempt, in order (never empty for a stepped phase).
+        public var steps: [Micros]
+        /// Additive jitter: the spread on either side of d.
+        public var jitterSeconds: Micros
+        /// Multiplicative jitter: the spread on either side of d, as a fraction of d (0-1).
+        public var jitterFactor: Double
+        public var capApplied: CapApplied
+        /// No delay of this phase is shorter (a lower bound that the jitter cannot undercut).
+        public var floor: Micros?
 
         public init(kind: Kind, base: Micros, factor: Double, cap: Micros?, jitter: Jitter,
-                    until: Micros?, state: String, rule: String) {
+                    until: Micros?, state: String, rule: String, steps: [Micros] = [],
+                    jitterSeconds: Micros = 0, jitterFactor: Double = 0, capApplied: CapApplied = .beforeJitter,
+                    floor: Micros? = nil) {
             self.kind = kind
             self.base = base
             self.factor = factor
@@ -231,36 +300,69 @@ public struct LifecycleSpec: Sendable, Hashable {
             self.until = until
             self.state = state
             self.rule = rule
+            self.steps = steps
+            self.jitterSeconds = jitterSeconds
+            self.jitterFactor = jitterFactor
+            self.capApplied = capApplied
+            self.floor = floor
         }
 
-        /// The bound (full jitter) or expected delay (no jitter) of attempt `n` (from 1).
-        public func bound(attempt n: Int) -> Micros {
+        /// The bound (full jitter) or expected delay (no jitter) of attempt `n` (from 1): d
+        /// with the cap applied.
+        public func bound(attempt n: Int) -> Micros { nominal(attempt: n, capped: true) }
+
+        /// d of attempt `n` (from 1), capped or not.
+        public func nominal(attempt n: Int, capped: Bool) -> Micros {
+            let raw: Double
             switch kind {
-            case .fixed: return base
-            case .exponential:
-                let raw = Double(base) * pow(factor, Double(max(0, n - 1)))
-                let capped = cap.map { min(Double($0), raw) } ?? raw
-                // NaN (base 0 times a power that overflowed to infinity) or a huge value: the cap
-                // of all delays, never a trapping conversion.
-                guard capped.isFinite, capped < 9e15 else { return 9_000_000_000_000_000 }
-                return Micros(max(capped, 0))
+            case .fixed: raw = Double(base)
+            case .stepped: raw = Double(steps.isEmpty ? base : steps[min(max(n, 1), steps.count) - 1])
+            case .exponential: raw = Double(base) * pow(factor, Double(max(0, n - 1)))
             }
+            let limited = capped ? cap.map { min(Double($0), raw) } ?? raw : raw
+            return clampedMicros(limited)
         }
     }
 
     public struct StaleSpec: Sendable, Hashable {
+        /// How the client finds out that a connection went dead.
+        public var model: LivenessModel
         public var activityTimeout: Micros
-        /// Whether the handshake's `activity_timeout` replaces the default.
+        /// Whether the handshake's `activity_timeout` (ping after silence), or the open
+        /// packet's ping interval and timeout (server pings), replace the defaults.
         public var handshakeOverrides: Bool
+        /// Ping after silence: how long a ping may stay unanswered. Heartbeat: how long a
+        /// heartbeat may wait for its reply. Server pings: how long after the expected
+        /// ping the client waits before it gives the connection up.
         public var pongTimeout: Micros
+        /// Heartbeat: the client's heartbeat period. Server pings: the server's ping period.
+        public var interval: Micros
         /// Codes a stale close must use.
         public var closeBand: CloseBand
-        public init(activityTimeout: Micros, handshakeOverrides: Bool, pongTimeout: Micros, closeBand: CloseBand) {
+        public init(activityTimeout: Micros, handshakeOverrides: Bool, pongTimeout: Micros, closeBand: CloseBand,
+                    model: LivenessModel = .pingAfterSilence, interval: Micros = 0) {
+            self.model = model
             self.activityTimeout = activityTimeout
             self.handshakeOverrides = handshakeOverrides
             self.pongTimeout = pongTimeout
+            self.interval = interval
             self.closeBand = closeBand
         }
+    }
+
+    /// The keep-alive scheme a client library uses, which decides what a missing ping, an
+    /// unanswered one and a stale close are.
+    public enum LivenessModel: String, Sendable, Hashable, CaseIterable {
+        /// The client pings after `activityTimeout` of silence; any frame answers (Pusher, Bird).
+        case pingAfterSilence
+        /// The client sends a heartbeat every `interval` whatever the traffic, and the reply
+        /// matched to it (by ref, when the protocol has refs) must come within `pongTimeout`
+        /// (Phoenix: a heartbeat on topic `phoenix`).
+        case heartbeat
+        /// The server pings every `interval` and the client answers each; without a ping
+        /// for `interval + pongTimeout` the client gives the connection up (engine.io, whose
+        /// open packet carries `pingInterval` and `pingTimeout`).
+        case serverPing
     }
 
     public struct ChannelSpec: Sendable, Hashable {
@@ -331,6 +433,13 @@ public func micros(seconds: Double) -> Micros {
 public func handshakeActivityTimeout(seconds: Double) -> Micros? {
     guard seconds >= 0 else { return nil }
     return micros(seconds: seconds)
+}
+
+/// A computed duration as microseconds: NaN, negative or huge values (base 0 times a power
+/// that overflowed to infinity) become 0 or the cap of all delays, never a trapping conversion.
+func clampedMicros(_ value: Double) -> Micros {
+    guard value.isFinite, value < 9e15 else { return value.isNaN || value > 0 ? 9_000_000_000_000_000 : 0 }
+    return Micros(max(value, 0))
 }
 
 /// Microseconds as seconds with two decimals: "4.20 s".

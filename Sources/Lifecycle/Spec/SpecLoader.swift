@@ -42,7 +42,8 @@ public enum SpecLoader {
     public static func parse(_ value: JSONValue, file: String) throws(SpecError) -> LifecycleSpec {
         let root = try SpecReader(file: file, path: "", value: value)
         try root.only(["name", "description", "events", "prefix", "states", "connectedOn", "closeCodes",
-                       "disconnectCodes", "refusalStatuses", "backoff", "stale", "channels", "tolerances", "rules"])
+                       "disconnectCodes", "refusalStatuses", "backoff", "stale", "channels", "tolerances", "rules",
+                       "reportDelays"])
         let states = try parseStates(root.child("states"), root)
         let tolerances = try parseTolerances(root.child("tolerances"))
         var spec = LifecycleSpec(
@@ -64,6 +65,7 @@ public enum SpecLoader {
                 } ?? micros(seconds: 10)),
             tolerances: tolerances,
             rules: [])
+        spec.reportDelays = try root.bool("reportDelays") ?? false
         guard let rules = try root.array("rules") else { throw root.fail("rules", "missing (expected an array of rule ids)") }
         for (i, rule) in rules.enumerated() {
             guard let id = rule.stringValue, RuleRegistry.type(for: id) != nil else {
@@ -88,7 +90,7 @@ public enum SpecLoader {
     }
 
     private static func parseBand(_ r: SpecReader, needsAction: Bool) throws(SpecError) -> LifecycleSpec.CloseBand {
-        try r.only(needsAction ? ["from", "to", "action"] : ["from", "to"])
+        try r.only(needsAction ? ["from", "to", "action", "delay"] : ["from", "to"])
         guard let from = try r.closeCode("from") else { throw r.fail("from", "missing (expected a close code)") }
         let to = try r.closeCode("to") ?? from
         guard to >= from else { throw r.fail("to", "must not be below 'from' (\(from))") }
@@ -97,7 +99,17 @@ public enum SpecLoader {
             guard let a = try r.choice("action", CloseAction.self) else { throw r.fail("action", "missing (expected fail, immediate or backoff)") }
             action = a
         }
-        return LifecycleSpec.CloseBand(from: from, to: to, action: action)
+        let delay = try r.child("delay").map { w throws(SpecError) in try parseDelayRange(w) }
+        if delay != nil, action != .backoff { throw r.fail("delay", "only a backoff band has a delay window (action is \(action.rawValue))") }
+        return LifecycleSpec.CloseBand(from: from, to: to, action: action, delay: delay)
+    }
+
+    private static func parseDelayRange(_ r: SpecReader) throws(SpecError) -> DelayWindow {
+        try r.only(["min", "max"])
+        let low = try r.seconds("min") ?? 0
+        let high = try r.requiredSeconds("max")
+        guard high >= low else { throw r.fail("max", "must not be below 'min' (\(formatSeconds(low)))") }
+        return DelayWindow(lower: low, upper: high)
     }
 
     private static func parseBands(_ root: SpecReader) throws(SpecError) -> [LifecycleSpec.CloseBand] {
@@ -133,42 +145,80 @@ public enum SpecLoader {
 
     private static func parseBackoff(_ r: SpecReader?, _ root: SpecReader) throws(SpecError) -> LifecycleSpec.BackoffSpec {
         guard let r else { throw root.fail("backoff", "missing (expected an object with phases)") }
-        try r.only(["phases", "resetOnConnect", "giveUpAfter"])
+        try r.only(["phases", "resetOnConnect", "resetAfterUptime", "giveUpAfter", "maxAttempts", "delayFrom", "closeTimeout"])
         guard let list = try r.array("phases"), !list.isEmpty else { throw r.fail("phases", "missing or empty (expected at least one phase)") }
         var phases: [LifecycleSpec.BackoffPhase] = []
         for (i, v) in list.enumerated() {
             let p = try SpecReader(file: r.file, path: r.field("phases[\(i)]"), value: v)
-            try p.only(["kind", "base", "interval", "factor", "cap", "jitter", "until", "state", "rule"])
+            try p.only(["kind", "base", "interval", "steps", "factor", "cap", "jitter", "jitterSeconds", "jitterFactor",
+                        "capApplied", "floor", "until", "state", "rule"])
             let kind = try p.choice("kind", LifecycleSpec.BackoffPhase.Kind.self) ?? .exponential
             let base: Micros
-            if kind == .fixed {
+            var steps: [Micros] = []
+            switch kind {
+            case .fixed:
                 guard let interval = try p.seconds("interval") else { throw p.fail("interval", "missing (a fixed phase needs seconds)") }
                 base = interval
-            } else {
+            case .stepped:
+                steps = try parseSteps(p)
+                base = try p.seconds("base") ?? steps[0]
+            case .exponential:
                 base = try p.requiredSeconds("base")
             }
+            let jitter = try p.choice("jitter", LifecycleSpec.BackoffPhase.Jitter.self) ?? .full
+            let jitterSeconds = try p.seconds("jitterSeconds")
+            let jitterFactor = try p.number("jitterFactor")
+            if jitter == .additive, jitterSeconds == nil { throw p.fail("jitterSeconds", "missing (additive jitter needs seconds)") }
+            if jitter == .multiplicative, jitterFactor == nil { throw p.fail("jitterFactor", "missing (multiplicative jitter needs a fraction)") }
+            if let jitterFactor, !(0...1).contains(jitterFactor) { throw p.fail("jitterFactor", "expected a fraction from 0 to 1, found \(jitterFactor)") }
             let factor = try p.number("factor") ?? 2
             guard factor >= 1 else { throw p.fail("factor", "must be >= 1, found \(factor)") }
             phases.append(LifecycleSpec.BackoffPhase(
                 kind: kind, base: base, factor: factor, cap: try p.seconds("cap"),
-                jitter: try p.choice("jitter", LifecycleSpec.BackoffPhase.Jitter.self) ?? .full,
+                jitter: jitter,
                 until: try p.seconds("until"), state: try p.requiredString("state"),
-                rule: try p.string("rule") ?? "backoff.bound"))
+                rule: try p.string("rule") ?? "backoff.bound", steps: steps,
+                jitterSeconds: jitterSeconds ?? 0, jitterFactor: jitterFactor ?? 0,
+                capApplied: try p.choice("capApplied", LifecycleSpec.BackoffPhase.CapApplied.self) ?? .beforeJitter,
+                floor: try p.seconds("floor")))
         }
+        let delayFrom = try r.choice("delayFrom", LifecycleSpec.DelayStart.self) ?? .drop
+        let closeTimeout = try r.seconds("closeTimeout")
+        if closeTimeout != nil, delayFrom != .closed { throw r.fail("closeTimeout", "applies only with \"delayFrom\": \"closed\"") }
         return LifecycleSpec.BackoffSpec(phases: phases, resetOnConnect: try r.bool("resetOnConnect") ?? true,
-                                         giveUpAfter: try r.seconds("giveUpAfter"))
+                                         giveUpAfter: try r.seconds("giveUpAfter"),
+                                         resetAfterUptime: try r.seconds("resetAfterUptime"),
+                                         maxAttempts: try r.count("maxAttempts"), delayFrom: delayFrom,
+                                         closeTimeout: closeTimeout)
+    }
+
+    private static func parseSteps(_ p: SpecReader) throws(SpecError) -> [Micros] {
+        guard let list = try p.array("steps"), !list.isEmpty else { throw p.fail("steps", "missing or empty (a stepped phase needs its delays in seconds)") }
+        var steps: [Micros] = []
+        for (i, v) in list.enumerated() {
+            guard let d = v.doubleValue, d >= 0, d < maxDurationSeconds else {
+                throw SpecError(file: p.file, field: p.field("steps[\(i)]"),
+                                message: "expected seconds from 0 to below \(Int64(maxDurationSeconds)), found \(JSONWriter.serialize(v))")
+            }
+            steps.append(micros(seconds: d))
+        }
+        return steps
     }
 
     private static func parseStale(_ r: SpecReader?) throws(SpecError) -> LifecycleSpec.StaleSpec? {
         guard let r else { return nil }
-        try r.only(["activityTimeout", "handshakeOverrides", "pongTimeout", "closeCodes"])
+        try r.only(["model", "activityTimeout", "handshakeOverrides", "pongTimeout", "interval", "closeCodes"])
         let band = try r.child("closeCodes").map { c throws(SpecError) in try parseBand(c, needsAction: false) }
             ?? LifecycleSpec.CloseBand(from: 4200, to: 4299, action: .immediate)
+        let model = try r.choice("model", LifecycleSpec.LivenessModel.self) ?? .pingAfterSilence
+        let interval = try r.seconds("interval")
+        if model != .pingAfterSilence, interval == nil { throw r.fail("interval", "missing (the \(model.rawValue) model needs seconds)") }
+        if model == .pingAfterSilence, interval != nil { throw r.fail("interval", "applies only to the heartbeat and serverPing models") }
         return LifecycleSpec.StaleSpec(
             activityTimeout: try r.seconds("activityTimeout") ?? micros(seconds: 120),
             handshakeOverrides: try r.bool("handshakeOverrides") ?? true,
             pongTimeout: try r.seconds("pongTimeout") ?? micros(seconds: 30),
-            closeBand: band)
+            closeBand: band, model: model, interval: interval ?? 0)
     }
 
     private static func parseTolerances(_ r: SpecReader?) throws(SpecError) -> LifecycleSpec.Tolerances {

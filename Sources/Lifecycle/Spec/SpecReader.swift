@@ -53,16 +53,29 @@ struct SpecReader {
         return d
     }
 
-    /// A duration in seconds, not negative.
+    /// A duration in seconds, not negative and below `maxDurationSeconds`; the message
+    /// names the limit the value broke (a positive value too large is not "below 0").
     func seconds(_ key: String) throws(SpecError) -> Micros? {
         guard let d = try number(key) else { return nil }
-        guard d >= 0, d < maxDurationSeconds else { throw fail(key, "expected seconds >= 0, found \(d)") }
+        guard d >= 0 else { throw fail(key, "expected seconds >= 0, found \(d)") }
+        guard d < maxDurationSeconds else {
+            throw fail(key, "expected seconds below \(Int64(maxDurationSeconds)) (about 31 years), found \(d)")
+        }
         return micros(seconds: d)
     }
 
     func requiredSeconds(_ key: String) throws(SpecError) -> Micros {
         guard let s = try seconds(key) else { throw fail(key, "missing (expected seconds)") }
         return s
+    }
+
+    /// A whole number of at least 1 (a count of attempts).
+    func count(_ key: String) throws(SpecError) -> Int? {
+        guard let v = value(key) else { return nil }
+        guard let i = v.intValue, i >= 1, i <= 1_000_000 else {
+            throw fail(key, "expected a whole number from 1 to 1000000, found \(JSONWriter.serialize(v))")
+        }
+        return Int(i)
     }
 
     func bool(_ key: String) throws(SpecError) -> Bool? {

@@ -19,6 +19,12 @@ public struct RealtimeEvent: Sendable, Hashable {
     public var channel: String?
     /// What the event means in the protocol, relative to its dialect (Bird's prefix).
     public var kind: RealtimeEventKind
+    /// The message's reference, for protocols that match a reply to its request by one
+    /// (Phoenix's `ref`: a heartbeat's reply carries the heartbeat's ref). Set by the entry.
+    public var ref: String? = nil
+    /// The keep-alive schedule the server announced in this message, for protocols whose
+    /// open packet carries one (engine.io's `pingInterval` + `pingTimeout`). Set by the entry.
+    public var liveness: AnnouncedLiveness? = nil
     private var source: DataSource
 
     /// Where `data` comes from.
@@ -72,13 +78,16 @@ public struct RealtimeEvent: Sendable, Hashable {
     }
 
     public static func == (a: RealtimeEvent, b: RealtimeEvent) -> Bool {
-        a.name == b.name && a.channel == b.channel && a.kind == b.kind && a.rawData == b.rawData && a.data == b.data
+        a.name == b.name && a.channel == b.channel && a.kind == b.kind && a.ref == b.ref && a.liveness == b.liveness
+            && a.rawData == b.rawData && a.data == b.data
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(name)
         hasher.combine(channel)
         hasher.combine(kind)
+        hasher.combine(ref)
+        hasher.combine(liveness)
         hasher.combine(rawData)
         hasher.combine(data)
     }
@@ -150,6 +159,18 @@ public struct RealtimeEvent: Sendable, Hashable {
     public static func mayHoldJSON(_ text: String) -> Bool {
         guard let first = text.utf8.first(where: { !isJSONWhitespace($0) }) else { return false }
         return first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+    }
+}
+
+/// A server's keep-alive schedule as its protocol announces it, in seconds as decoded (the
+/// entry converts its protocol's unit): it pings every `pingInterval` and a client that
+/// hears no ping for `pingInterval + pingTimeout` may give the connection up.
+public struct AnnouncedLiveness: Sendable, Hashable {
+    public var pingInterval: Double
+    public var pingTimeout: Double
+    public init(pingInterval: Double, pingTimeout: Double) {
+        self.pingInterval = pingInterval
+        self.pingTimeout = pingTimeout
     }
 }
 
