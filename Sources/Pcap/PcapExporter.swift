@@ -120,8 +120,9 @@ public struct PcapExporter {
         }
     }
 
-    /// Connections and deflaters held now (for tests: both fall to zero as connections end).
-    var connectionsHeld: Int { connections.count }
+    /// Connections and deflaters held now (for tests and the `export` fuzz target: both
+    /// fall to zero as connections end).
+    public var connectionsHeld: Int { connections.count }
     var deflatersHeld: Int {
         connections.values.reduce(0) { total, connection in
             total + connection.legs.values.reduce(0) { $0 + ($1.client.deflater == nil ? 0 : 1) + ($1.server.deflater == nil ? 0 : 1) }
