@@ -41,6 +41,13 @@ final class DecoderState {
     private var truncatedPackets = 0
     private var flowLimitHit = false
     private var connectionLimitHit = false
+    /// Segments with payload that found no room in the flow table, and connections the
+    /// connection cap left undecoded: data the records do not hold (see `droppedData`).
+    private var segmentsDropped = 0
+    private var connectionsIgnored = 0
+    /// Flows that have carried no data yet, oldest first (see `FlowTableEntry`); entries of
+    /// flows since gone or given data are skipped when met.
+    private var dataless = DatalessFlows()
     private var packetIndex = 0
 
     init(link: LinkType, startedAt: Int64, limits: PcapRecordSource.Limits) {
@@ -109,8 +116,11 @@ final class DecoderState {
             if segment.payload.isEmpty, segment.missing == 0, !segment.flags.contains(.syn) {
                 return  // a bare ACK, FIN or RST of a connection we never saw: nothing to decode
             }
+            let carriesData = !segment.payload.isEmpty || segment.missing > 0
+            makeRoom(forDataless: !carriesData, t: t)
             guard flows.count < limits.maxFlows else {
                 if !flowLimitHit { flowLimitHit = true; warn("more than \(limits.maxFlows) TCP flows open at once: later flows ignored") }
+                if carriesData { segmentsDropped += 1 }
                 return
             }
             var connectionLimits = WebSocketConnection.Limits()
@@ -120,9 +130,15 @@ final class DecoderState {
                 self.assignID()
             }
             flows.insert(connection)
+            connection.carriedData = carriesData
+            if !carriesData { dataless.added(key: key, openedAt: t) }
             flow = connection
         }
         guard let connection = flow else { return }
+        if !connection.carriedData, !segment.payload.isEmpty || segment.missing > 0 {
+            connection.carriedData = true
+            dataless.gotData()
+        }
         if connection.isIgnored {
             // Not WebSocket: no reassembly (and no buffers) for it, only watch for its end.
             connection.releaseReassembly(limits: limits.tcp)
@@ -149,7 +165,38 @@ final class DecoderState {
 
     /// Forgets a flow; its connection, if it had an id, no longer counts as open.
     private func remove(_ key: FlowKey) {
-        if let connection = flows.removeValue(forKey: key), connection.id != nil { openConnections -= 1 }
+        guard let connection = flows.removeValue(forKey: key) else { return }
+        if connection.id != nil { openConnections -= 1 }
+        if !connection.carriedData { dataless.removed() }
+    }
+
+    /// Before a new flow is added: forgets flows that carried no data within
+    /// `DatalessFlows.expiry` of their first packet, and, while flows without data hold
+    /// their share of the table (half, or all of it when a flow with data needs the room),
+    /// the oldest of them. What a flood of SYNs takes is never the room of a real session.
+    private func makeRoom(forDataless newIsDataless: Bool, t: Micros) {
+        let share = newIsDataless ? max(1, limits.maxFlows / 2) : limits.maxFlows
+        while let oldest = dataless.oldest(in: flows) {
+            let expired = t - oldest.openedAt >= DatalessFlows.expiry
+            guard expired || dataless.count >= share || (!newIsDataless && flows.count >= limits.maxFlows) else { break }
+            dataless.dropOldest()
+            remove(oldest.key)
+        }
+        dataless.compact(keeping: flows, bound: 2 * limits.maxFlows + 1024)
+    }
+
+    /// Why the records miss data a cap dropped, or nil: a read that lost data is not a
+    /// complete one, so `PcapRecordSource` ends it with this error.
+    func droppedData() -> String? {
+        var parts: [String] = []
+        if segmentsDropped > 0 {
+            parts.append("more than \(limits.maxFlows) TCP flows carrying data open at once: \(segmentsDropped) segments carrying data of later flows were not decoded")
+        }
+        if connectionsIgnored > 0 {
+            parts.append("more than \(limits.maxConnections) WebSocket connections open at once: \(connectionsIgnored) later connections were not decoded")
+        }
+        guard !parts.isEmpty else { return nil }
+        return parts.joined(separator: "; ") + "; the records are incomplete (split the capture with --filter, e.g. by port)"
     }
 
     private func assignID() -> ConnectionID? {
@@ -158,6 +205,7 @@ final class DecoderState {
                 connectionLimitHit = true
                 warn("more than \(limits.maxConnections) WebSocket connections open at once: later ones ignored")
             }
+            connectionsIgnored += 1
             return nil
         }
         openConnections += 1
@@ -176,5 +224,6 @@ final class DecoderState {
             connection.captureEnded(t: t)
         }
         flows.removeAll()
+        dataless = DatalessFlows()
     }
 }

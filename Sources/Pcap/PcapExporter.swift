@@ -23,6 +23,11 @@ import WebSocket
 /// Compressed frames (stored inflated) are deflated again with the negotiated parameters;
 /// the bytes differ from the original wire bytes, so their length may too, but the inflated
 /// message is the same.
+///
+/// Memory is bounded by the connections open at once, not by the capture: a deflater is
+/// made only for a direction that sends a compressed frame, and a connection's state goes
+/// once every leg it has is closed both ways (records for it after that are counted in a
+/// warning, not written).
 public struct PcapExporter {
     /// Bytes per synthetic TCP segment.
     public static let segmentSize = 32 * 1024
@@ -30,11 +35,21 @@ public struct PcapExporter {
     struct ExportDirection {
         var endpoint: Endpoint
         var seq: UInt32
+        /// The connection negotiated permessage-deflate when this leg was open.
+        var compresses = false
+        /// Made on the first compressed frame, dropped when the direction ends.
         var deflater: MessageDeflater?
         /// Frames of a compressed message waiting for its final frame (their deflated bytes
         /// are only known once the whole message is).
         var heldFrames: [FrameRecord] = []
         var ended = false
+
+        /// Nothing more is sent this way: the compressor and any unfinished message go.
+        mutating func end() {
+            ended = true
+            deflater = nil
+            heldFrames = []
+        }
     }
 
     /// One TCP connection: a leg of a proxied pair, or the only connection there is.
@@ -59,6 +74,13 @@ public struct PcapExporter {
         /// no upstream leg.
         var noUpstream = false
         var deflate: DeflateParameters?
+
+        /// Every leg closed both ways (and no upstream leg still to come): nothing more
+        /// can be written for this connection.
+        func isOver(twoLegs: Bool) -> Bool {
+            guard !legs.isEmpty, legs.values.allSatisfy({ $0.client.ended && $0.server.ended }) else { return false }
+            return !twoLegs || legs[.upstream] != nil || noUpstream
+        }
     }
 
     private let writer: PcapngWriter
@@ -67,6 +89,10 @@ public struct PcapExporter {
     /// (a pcap, a synthetic capture) saw one connection, written as one conversation.
     private var twoLegs = false
     private var connections: [ConnectionID: Connection] = [:]
+    /// Connections whose state is gone (see `Connection.isOver`), and how many records
+    /// came for them afterwards.
+    private var over: Set<ConnectionID> = []
+    private var recordsAfterEnd = 0
     public private(set) var packetCount = 0
     public private(set) var frameCount = 0
     public private(set) var warnings: [String] = []
@@ -82,11 +108,33 @@ public struct PcapExporter {
         while let record = try source.next() {
             add(record)
         }
-        writer.close()
+        finish()
         warnings = source.warnings + warnings
     }
 
+    /// Closes the file; `warnings` is complete after this.
+    public mutating func finish() {
+        writer.close()
+        if recordsAfterEnd > 0 {
+            warnings.append("\(recordsAfterEnd) record(s) came after their connection had ended on every leg; they are not in the export")
+        }
+    }
+
+    /// Connections and deflaters held now (for tests and the `export` fuzz target: both
+    /// fall to zero as connections end).
+    public var connectionsHeld: Int { connections.count }
+    var deflatersHeld: Int {
+        connections.values.reduce(0) { total, connection in
+            total + connection.legs.values.reduce(0) { $0 + ($1.client.deflater == nil ? 0 : 1) + ($1.server.deflater == nil ? 0 : 1) }
+        }
+    }
+
     public mutating func add(_ record: CaptureRecord) {
+        if let conn = record.connection, over.contains(conn) {
+            // An open record starts a connection afresh under its id, as it always did.
+            guard case .open = record else { recordsAfterEnd += 1; return }
+            over.remove(conn)
+        }
         switch record {
         case .header(let header):
             startedAt = header.startedAt
@@ -110,12 +158,12 @@ public struct PcapExporter {
                     send(head, from: .server, leg: .upstream, in: &connection, t: upgrade.t)
                 }
                 send(head, from: .server, leg: .client, in: &connection, t: upgrade.t)
-                if upgrade.status == 101, let deflate = connection.deflate {
+                // Compression applies to the legs open now; each direction's deflater is
+                // made when it first sends a compressed frame.
+                if upgrade.status == 101, connection.deflate != nil {
                     for leg in [Leg.client, .upstream] where connection.legs[leg] != nil {
-                        connection.legs[leg]?.client.deflater = MessageDeflater(windowBits: deflate.clientMaxWindowBits,
-                                                                                noContextTakeover: deflate.clientNoContextTakeover)
-                        connection.legs[leg]?.server.deflater = MessageDeflater(windowBits: deflate.serverMaxWindowBits,
-                                                                                noContextTakeover: deflate.serverNoContextTakeover)
+                        connection.legs[leg]?.client.compresses = true
+                        connection.legs[leg]?.server.compresses = true
                     }
                 }
             }
@@ -135,7 +183,8 @@ public struct PcapExporter {
                 writeFrame(frame, leg: arrival, in: &connection, t: frame.t, comment: nil)
                 writeFrame(frame, leg: departure, in: &connection, t: frame.t, comment: nil)
             case .delayed(let delay):
-                writeFrame(frame, leg: arrival, in: &connection, t: frame.t - max(0, delay), comment: comment)
+                let (arrived, overflow) = frame.t.subtractingReportingOverflow(max(0, delay))
+                writeFrame(frame, leg: arrival, in: &connection, t: overflow ? frame.t : arrived, comment: comment)
                 writeFrame(frame, leg: departure, in: &connection, t: frame.t, comment: comment)
             case .dropped:
                 writeFrame(frame, leg: arrival, in: &connection, t: frame.t, comment: comment)
@@ -158,15 +207,20 @@ public struct PcapExporter {
             case .fin:
                 segment(from: end.side, in: &conversation, flags: [.fin, .ack], payload: [], t: end.t, comment: comment)
                 conversation[end.side].seq &+= 1
-                conversation[end.side].ended = true
+                conversation[end.side].end()
             case .rst, .error:
                 segment(from: end.side, in: &conversation, flags: [.rst, .ack], payload: [], t: end.t, comment: comment)
-                conversation[end.side].ended = true
+                conversation[end.side].end()
             case .captureEnd:
                 break
             }
             connection.legs[leg] = conversation
-            connections[end.conn] = connection
+            if connection.isOver(twoLegs: twoLegs) {
+                connections[end.conn] = nil
+                over.insert(end.conn)
+            } else {
+                connections[end.conn] = connection
+            }
         case .fault(let fault):
             // A refusal answered by the proxy itself: nothing goes upstream.
             if let conn = fault.conn, fault.kind == "refuse" || fault.kind == "refuse-http",
@@ -223,7 +277,8 @@ public struct PcapExporter {
             if !client.isEmpty || !server.isEmpty {
                 warnings.append("connection \(id): \(leg == .client ? "" : "upstream leg: ")addresses '\(client)' and '\(server)' are not IP:port pairs of one family; using \(made)")
             }
-            clientEnd = leg == .client ? Endpoint(IPAddress(ipv4: 0x0A00_0001), UInt16(truncatingIfNeeded: 40000 + id))
+            // Wrapping arithmetic: any id has a port (ids near Int.max included).
+            clientEnd = leg == .client ? Endpoint(IPAddress(ipv4: 0x0A00_0001), UInt16(truncatingIfNeeded: 40000 &+ id))
                 : Endpoint(IPAddress(ipv4: 0x0A00_0002), UInt16(truncatingIfNeeded: 50000 + id % 10000))
             serverEnd = leg == .client ? Endpoint(IPAddress(ipv4: 0x0A00_0002), 80) : Endpoint(IPAddress(ipv4: 0x0A00_0003), 80)
         }
@@ -291,6 +346,11 @@ public struct PcapExporter {
         defer { connection.legs[leg] = conversation }
         let side = record.from
         let frameNumber = connection.frameNumber
+        if record.compressed, conversation[side].compresses, conversation[side].deflater == nil, let deflate = connection.deflate {
+            conversation[side].deflater = side == .client
+                ? MessageDeflater(windowBits: deflate.clientMaxWindowBits, noContextTakeover: deflate.clientNoContextTakeover)
+                : MessageDeflater(windowBits: deflate.serverMaxWindowBits, noContextTakeover: deflate.serverNoContextTakeover)
+        }
         guard record.compressed, let deflater = conversation[side].deflater else {
             let frame = Frame(fin: record.fin, rsv1: record.rsv1, rsv2: record.rsv2, rsv3: record.rsv3, opcode: record.opcode,
                               maskingKey: record.masked ? key(frameNumber, record.conn) : nil, payload: record.payload)
@@ -352,22 +412,21 @@ public struct PcapExporter {
         let me = conversation[side], peer = conversation[side.other]
         let packet = PacketBuilder.tcp(from: me.endpoint, to: peer.endpoint, seq: me.seq,
                                        ack: flags == [.syn] ? 0 : peer.seq, flags: flags, payload: payload)
-        writer.write(packet, time: startedAt + t, comment: comment)
+        // Record times are within ±2^62 µs, but a header's start time is not bounded.
+        let (time, overflow) = startedAt.addingReportingOverflow(t)
+        writer.write(packet, time: overflow ? t : time, comment: comment)
         packetCount += 1
     }
 
     // MARK: - HTTP
 
-    /// The upgrade head as it was on the wire: request or status line, headers, blank line.
+    /// The upgrade head as it was on the wire: request or status line, headers, blank line,
+    /// written by the one head writer (so no recorded control character splits it).
     static func serialize(_ upgrade: UpgradeRecord) -> [UInt8] {
-        var text: String
         if upgrade.from == .client {
-            text = "\(upgrade.method ?? "GET") \(upgrade.target ?? "/") HTTP/1.1\r\n"
-        } else {
-            text = "HTTP/1.1 \(upgrade.status ?? 101) \(upgrade.reason ?? "Switching Protocols")\r\n"
+            return HTTPRequestHead(method: upgrade.method ?? "GET", target: upgrade.target ?? "/", headers: upgrade.headers).serialized
         }
-        for field in upgrade.headers { text += "\(field.name): \(field.value)\r\n" }
-        text += "\r\n"
-        return Array(text.utf8)
+        return HTTPResponseHead(status: upgrade.status ?? 101, reason: upgrade.reason ?? "Switching Protocols",
+                                headers: upgrade.headers).serialized
     }
 }

@@ -19,6 +19,8 @@ public final class PcapReader {
     /// and the number of the first one (for the warning).
     public private(set) var badTimestamps = 0
     public private(set) var firstBadTimestamp: Int?
+    /// What libpcap reads through (owned by libpcap's stream, closed with it).
+    private let interfaces: InterfaceTypeStream
 
     /// One packet, pointing into libpcap's buffer.
     public struct Packet {
@@ -31,27 +33,35 @@ public final class PcapReader {
 
     /// Opens `path` ("-" for stdin) and applies a BPF `filter` if given.
     public convenience init(path: String, filter: String? = nil) throws(PcapError) {
-        var errorBuffer = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE) + 1)
-        guard let handle = pcap_open_offline_with_tstamp_precision(path, UInt32(PCAP_TSTAMP_PRECISION_NANO), &errorBuffer) else {
-            throw PcapError("\(path): cannot read as pcap or pcapng: \(string(fromCBuffer: errorBuffer))")
+        let file = path == "-" ? fdopen(dup(STDIN_FILENO), "rb") : fopen(path, "rb")
+        guard let file else {
+            throw PcapError("\(path): cannot read as pcap or pcapng: \(String(cString: strerror(errno)))")
         }
-        try self.init(handle: handle, path: path, filter: filter)
+        try self.init(file: file, name: path, filter: filter)
     }
 
     /// Reads an open stream (the fuzz target's `fmemopen` of its input), named `name` in
     /// messages. The reader owns `file` from here on: libpcap closes it, also on failure.
-    public convenience init(file: UnsafeMutablePointer<FILE>, name: String) throws(PcapError) {
-        var errorBuffer = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE) + 1)
-        guard let handle = pcap_fopen_offline_with_tstamp_precision(file, UInt32(PCAP_TSTAMP_PRECISION_NANO), &errorBuffer) else {
+    /// libpcap reads it through `InterfaceTypeStream`, which reads pcapng interfaces'
+    /// link types where libpcap does not.
+    public convenience init(file: UnsafeMutablePointer<FILE>, name: String, filter: String? = nil) throws(PcapError) {
+        guard let (stream, interfaces) = InterfaceTypeStream.wrap(file) else {
             fclose(file)
-            throw PcapError("\(name): cannot read as pcap or pcapng: \(string(fromCBuffer: errorBuffer))")
+            throw PcapError("\(name): cannot read: \(String(cString: strerror(errno)))")
         }
-        try self.init(handle: handle, path: name, filter: nil)
+        var errorBuffer = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE) + 1)
+        guard let handle = pcap_fopen_offline_with_tstamp_precision(stream, UInt32(PCAP_TSTAMP_PRECISION_NANO), &errorBuffer) else {
+            let reason = interfaces.mixedLinkTypes ?? string(fromCBuffer: errorBuffer)
+            fclose(stream)
+            throw PcapError("\(name): cannot read as pcap or pcapng: \(reason)")
+        }
+        try self.init(handle: handle, path: name, filter: filter, interfaces: interfaces)
     }
 
-    private init(handle: OpaquePointer, path: String, filter: String?) throws(PcapError) {
+    private init(handle: OpaquePointer, path: String, filter: String?, interfaces: InterfaceTypeStream) throws(PcapError) {
         self.handle = handle
         self.path = path
+        self.interfaces = interfaces
         dlt = pcap_datalink(handle)
         linkType = LinkType(dlt: dlt)
         snapshotLength = Int(pcap_snapshot(handle))
@@ -92,13 +102,14 @@ public final class PcapReader {
     private func readError() -> PcapError {
         let reason = String(cString: pcap_geterr(handle))
         let place = "packet \(packetCount + 1)"
+        if let mixed = interfaces.mixedLinkTypes { return PcapError("\(path): \(place): \(mixed)", tornTail: false) }
         guard let file = pcap_file(handle), feof(file) == 0 else {
             return PcapError("\(path): \(place): \(reason)", tornTail: true)
         }
         let offset = ftello(file)
         var size: off_t = -1
         var st = stat()
-        if fstat(fileno(file), &st) == 0, st.st_mode & S_IFMT == S_IFREG { size = st.st_size }
+        if fstat(interfaces.sourceDescriptor, &st) == 0, st.st_mode & S_IFMT == S_IFREG { size = st.st_size }
         var message = "\(path): \(place)"
         if offset >= 0 { message += ", byte offset \(offset)" }
         message += ": corrupt packet record in the middle of the file (\(reason))"

@@ -7,7 +7,10 @@ import JSON
 public struct PcapRecordSource: RecordSource {
     public struct Limits: Sendable {
         public var tcp = TCPReassembler.Limits()
-        /// TCP flows tracked at once; packets of flows beyond this are ignored with a warning.
+        /// TCP flows tracked at once. Flows that carried no data yet take at most half and
+        /// are forgotten after `DatalessFlows.expiry`; when flows carrying data fill it,
+        /// later flows' packets are ignored and the read ends with an error once its
+        /// records are out (exit status 2), as it does when `maxConnections` drops one.
         public var maxFlows = 100_000
         /// WebSocket connections open at once (ended ones are forgotten, so this bounds
         /// memory, not the capture's length); more are ignored with a warning.
@@ -97,7 +100,11 @@ public struct PcapRecordSource: RecordSource {
             if atEnd || torn != nil || failure != nil {
                 if let torn { state.warn(torn) }
                 finished = true
-                if failure == nil { state.finish() }
+                if failure == nil {
+                    state.finish()
+                    // A cap dropped data: the records are out, but the read is no pass.
+                    if let dropped = state.droppedData() { failure = PcapError("\(reader.path): \(dropped)") }
+                }
             }
         }
     }

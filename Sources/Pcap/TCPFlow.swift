@@ -12,6 +12,10 @@ class TCPFlow: FlowTableEntry {
     var released = false
     var lowFinSeen = false
     var highFinSeen = false
+    /// A segment with payload was seen in either direction. Flows that never carry data
+    /// (SYN-only scans, refused connections) are the ones `DecoderState` expires and
+    /// evicts first, so they cannot take the table from flows that do.
+    var carriedData = false
 
     init(key: FlowKey, limits: TCPReassembler.Limits) {
         self.key = key

@@ -311,14 +311,13 @@ public struct ReplayScript: Sendable {
 
     /// The next expected peer frame is late or not: gives it up past its deadline (true:
     /// something changed), or schedules a wake-up for the deadline (false). The deadline
-    /// keeps the recorded gap unscaled: `--speed` makes our side faster, not the peer's
-    /// clock (a client's idle ping comes after its own timeout whatever our speed).
+    /// is `ReplayTiming.peerWait` after the anchor, plus the patience.
     mutating func waitForPeer(now: Micros, into out: inout [ReplayAction]) -> Bool {
         let index = aligner.resolvedPrefix
         let expectedAt = RecordedConnection.sentAt(aligner.expected[index])
         let anchor = anchorFor(waitsFor: index)
-        let gap = max(0, expectedAt - anchor.recorded)
-        let deadline = anchor.live + max(config.timing.delay(gap), gap) + config.timing.patience
+        let wait = config.timing.peerWait(expectedAt - anchor.recorded)
+        let deadline = anchor.live.addingClamped(wait).addingClamped(config.timing.patience)
         if now >= deadline {
             for outcome in aligner.giveUp(index, now: now) { out.append(.report(deviation(outcome, now: now))) }
             return true
@@ -394,5 +393,13 @@ public struct ReplayScript: Sendable {
         var deviation = outcome.deviation(conn: recording.conn, now: now)
         deviation.copy = config.copy
         return deviation
+    }
+}
+
+extension Micros {
+    /// The sum, or the largest value on overflow: a deadline that far is never reached.
+    func addingClamped(_ other: Micros) -> Micros {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
     }
 }

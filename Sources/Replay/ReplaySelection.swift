@@ -60,8 +60,9 @@ public enum ReplayLoader {
             }
             builders[conn]?.add(record)
         }
-        return order.compactMap { conn in
+        return try order.compactMap { conn in
             guard var connection = builders[conn]?.connection else { return nil }
+            if let problem = connection.unsendableHead { throw ReplayInputError(problem) }
             connection.client = clientOf[conn]?.id
             connection.clientKey = clientOf[conn]?.key
             return connection

@@ -29,6 +29,30 @@ public struct ReplayTiming: Sendable, Hashable {
         return Micros(max(scaled, 0))
     }
 
+    /// How long to wait for a frame the live peer should send `recordedGap` after our
+    /// last step: the recorded gap unscaled (`--speed` makes our side faster, not the
+    /// peer's clock: a client's idle ping comes after its own timeout whatever our speed),
+    /// but capped at `maxGap` like every other wait, and never less than our own delay.
+    public func peerWait(_ recordedGap: Micros) -> Micros {
+        var gap = min(max(0, recordedGap), RecordTime.limit)
+        if let maxGap { gap = min(gap, maxGap) }
+        return max(delay(recordedGap), gap)
+    }
+
+    /// Speeds a replay takes (`--speed`): beyond them a recorded second becomes more than
+    /// a day and a half or less than a tenth of a millisecond, and a replay never ends or
+    /// is `max` in all but name.
+    public static let speeds: ClosedRange<Double> = 0.01...10_000
+
+    /// `--speed`'s value: a factor within `speeds`, or "max" (nil: no waiting).
+    public static func speed(parsing text: String) -> Result<Double?, ReplayInputError> {
+        if text == "max" { return .success(nil) }
+        guard let factor = Double(text), speeds.contains(factor) else {
+            return .failure(ReplayInputError("expected a number from 0.01 to 10000, or 'max'"))
+        }
+        return .success(factor)
+    }
+
     /// A duration as people write it on the command line: "10s", "1.5s", "250ms".
     public static func describe(_ micros: Micros) -> String {
         let millis = max(0, micros) / 1000

@@ -20,7 +20,13 @@ public struct HTTPRequestHead: Sendable, Hashable {
     }
 
     public var serialized: [UInt8] {
-        serializeHead(startLine: "\(method) \(target) \(version)", headers: headers)
+        var line: [UInt8] = []
+        HTTPHeadText.appendField(method, allowingTab: false, to: &line)
+        line.append(32)
+        HTTPHeadText.appendTarget(target, to: &line)
+        line.append(32)
+        HTTPHeadText.appendField(version, allowingTab: false, to: &line)
+        return serializeHead(startLine: line, headers: headers)
     }
 }
 
@@ -34,7 +40,11 @@ public struct HTTPResponseHead: Sendable, Hashable {
     }
 
     public var serialized: [UInt8] {
-        serializeHead(startLine: "\(version) \(status) \(reason)", headers: headers)
+        var line: [UInt8] = []
+        HTTPHeadText.appendField(version, allowingTab: false, to: &line)
+        line.append(contentsOf: " \(status) ".utf8)
+        HTTPHeadText.appendField(reason, allowingTab: true, to: &line)
+        return serializeHead(startLine: line, headers: headers)
     }
 }
 
@@ -112,15 +122,18 @@ private func sameIgnoringASCIICase(_ a: UInt8, _ b: UInt8) -> Bool {
     a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= 97 && (a | 0x20) <= 122)
 }
 
-private func serializeHead(startLine: String, headers: [HeaderField]) -> [UInt8] {
+/// The one place a head becomes bytes. Every part goes through `HTTPHeadText`, so no
+/// control character reaches the wire whatever a caller passes (a recorded reason, a
+/// peer's header value).
+private func serializeHead(startLine: [UInt8], headers: [HeaderField]) -> [UInt8] {
     var out: [UInt8] = []
     out.reserveCapacity(64 + headers.count * 32)
-    out.append(contentsOf: startLine.utf8)
+    out.append(contentsOf: startLine)
     out.append(contentsOf: [13, 10])
     for field in headers {
-        out.append(contentsOf: field.name.utf8)
+        HTTPHeadText.appendField(field.name, allowingTab: false, to: &out)
         out.append(contentsOf: [58, 32])
-        out.append(contentsOf: field.value.utf8)
+        HTTPHeadText.appendField(field.value, allowingTab: true, to: &out)
         out.append(contentsOf: [13, 10])
     }
     out.append(contentsOf: [13, 10])

@@ -49,7 +49,7 @@ enum ReplayCommand: Command {
             OptionSpec("client", value: "client", help: "Replay this client's connections: its id or its key as 'faultline analyze' prints them (client-2, or '127.0.0.1 | agent | /path'), or a part of the key only one client has."),
             OptionSpec("all-clients", help: "As the server: serve every recorded client at once, each live connection matched to a recorded client by its key."),
             OptionSpec("clients", value: "n", help: "As the client: run this many copies at once.", default: "1"),
-            OptionSpec("speed", value: "x", help: "Time factor (2 = twice as fast) or 'max' (no waiting).", default: "1"),
+            OptionSpec("speed", value: "x", help: "Time factor from 0.01 to 10000 (2 = twice as fast) or 'max' (no waiting).", default: "1"),
             OptionSpec("max-gap", value: "duration", help: "Cap every recorded idle gap at this (500ms, 1s); default: none."),
             OptionSpec("connect-timeout", value: "duration", help: "As the client: how long the TCP connect, the TLS handshake and the upgrade answer may each take.", default: "10s"),
             OptionSpec("patience", value: "duration", help: "How long past its recorded time a peer frame may come before it is missing.", default: "5s"),
@@ -85,13 +85,11 @@ enum ReplayCommand: Command {
         }
         let tls = try TLSOptions.contexts(arguments, command: command, secureUpstream: secureUpstream, listens: listen != nil)
         var timing = ReplayTiming()
-        if let speed = arguments.value("speed"), speed != "max" {
-            guard let factor = Double(speed), factor > 0, factor.isFinite else {
-                throw UsageError("\(command): invalid value '\(speed)' for '--speed': expected a positive number or 'max'")
+        if let speed = arguments.value("speed") {
+            switch ReplayTiming.speed(parsing: speed) {
+            case .success(let factor): timing.speed = factor
+            case .failure(let error): throw UsageError("\(command): invalid value '\(speed)' for '--speed': \(error)")
             }
-            timing.speed = factor
-        } else if arguments.value("speed") == "max" {
-            timing.speed = nil
         }
         timing.maxGap = try duration(arguments, "max-gap")
         timing.patience = try duration(arguments, "patience") ?? 5_000_000

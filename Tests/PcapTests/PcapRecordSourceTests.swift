@@ -214,22 +214,6 @@ import WebSocket
         #expect(source.trackedFlows == 1)
     }
 
-    @Test func connectionLimitIsWarned() throws {
-        let b = PcapBuilder()
-        for i in 0..<3 {
-            let c = Conversation(b, clientPort: UInt16(40000 + i))
-            c.handshake()
-            c.upgrade()
-        }
-        var limits = PcapRecordSource.Limits()
-        limits.maxConnections = 2
-        var source = try PcapRecordSource(path: try b.write(), tool: "test", limits: limits)
-        var opens = 0
-        while let r = try source.next() { if case .open = r { opens += 1 } }
-        #expect(opens == 2)
-        #expect(source.warnings.contains { $0.contains("more than 2 WebSocket connections") })
-    }
-
     @Test func ipv6ConnectionWithWrappingSequenceNumbers() throws {
         let b = PcapBuilder()
         let c = Conversation(b, clientISN: 0xFFFF_FF00, serverISN: 0xFFFF_FFF0, ipv6: true)

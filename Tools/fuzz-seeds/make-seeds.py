@@ -31,11 +31,15 @@ for name in jsonl:
         if run and len(run) + len(line) > 4096:
             write("capture-lines", "%s.%03d" % (name, part), run)
             write("capture-analyzer", "%s.%03d" % (name, part), run)
+            write("export", "%s.%03d" % (name, part), run)
+            write("replay-script", "%s.%03d" % (name, part), run)
             run, part = b"", part + 1
         run += line
     if run:
         write("capture-lines", "%s.%03d" % (name, part), run)
         write("capture-analyzer", "%s.%03d" % (name, part), run)
+        write("export", "%s.%03d" % (name, part), run)
+        write("replay-script", "%s.%03d" % (name, part), run)
 
 # event-names: the text payloads of the sample captures (distinct, at most 400).
 payloads = set()

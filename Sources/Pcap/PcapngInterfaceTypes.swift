@@ -1,0 +1,123 @@
+/// Makes libpcap read pcapngs whose interfaces share a link type. libpcap keeps the first
+/// interface's link type as a DLT value and compares each later Interface Description
+/// Block's LINKTYPE with it, so two raw-IP interfaces (LINKTYPE 101, DLT 12) are refused
+/// as "different from the type of the first interface", and the file ends as a corrupt
+/// packet record; it refuses a later interface with another snapshot length the same way.
+///
+/// This filter sits between the file and libpcap and reads every block header itself:
+/// each later interface whose link type maps to the first one's is rewritten to the values
+/// libpcap holds (the DLT, the first snapshot length), so its packets are read with the
+/// first interface's link layer, which is theirs. An interface with another link layer is
+/// left alone and remembered (`mixed`) for the error message: one link layer per file is
+/// what the decoder supports. Anything that is not a pcapng, and any block header that
+/// makes no sense, passes through untouched from there on (libpcap reports it).
+///
+/// Streaming: block bodies pass straight through; only a block's first 16 bytes are held
+/// until they are complete.
+struct PcapngInterfaceTypes {
+    private enum Mode { case undecided, pcapng, passThrough }
+    private var mode = Mode.undecided
+    /// The current block's first bytes, until `headerLength` of them are in.
+    private var header: [UInt8] = []
+    /// Bytes of the current block after its header still to pass.
+    private var body = 0
+    private var bigEndian = false
+    /// The current section's first interface: its LINKTYPE and snapshot length.
+    private var first: (linkType: UInt16, snapshot: [UInt8])?
+    private var interfaces = 0
+    /// The first interface whose link layer differs from the section's first interface.
+    private(set) var mixed: (interface: Int, linkType: UInt16, firstLinkType: UInt16)?
+
+    static let sectionHeader: UInt32 = 0x0A0D_0D0A
+    static let interfaceDescription: UInt32 = 1
+
+    /// Filters `input`, appending what may be handed on to `out`.
+    mutating func feed(_ input: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+        var i = 0
+        while i < input.count {
+            if mode == .passThrough || body > 0 {
+                let n = mode == .passThrough ? input.count - i : min(body, input.count - i)
+                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[i ..< i + n]))
+                i += n
+                if mode != .passThrough { body -= n }
+                continue
+            }
+            header.append(input[i])
+            i += 1
+            if mode == .undecided, header.count == 4 {
+                mode = header == [0x0A, 0x0D, 0x0D, 0x0A] ? .pcapng : .passThrough
+                if mode == .passThrough { flush(into: &out); continue }
+            }
+            if header.count >= 8, header.count == headerLength { decide(); flush(into: &out) }
+        }
+    }
+
+    /// The end of the input: bytes still held go out as they are.
+    mutating func finish(into out: inout [UInt8]) { flush(into: &out) }
+
+    private mutating func flush(into out: inout [UInt8]) {
+        out.append(contentsOf: header)
+        header.removeAll(keepingCapacity: true)
+    }
+
+    /// How many bytes of the current block to hold: the byte-order magic of a section
+    /// header, the link type and snapshot length of an interface description.
+    private var headerLength: Int {
+        switch rawType {
+        case Self.sectionHeader: 12
+        case _ where header.count >= 8 && word(0) == Self.interfaceDescription: 16
+        default: 8
+        }
+    }
+
+    private var rawType: UInt32 {
+        UInt32(header[0]) << 24 | UInt32(header[1]) << 16 | UInt32(header[2]) << 8 | UInt32(header[3])
+    }
+
+    private func word(_ offset: Int) -> UInt32 {
+        let b = header[offset ..< offset + 4].map(UInt32.init)
+        return bigEndian ? b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0]
+    }
+
+    /// A complete header: checks its length, notes a section or interface, rewrites a
+    /// later interface of the first one's link layer.
+    private mutating func decide() {
+        if rawType == Self.sectionHeader {
+            switch Array(header[8 ..< 12]) {
+            case [0x1A, 0x2B, 0x3C, 0x4D]: bigEndian = true
+            case [0x4D, 0x3C, 0x2B, 0x1A]: bigEndian = false
+            default: mode = .passThrough; return
+            }
+            first = nil
+            interfaces = 0
+        }
+        let length = Int(word(4))
+        guard length >= header.count + 4, length % 4 == 0 else { mode = .passThrough; return }
+        body = length - header.count
+        guard rawType != Self.sectionHeader, word(0) == Self.interfaceDescription else { return }
+        let linkType = bigEndian ? UInt16(header[8]) << 8 | UInt16(header[9]) : UInt16(header[9]) << 8 | UInt16(header[8])
+        defer { interfaces += 1 }
+        guard let first else {
+            self.first = (linkType, Array(header[12 ..< 16]))
+            return
+        }
+        guard Self.dlt(linkType) == Self.dlt(first.linkType) else {
+            if mixed == nil { mixed = (interfaces, linkType, first.linkType) }
+            return
+        }
+        let held = Self.dlt(first.linkType)
+        header[8] = bigEndian ? UInt8(held >> 8) : UInt8(held & 0xFF)
+        header[9] = bigEndian ? UInt8(held & 0xFF) : UInt8(held >> 8)
+        header.replaceSubrange(12 ..< 16, with: first.snapshot)
+    }
+
+    /// libpcap's LINKTYPE to DLT mapping where the two differ on Linux (raw IP and ATM
+    /// RFC 1483); every other value is the same in both.
+    static func dlt(_ linkType: UInt16) -> UInt16 {
+        switch linkType {
+        case 101: 12
+        case 100: 11
+        default: linkType
+        }
+    }
+}
