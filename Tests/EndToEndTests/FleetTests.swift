@@ -1,0 +1,165 @@
+import Capture
+import Foundation
+import Glibc
+import JSON
+import Testing
+import TestSupport
+
+/// A fleet behind a real load balancer: three `faultline proxy` replicas behind HAProxy
+/// (round-robin) in front of `faultline sim server`. Faults drop the sim clients, so their
+/// reconnects land on other replicas; `analyze --merge` of the three captures must tell the
+/// same story as one proxy recording the same scenario with the same seed.
+@Suite(.serialized) struct FleetTests {
+    /// The scenario: two sim clients (the deliberate `reuse-auth` bug on), each connection
+    /// closed 4200 after 1 s by the proxy, so each client reconnects at once, three times.
+    static let faults = ["--fault", "close:4200,after=1s"]
+    static let clientArguments = ["--channels", "news,private-chat", "--seed", "7", "--clients", "2", "--bug", "reuse-auth",
+                                  "--backoff-base", "100ms", "--duration", "3.6s"]
+
+    /// What one client's story is, independent of connection numbers and replicas.
+    struct Story: Equatable, CustomStringConvertible {
+        var connections: Int
+        var findings: [String]
+        var description: String { "\(connections) connections, findings \(findings)" }
+    }
+
+    /// The report of `analyze` (JSON) on what `record` captured of the scenario.
+    static func run(through balancer: (_ serverPort: Int) throws -> (port: Int, finish: () throws -> [String]),
+                    merge: Bool) throws -> (report: JSONValue, captures: [String]) {
+        let (server, serverPort) = try ProxySimTests.simServer()
+        defer { server.stop() }
+        let (port, finish) = try balancer(serverPort)
+        let client = try ChildProcess.faultline(["sim", "client", "--url", "ws://127.0.0.1:\(port)/app/sim-key"] + clientArguments)
+        defer { client.stop() }
+        #expect(client.waitForExit(timeout: 60) == 0, "sim client: \(client.errorOutput)")
+        let captures = try finish()
+        let run = try runFaultline(["analyze"] + captures + (merge ? ["--merge"] : []) + ["--app-secret", "sim-secret", "--format", "json"])
+        #expect(run.status == 1, "the reuse-auth bug makes errors: \(run.stderr)")
+        return (try JSONParser.parse(run.stdout), captures)
+    }
+
+    static func single() throws -> JSONValue {
+        try run(through: { serverPort in
+            let (proxy, port, capture) = try ProxySimTests.proxy(upstreamPort: serverPort, faults)
+            return (port, { _ = try stopRecordingProxy(proxy, capture: capture); return [capture] })
+        }, merge: false).report
+    }
+
+    static func fleet(clockOffsets: [Int: String] = [:]) throws -> (report: JSONValue, captures: [String]) {
+        try run(through: { serverPort in
+            let fleet = try ProxyFleet(count: 3, upstreamPort: serverPort, arguments: faults, clockOffsets: clockOffsets)
+            let balancer = try HAProxy(backends: fleet.ports)
+            return (balancer.port, {
+                try fleet.stop()
+                balancer.process.stop()
+                return fleet.captures
+            })
+        }, merge: true)
+    }
+
+    /// Each client's story, by its grouping key (the sim gives each client its own User-Agent).
+    static func stories(_ report: JSONValue) -> [String: Story] {
+        var stories: [String: Story] = [:]
+        let findings = report["findings"]?.arrayValue ?? []
+        for client in report["clients"]?.arrayValue ?? [] {
+            guard let id = client["id"]?.stringValue, let key = client["key"]?.stringValue else { continue }
+            stories[key] = Story(connections: client["connections"]?.arrayValue?.count ?? 0,
+                                 findings: findings.filter { $0["client"]?.stringValue == id }.compactMap { $0["rule"]?.stringValue }.sorted())
+        }
+        return stories
+    }
+
+    /// The merged report agrees with the single proxy's, client by client, and shows the hops.
+    static func expectSameStory(_ merged: JSONValue, as single: JSONValue) throws {
+        let expected = stories(single)
+        try #require(expected.count == 2, "the single proxy saw the two clients: \(expected)")
+        #expect(expected.values.allSatisfy { $0.connections == 4 && $0.findings.contains("channels.stale-auth") }, "\(expected)")
+        // No vanished clients, no spurious new ones: the same keys, each with the same story.
+        #expect(stories(merged) == expected)
+        for client in merged["clients"]?.arrayValue ?? [] {
+            let replicas = (client["connections"]?.arrayValue ?? []).compactMap { $0["replica"]?.stringValue }
+            #expect(replicas.count == 4 && Set(replicas).count >= 2, "round-robin moved the client between replicas: \(replicas)")
+            // The deliberate bug is caught across a hop: a connection on another replica reuses the first one's auth.
+            let id = client["id"]?.stringValue
+            let stale = (merged["findings"]?.arrayValue ?? []).filter { $0["client"]?.stringValue == id && $0["rule"]?.stringValue == "channels.stale-auth" }
+            let replicaOf = Dictionary(uniqueKeysWithValues: (client["connections"]?.arrayValue ?? []).compactMap { c in
+                c["conn"]?.intValue.flatMap { conn in c["replica"]?.stringValue.map { (conn, $0) } }
+            })
+            #expect(stale.contains { $0["conn"]?.intValue.flatMap { replicaOf[$0] } != replicas.first }, "stale auth on another replica than the first: \(stale)")
+        }
+    }
+
+    static func corrections(_ report: JSONValue) -> [String] {
+        (report["warnings"]?.arrayValue ?? []).compactMap(\.stringValue).filter { $0.contains("clock corrected") }
+    }
+
+    @Test func aMergedFleetTellsTheSameStoryAsOneProxy() throws {
+        let single = try Self.single()
+        let (merged, captures) = try Self.fleet()
+        try Self.expectSameStory(merged, as: single)
+        #expect(Self.corrections(merged).isEmpty, "clocks that agree need no correction: \(Self.corrections(merged))")
+        // Read apart, as before --merge, the same captures lose the clients' stories.
+        let apart = try runFaultline(["analyze"] + captures + ["--app-secret", "sim-secret", "--format", "json"])
+        let apartClients = try JSONParser.parse(apart.stdout)["clients"]?.arrayValue ?? []
+        #expect(apartClients.count > 2 && apartClients.allSatisfy { ($0["connections"]?.arrayValue?.count ?? 0) < 4 },
+                "each replica's part of a client is a client of its own: \(apartClients.count) clients")
+    }
+
+    @Test func aReplicaWhoseClockIs30msAheadIsCorrectedAndTheStoryHolds() throws {
+        let single = try Self.single()
+        let (merged, captures) = try Self.fleet(clockOffsets: [1: "30ms"])
+        try Self.expectSameStory(merged, as: single)
+        // r2 reads 30 ms late: a client it dropped reconnects (at once) on r1 or r3 "before"
+        // the drop. The merge moves the others after it, by no more than the true 30 ms.
+        let corrections = Self.corrections(merged)
+        #expect(corrections.contains { $0.contains("behind r2's") } && !corrections.contains { $0.hasPrefix("merge: r2's") },
+                "\(corrections)")
+        for line in corrections {
+            let ms = line.split(separator: "+").last?.split(separator: " ").first.flatMap { Double($0) }
+            #expect(ms.map { $0 > 0 && $0 <= 30.001 } == true, "\(line)")
+        }
+        // Skew beyond --max-skew is refused, naming the replicas.
+        let refused = try runFaultline(["analyze"] + captures + ["--merge", "--max-skew", "1ms"])
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("--max-skew 1.0 ms") && refused.stderr.contains("r2"), "\(refused.stderr)")
+    }
+
+    @Test func ctlFanOutCloses4009OnOneClientThroughTheReplicaThatHoldsIt() throws {
+        let (server, serverPort) = try ProxySimTests.simServer()
+        defer { server.stop() }
+        let fleet = try ProxyFleet(count: 3, upstreamPort: serverPort, arguments: [], control: true)
+        let balancer = try HAProxy(backends: fleet.ports)
+        let client = try ChildProcess.faultline(["sim", "client", "--url", "ws://127.0.0.1:\(balancer.port)/app/sim-key",
+                                                 "--channels", "news", "--seed", "7", "--clients", "2", "--duration", "30s"])
+        defer { client.stop() }
+        for n in 1...2 {
+            #expect(client.waitForLine(timeout: 20) { $0.hasPrefix("client \(n): connecting -> connected") } != nil, "client \(n) connected")
+        }
+        let proxies = fleet.controls.flatMap { ["--proxy", $0] }
+        let listed = try runFaultline(["ctl"] + proxies + ["connections"])
+        #expect(listed.status == 0 && listed.stdout.hasPrefix("PROXY"), "\(listed.stderr)")
+        #expect(listed.stdout.split(separator: "\n").count == 3, "both clients' connections, merged: \(listed.stdout)")
+
+        let applied = try runFaultline(["ctl"] + proxies + ["apply", "client=(client 1)", "close:4009,reason=terminated"])
+        #expect(applied.status == 0, "\(applied.stderr)")
+        let holder = try #require(fleet.controls.firstIndex { applied.stdout.hasPrefix($0) }, "the answer names the replica: \(applied.stdout)")
+        #expect(applied.stdout.split(separator: "\n").count == 1)
+        let failed = client.waitForLine(timeout: 20) { $0.hasPrefix("client 1:") && $0.contains("-> failed") }
+        #expect(failed?.contains("4009") == true, "client: \(client.output)")
+        #expect(!client.output.contains { $0.hasPrefix("client 2:") && $0.contains("-> failed") })
+
+        // A replica that does not answer is named, and the exit status says so.
+        let dead = "127.0.0.1:\(TestEnvironment.freePort())"
+        let partial = try runFaultline(["ctl", "--proxy", fleet.controls[0], "--proxy", dead, "health"])
+        #expect(partial.status == 1)
+        #expect(partial.stdout.contains("\(fleet.controls[0])  ok"), "\(partial.stdout)")
+        #expect(partial.stderr.contains("\(dead) did not answer"), "\(partial.stderr)")
+
+        client.stop()
+        try fleet.stop()
+        for (i, path) in fleet.captures.enumerated() {
+            let closes = try CaptureContents(path: path).frames.filter { $0.closeCode == 4009 && $0.action == .injected }
+            #expect(closes.count == (i == holder ? 1 : 0), "replica r\(i + 1): \(closes.count) injected 4009")
+        }
+    }
+}
