@@ -12,7 +12,8 @@ import Vocabulary
 /// merged session meets them (so ids still grow in opening order, as the analysis expects)
 /// and `replica(of:)` tells whose a connection is. Record times are made relative to the
 /// earliest replica's (corrected) start, which is the merged header's `startedAt`.
-package struct MergedRecordSource: RecordSource {
+/// A class: readers hold it as `any RecordSource` and still ask it `replica(of:)` as they go.
+package final class MergedRecordSource: RecordSource {
     package let header: CaptureHeader
     /// Replica names, in the merge's order.
     package let replicas: [String]
@@ -54,7 +55,10 @@ package struct MergedRecordSource: RecordSource {
         settings["replicas"] = .array(replicas.map { .string($0) })
         settings["inputs"] = .array(names.map { .string($0) })
         settings["clock_corrections_us"] = .array(corrections.map { .int($0) })
-        header = CaptureHeader(tool: sources.first?.header.tool ?? "", startedAt: base, source: "merge", settings: settings)
+        // The replicas' common producer ("proxy": readers such as export rely on it), else "merge".
+        let producers = Set(sources.map(\.header.source))
+        header = CaptureHeader(tool: sources.first?.header.tool ?? "", startedAt: base,
+                               source: producers.count == 1 ? producers.first! : "merge", settings: settings)
     }
 
     /// Every replica's warnings, each prefixed by its replica's name.
@@ -67,7 +71,7 @@ package struct MergedRecordSource: RecordSource {
         conn >= 1 && conn <= replicaOfID.count ? Int(replicaOfID[conn - 1]) : nil
     }
 
-    package mutating func next() throws -> CaptureRecord? {
+    package func next() throws -> CaptureRecord? {
         if !started {
             started = true
             for i in sources.indices { try advance(i) }
@@ -84,7 +88,7 @@ package struct MergedRecordSource: RecordSource {
         return renumbered(head.record, replica: i, at: head.at)
     }
 
-    private mutating func advance(_ i: Int) throws {
+    private func advance(_ i: Int) throws {
         while let record = try sources[i].next() {
             guard let t = record.time else { continue }   // a part's own header
             let (at, overflow) = t.addingReportingOverflow(shifts[i])
@@ -95,7 +99,7 @@ package struct MergedRecordSource: RecordSource {
         heads[i] = nil
     }
 
-    private mutating func id(_ conn: ConnectionID, replica: Int) -> ConnectionID {
+    private func id(_ conn: ConnectionID, replica: Int) -> ConnectionID {
         if let known = ids[replica][conn] { return known }
         replicaOfID.append(Int32(replica))
         let id = replicaOfID.count
@@ -103,7 +107,7 @@ package struct MergedRecordSource: RecordSource {
         return id
     }
 
-    private mutating func renumbered(_ record: CaptureRecord, replica i: Int, at t: Int64) -> CaptureRecord {
+    private func renumbered(_ record: CaptureRecord, replica i: Int, at t: Int64) -> CaptureRecord {
         switch record {
         case .header: return record
         case .open(var r): r.conn = id(r.conn, replica: i); r.t = t; return .open(r)

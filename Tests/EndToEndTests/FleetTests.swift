@@ -103,6 +103,26 @@ import TestSupport
         let apartClients = try JSONParser.parse(apart.stdout)["clients"]?.arrayValue ?? []
         #expect(apartClients.count > 2 && apartClients.allSatisfy { ($0["connections"]?.arrayValue?.count ?? 0) < 4 },
                 "each replica's part of a client is a client of its own: \(apartClients.count) clients")
+        // frames --merge: every frame of the three captures once, in time order, each naming its replica.
+        let frames = try runFaultline(["frames", "--merge", "--format", "json"] + captures)
+        #expect(frames.status == 0, "\(frames.stderr)")
+        let lines = try frames.stdout.split(separator: "\n").map { try JSONParser.parse(String($0)) }
+        let recorded = try captures.map { try CaptureContents(path: $0).frames.count }.reduce(0, +)
+        #expect(lines.count == recorded)
+        #expect(Set(lines.compactMap { $0["replica"]?.stringValue }) == ["r1", "r2", "r3"])
+        #expect(lines.allSatisfy { $0["replica"]?.stringValue != nil })
+        let times = lines.compactMap { $0["t"]?.doubleValue }
+        #expect(times.count == lines.count && times == times.sorted())
+        // export --merge: one pcapng with every replica's conversations, both legs each.
+        let directory = TestEnvironment.temporaryDirectory("faultline-fleet-export")
+        func packets(_ inputs: [String], merge: Bool) throws -> Int? {
+            let out = directory.appendingPathComponent("\(UInt32.random(in: 0 ... .max)).pcapng").path
+            let run = try runFaultline(["export"] + (merge ? ["--merge"] : []) + inputs + ["--pcap", out])
+            #expect(run.status == 0, "\(run.stderr)")
+            return run.stderr.split(separator: " ").firstIndex(of: "packets,").flatMap { i in Int(run.stderr.split(separator: " ")[i - 1]) }
+        }
+        let apartPackets = try captures.map { try packets([$0], merge: false) ?? -1 }.reduce(0, +)
+        #expect(try packets(captures, merge: true) == apartPackets)
     }
 
     @Test func aReplicaWhoseClockIs30msAheadIsCorrectedAndTheStoryHolds() throws {
@@ -161,5 +181,15 @@ import TestSupport
             let closes = try CaptureContents(path: path).frames.filter { $0.closeCode == 4009 && $0.action == .injected }
             #expect(closes.count == (i == holder ? 1 : 0), "replica r\(i + 1): \(closes.count) injected 4009")
         }
+    }
+
+    @Test func mergeRefusesWhatItCannotRead() throws {
+        let (_, captures) = (0, [TestEnvironment.path("Captures/backoff-bound.jsonl")])
+        let one = try runFaultline(["analyze", "--merge"] + captures)
+        #expect(one.status == 2 && one.stderr.contains("--merge needs the captures of two replicas or more"), "\(one.stderr)")
+        let piped = try runFaultline(["analyze", "--merge", "-", captures[0]])
+        #expect(piped.status == 2 && piped.stderr.contains("needs files: '<stdin>'"), "\(piped.stderr)")
+        let stray = try runFaultline(["analyze", "--max-skew", "1s"] + captures)
+        #expect(stray.status == 2 && stray.stderr.contains("--max-skew applies to --merge only"), "\(stray.stderr)")
     }
 }

@@ -36,7 +36,7 @@ import WebSocket
         .frame(FrameRecord(conn: conn, t: t, from: from, opcode: .close, masked: from == .client, payload: [0x10, 0x68], action: action))
     }
 
-    static func drain(_ source: inout MergedRecordSource) throws -> [CaptureRecord] {
+    static func drain(_ source: MergedRecordSource) throws -> [CaptureRecord] {
         var out: [CaptureRecord] = []
         while let record = try source.next() { out.append(record) }
         return out
@@ -48,10 +48,11 @@ import WebSocket
         // Replica b started 1 s after a: its t=0.5 s is a's t=1.5 s.
         let a = ListSource(header: Self.header(startedAt: 10_000_000), records: [Self.open(1, 1_000_000), Self.close(1, 2_000_000)])
         let b = ListSource(header: Self.header(startedAt: 11_000_000), records: [Self.open(1, 500_000), Self.open(2, 2_500_000)])
-        var merged = try MergedRecordSource(replicas: ["a", "b"], sources: [a, b], corrections: [0, 0], names: ["a.jsonl", "b.jsonl"])
+        let merged = try MergedRecordSource(replicas: ["a", "b"], sources: [a, b], corrections: [0, 0], names: ["a.jsonl", "b.jsonl"])
         #expect(merged.header.startedAt == 10_000_000)
-        #expect(merged.header.source == "merge")
-        let records = try Self.drain(&merged)
+        #expect(merged.header.source == "proxy", "the replicas' common producer")
+        #expect(merged.header.settings["replicas"] == .array(["a", "b"]))
+        let records = try Self.drain(merged)
         #expect(records.map(\.time) == [1_000_000, 1_500_000, 2_000_000, 3_500_000])
         #expect(records.map(\.connection) == [1, 2, 1, 3])
         #expect((1...3).map { merged.replica(of: $0) } == [0, 1, 1])
@@ -61,8 +62,8 @@ import WebSocket
     @Test func aCorrectionMovesAReplicasRecordsLaterAndTheStartFollowsTheEarliest() throws {
         let a = ListSource(header: Self.header(startedAt: 5_000_000), records: [Self.open(1, 100)])
         let b = ListSource(header: Self.header(startedAt: 5_000_000), records: [Self.open(1, 50)])
-        var merged = try MergedRecordSource(replicas: ["a", "b"], sources: [a, b], corrections: [0, 30_000], names: ["a", "b"])
-        let records = try Self.drain(&merged)
+        let merged = try MergedRecordSource(replicas: ["a", "b"], sources: [a, b], corrections: [0, 30_000], names: ["a", "b"])
+        let records = try Self.drain(merged)
         #expect(records.map(\.time) == [100, 30_050])
         #expect(merged.replica(of: 1) == 0 && merged.replica(of: 2) == 1)
     }
@@ -70,8 +71,8 @@ import WebSocket
     @Test func equalTimesKeepTheReplicasOrderAndEachReplicasOwnOrder() throws {
         let a = ListSource(header: Self.header(startedAt: 0), records: [Self.open(1, 10), Self.close(1, 10)])
         let b = ListSource(header: Self.header(startedAt: 0), records: [Self.open(7, 10)])
-        var merged = try MergedRecordSource(replicas: ["a", "b"], sources: [a, b], corrections: [0, 0], names: ["a", "b"])
-        let records = try Self.drain(&merged)
+        let merged = try MergedRecordSource(replicas: ["a", "b"], sources: [a, b], corrections: [0, 0], names: ["a", "b"])
+        let records = try Self.drain(merged)
         #expect(records.map(\.connection) == [1, 1, 2])
         guard case .frame = records[1] else { Issue.record("a's close stays after a's open"); return }
     }
@@ -79,15 +80,15 @@ import WebSocket
     @Test func aPartsOwnHeaderInTheStreamIsSkipped() throws {
         let a = ListSource(header: Self.header(startedAt: 0), records: [.header(Self.header(startedAt: 0)), Self.open(1, 10)])
         let b = ListSource(header: Self.header(startedAt: 0), records: [])
-        var merged = try MergedRecordSource(replicas: ["a", "b"], sources: [a, b], corrections: [0, 0], names: ["a", "b"])
-        #expect(try Self.drain(&merged).count == 1)
+        let merged = try MergedRecordSource(replicas: ["a", "b"], sources: [a, b], corrections: [0, 0], names: ["a", "b"])
+        #expect(try Self.drain(merged).count == 1)
     }
 
     @Test func timesOutOfRangeAreAUsageErrorNamingTheInput() throws {
         let a = ListSource(header: Self.header(startedAt: 0), records: [Self.open(1, 10)])
         let b = ListSource(header: Self.header(startedAt: 1_000), records: [Self.open(1, Int64.max - 10)])
-        var merged = try MergedRecordSource(replicas: ["a", "b"], sources: [a, b], corrections: [0, 0], names: ["a.jsonl", "b.jsonl"])
-        let error = #expect(throws: UsageError.self) { _ = try Self.drain(&merged) }
+        let merged = try MergedRecordSource(replicas: ["a", "b"], sources: [a, b], corrections: [0, 0], names: ["a.jsonl", "b.jsonl"])
+        let error = #expect(throws: UsageError.self) { _ = try Self.drain(merged) }
         #expect(error?.message.contains("b.jsonl") == true)
         let far = ListSource(header: Self.header(startedAt: Int64.max - 5), records: [])
         let error2 = #expect(throws: UsageError.self) {
