@@ -113,6 +113,15 @@ import TestSupport
         #expect(lines.allSatisfy { $0["replica"]?.stringValue != nil })
         let times = lines.compactMap { $0["t"]?.doubleValue }
         #expect(times.count == lines.count && times == times.sorted())
+        // Every report format names each connection's replica; a lone capture that names its replica too.
+        let text = try runFaultline(["analyze", "--merge"] + captures)
+        #expect(text.stdout.range(of: #"connections: \d+@r\d, \d+@r\d"#, options: .regularExpression) != nil, "\(text.stdout)")
+        let junit = try runFaultline(["analyze", "--merge", "--format", "junit"] + captures)
+        #expect(junit.stdout.range(of: #"<property name="connections" value="\d+@r\d, "#, options: .regularExpression) != nil)
+        let html = try runFaultline(["analyze", "--merge", "--format", "html"] + captures)
+        #expect(html.stdout.contains(" on replica r2") && html.stdout.range(of: #">#\d+@r1</text>"#, options: .regularExpression) != nil)
+        let alone = try runFaultline(["analyze", captures[0]])
+        #expect(alone.stdout.range(of: #"connections: \d+@r1"#, options: .regularExpression) != nil, "\(alone.stdout)")
         // export --merge: one pcapng with every replica's conversations, both legs each.
         let directory = TestEnvironment.temporaryDirectory("faultline-fleet-export")
         func packets(_ inputs: [String], merge: Bool) throws -> Int? {
@@ -156,14 +165,33 @@ import TestSupport
             #expect(client.waitForLine(timeout: 20) { $0.hasPrefix("client \(n): connecting -> connected") } != nil, "client \(n) connected")
         }
         let proxies = fleet.controls.flatMap { ["--proxy", $0] }
-        let listed = try runFaultline(["ctl"] + proxies + ["connections"])
+        // --proxies FILE: one address a line, comments and blank lines ignored.
+        let file = TestEnvironment.temporaryDirectory("faultline-fleet-ctl").appendingPathComponent("fleet.txt")
+        try ("# the fleet\n\n" + fleet.controls.map { "http://\($0)  # a replica\n" }.joined()).write(to: file, atomically: true, encoding: .utf8)
+        let listed = try runFaultline(["ctl", "--proxies", file.path, "connections"])
         #expect(listed.status == 0 && listed.stdout.hasPrefix("PROXY"), "\(listed.stderr)")
+        let watch = try ChildProcess.faultline(["ctl"] + proxies + ["watch"])
+        defer { watch.stop() }
+        // Until each replica's stream is live, a bare TCP connection to it (no upgrade) shows
+        // up in the merged stream as connection-opened from that proxy: then none is missed.
+        for (port, control) in zip(fleet.ports, fleet.controls) {
+            let deadline = Date().addingTimeInterval(20)
+            var live = false
+            while !live && Date() < deadline {
+                _ = try? RawSocket(port: port, receiveTimeout: 1)
+                live = watch.waitForLine(timeout: 0.5) { $0.contains("\"proxy\":\"\(control)\"") && $0.contains("connection-opened") } != nil
+            }
+            #expect(live, "watch of \(control) never became live: \(watch.output) \(watch.errorOutput)")
+        }
         #expect(listed.stdout.split(separator: "\n").count == 3, "both clients' connections, merged: \(listed.stdout)")
 
         let applied = try runFaultline(["ctl"] + proxies + ["apply", "client=(client 1)", "close:4009,reason=terminated"])
         #expect(applied.status == 0, "\(applied.stderr)")
         let holder = try #require(fleet.controls.firstIndex { applied.stdout.hasPrefix($0) }, "the answer names the replica: \(applied.stdout)")
         #expect(applied.stdout.split(separator: "\n").count == 1)
+        // The merged event stream shows the fault, from the replica that fired it.
+        let event = watch.waitForLine(timeout: 20) { $0.contains("\"fault\"") && $0.contains("4009") }
+        #expect(event?.contains("\"proxy\":\"\(fleet.controls[holder])\"") == true, "watch: \(watch.output)")
         let failed = client.waitForLine(timeout: 20) { $0.hasPrefix("client 1:") && $0.contains("-> failed") }
         #expect(failed?.contains("4009") == true, "client: \(client.output)")
         #expect(!client.output.contains { $0.hasPrefix("client 2:") && $0.contains("-> failed") })
@@ -175,8 +203,15 @@ import TestSupport
         #expect(partial.stdout.contains("\(fleet.controls[0])  ok"), "\(partial.stdout)")
         #expect(partial.stderr.contains("\(dead) did not answer"), "\(partial.stderr)")
 
+        let badFile = file.deletingLastPathComponent().appendingPathComponent("bad.txt")
+        try "127.0.0.1:1\nnot an address/x\n".write(to: badFile, atomically: true, encoding: .utf8)
+        let bad = try runFaultline(["ctl", "--proxies", badFile.path, "health"])
+        #expect(bad.status == 2 && bad.stderr.contains("bad.txt:2"), "\(bad.stderr)")
+
         client.stop()
         try fleet.stop()
+        // The replicas ended their streams: watch ends too, with every replica having answered.
+        #expect(watch.waitForExit(timeout: 20) == 0, "\(watch.errorOutput)")
         for (i, path) in fleet.captures.enumerated() {
             let closes = try CaptureContents(path: path).frames.filter { $0.closeCode == 4009 && $0.action == .injected }
             #expect(closes.count == (i == holder ? 1 : 0), "replica r\(i + 1): \(closes.count) injected 4009")
