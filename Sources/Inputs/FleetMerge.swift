@@ -6,7 +6,9 @@ import Vocabulary
 /// one input, or the parts of one rotated recording. Two passes over the files: the first
 /// collects the hops clients made between replicas (`HopEvidence`) and estimates the clock
 /// corrections (`ClockSkew`); the second is the merge itself (`MergedRecordSource`). Both
-/// stream, so a pipe or standard input, readable once only, cannot be merged.
+/// stream, so a pipe or standard input, readable once only, cannot be merged. Memory:
+/// the first pass keeps a small summary per connection (bounded, `HopEvidence.limit`), the
+/// merge an id per connection; records and frames stream.
 package enum FleetMerge {
     package struct Plan {
         package var source: MergedRecordSource
@@ -42,7 +44,10 @@ package enum FleetMerge {
         }
         let names = replicaNames(headers, files: sets.map { $0[0] })
         let estimate: ClockSkew.Estimate
-        switch ClockSkew.estimate(replicas: sets.count, hops: evidence.hops()) {
+        // Reconnects up to ten times --max-skew before their drop are evidence of skew (so
+        // skew past --max-skew is seen and refused); further back, another client of the key.
+        let (plausible, overflow) = maxSkew.multipliedReportingOverflow(by: 10)
+        switch ClockSkew.estimate(replicas: sets.count, hops: evidence.hops(plausible: overflow ? .max : plausible)) {
         case .success(let found): estimate = found
         case .failure(.contradiction(let hop)):
             throw UsageError("\(command): --merge: the replicas' clocks cannot be reconciled: client '\(hop.key)' reconnected on \(names[hop.to]) \(milliseconds(hop.requiredShift - 1)) ms before its drop on \(names[hop.from]), and other hops demand the opposite; check the replicas' clocks (NTP)")

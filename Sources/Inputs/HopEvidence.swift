@@ -65,8 +65,11 @@ package struct HopEvidence {
     }
 
     /// Each client's moves between replicas: consecutive connections of one key (in the
-    /// order they opened) on two replicas, the first of which ended.
-    package func hops() -> [ClockHop] {
+    /// order they opened) on two replicas, the first of which ended. A next connection that
+    /// reads as more than `plausible` before the drop is taken for another client of the
+    /// same key (two clients behind one NAT with one User-Agent overlap like that), not for
+    /// a hop: no clock is that far off in a fleet worth merging.
+    package func hops(plausible: Int64 = .max) -> [ClockHop] {
         var byKey: [String: [Int]] = [:]
         for (i, s) in summaries.enumerated() { byKey[s.key, default: []].append(i) }
         var hops: [ClockHop] = []
@@ -75,7 +78,8 @@ package struct HopEvidence {
             for (a, b) in zip(order, order.dropFirst()) {
                 let (first, next) = (summaries[a], summaries[b])
                 guard first.replica != next.replica, let dropped = first.droppedAt else { continue }
-                hops.append(ClockHop(from: first.replica, to: next.replica, droppedAt: dropped, reopenedAt: next.openedAt, key: key))
+                let hop = ClockHop(from: first.replica, to: next.replica, droppedAt: dropped, reopenedAt: next.openedAt, key: key)
+                if hop.requiredShift <= plausible { hops.append(hop) }
             }
         }
         return hops

@@ -146,6 +146,16 @@ import WebSocket
         #expect(evidence.hops().map(\.droppedAt) == [9])
     }
 
+    @Test func aReconnectFarBeforeTheDropIsAnotherClientOfTheKeyNotAHop() {
+        let evidence = Self.evidence([
+            (0, [Self.open(1, 0), Self.request(1, 1, agent: "c"), Self.close(1, 10_000_000)]),
+            (0, [Self.open(1, 2_000_000), Self.request(1, 2_000_001, agent: "c")]),
+        ])
+        #expect(evidence.hops().count == 1)
+        #expect(evidence.hops(plausible: 500_000).isEmpty, "8 s before the drop: an overlapping client, not skew")
+        #expect(evidence.hops(plausible: 9_000_000).count == 1)
+    }
+
     @Test func connectionsPastTheLimitAreLeftOutAndSaidSo() {
         var evidence = HopEvidence(keyOf: { _, _ in "k" }, limit: 2)
         evidence.begin(replica: 0, startedAt: 0)
