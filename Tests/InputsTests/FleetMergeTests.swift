@@ -215,6 +215,59 @@ import WebSocket
         #expect(estimate.corrections[2] > estimate.corrections[1] && estimate.corrections[1] > 0)
     }
 
+    // MARK: files
+
+    /// Writes capture files (a header and open records) into a fresh directory.
+    static func files(_ specs: [(name: String, header: String, opens: [(conn: Int, t: Int)])]) throws -> [String] {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-merge-\(getpid())-\(UInt32.random(in: 0 ... .max))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return try specs.map { spec in
+            let path = directory.appendingPathComponent(spec.name).path
+            var text = spec.header + "\n"
+            for open in spec.opens {
+                text += "{\"type\":\"open\",\"conn\":\(open.conn),\"t\":\(open.t),\"client\":\"127.0.0.1:\(open.conn)\",\"server\":\"127.0.0.1:2\"}\n"
+            }
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+    }
+
+    static func header(_ replica: String, startedAt: Int, part: Int? = nil) -> String {
+        let rotation = part.map { ",\"recording\":\"00000000000000a1\",\"part\":\($0)" } ?? ""
+        return "{\"type\":\"header\",\"format\":\"faultline-capture\",\"version\":1,\"tool\":\"t\",\"started_at_us\":\(startedAt),\"source\":\"proxy\",\"settings\":{\"replica\":\"\(replica)\"}\(rotation)}"
+    }
+
+    @Test func aReplicasRotatedPartsAreOneReplicaInTheMerge() throws {
+        // Replica a in two parts, given out of order; replica b in one file.
+        let paths = try Self.files([
+            ("a.0002.jsonl", Self.header("a", startedAt: 1_000, part: 2), [(2, 300)]),
+            ("b.jsonl", Self.header("b", startedAt: 1_100), [(1, 50), (2, 250)]),
+            ("a.0001.jsonl", Self.header("a", startedAt: 1_000, part: 1), [(1, 100)]),
+        ])
+        let plan = try FleetMerge.open(paths, options: .init(), keyOf: { open, _ in open?.client ?? "?" }, maxSkew: 50_000, command: "test")
+        #expect(plan.source.replicas == ["a", "b"])
+        var times: [Micros] = [], replicas: [Int] = []
+        while let record = try plan.source.next() {
+            times.append(record.time ?? -1)
+            replicas.append(record.connection.flatMap(plan.source.replica(of:)) ?? -1)
+        }
+        #expect(times == [100, 150, 300, 350])
+        #expect(replicas == [0, 1, 0, 1])
+    }
+
+    @Test func aMergeOfOneReplicaOrOfAPipeIsRefused() throws {
+        let paths = try Self.files([("a.0001.jsonl", Self.header("a", startedAt: 0, part: 1), []),
+                                    ("a.0002.jsonl", Self.header("a", startedAt: 0, part: 2), [])])
+        let one = #expect(throws: UsageError.self) {
+            _ = try FleetMerge.open(paths, options: .init(), keyOf: { _, _ in "" }, maxSkew: 0, command: "test")
+        }
+        #expect(one?.message.contains("the parts of one rotated recording") == true)
+        let piped = #expect(throws: UsageError.self) {
+            _ = try FleetMerge.open(["-", paths[0]], options: .init(), keyOf: { _, _ in "" }, maxSkew: 0, command: "test")
+        }
+        #expect(piped?.message.contains("<stdin>") == true)
+    }
+
     // MARK: names
 
     @Test func replicasAreNamedByTheirHeaderElseTheirFileAndRepeatsAreTold() {
