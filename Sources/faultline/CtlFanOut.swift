@@ -29,6 +29,9 @@ enum CtlFanOut {
             }
             if list.isEmpty { throw UsageError("\(command): --proxies \(file): no HOST:PORT in the file") }
         }
+        if !list.isEmpty, arguments.value("control") != nil {
+            throw UsageError("\(command): --control names one proxy, --proxy and --proxies a fleet: give one or the other (add the --control address as a --proxy)")
+        }
         guard list.count <= maxProxies else { throw UsageError("\(command): at most \(maxProxies) proxies (got \(list.count))") }
         for address in list {
             do { _ = try ControlClient(address: address) } catch { throw UsageError("\(command): --proxy \(error)") }
@@ -55,7 +58,7 @@ enum CtlFanOut {
             answers = ask(holders.map { clients[$0.answer] }) { i in ("POST", "/connections/\(holders[i].connection)/apply", body) }
             answers += listed.filter { $0.response == nil }   // unanswered: still named in the exit status
         } else {
-            if action == "apply" {
+            if action == "apply", clients.count > 1 {
                 throw UsageError("\(command) apply: with several proxies a connection id is ambiguous; give client=KEY (the replica holding the client is found), or --control one proxy")
             }
             let (method, path, body) = try CtlCommand.request(action, args, command: command)
