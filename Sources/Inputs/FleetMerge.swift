@@ -16,6 +16,10 @@ package enum FleetMerge {
         package var notes: [String]
     }
 
+    /// How far before its drop a reconnect may read and still count as the same client's
+    /// hop (with a larger --max-skew, ten times that): past it, another client of the key.
+    package static let plausibleSkew: Micros = 1_000_000
+
     /// The most replicas one merge takes (the merge scans every replica per record).
     package static let maxReplicas = 256
 
@@ -44,10 +48,11 @@ package enum FleetMerge {
         }
         let names = replicaNames(headers, files: sets.map { $0[0] })
         let estimate: ClockSkew.Estimate
-        // Reconnects up to ten times --max-skew before their drop are evidence of skew (so
-        // skew past --max-skew is seen and refused); further back, another client of the key.
-        let (plausible, overflow) = maxSkew.multipliedReportingOverflow(by: 10)
-        switch ClockSkew.estimate(replicas: sets.count, hops: evidence.hops(plausible: overflow ? .max : plausible)) {
+        // Reconnects up to 1 s (or ten times --max-skew) before their drop are evidence of
+        // skew, so skew past --max-skew is seen and refused; further back, another client of the key.
+        let (tenfold, overflow) = maxSkew.multipliedReportingOverflow(by: 10)
+        let plausible = overflow ? Int64.max : max(tenfold, Self.plausibleSkew)
+        switch ClockSkew.estimate(replicas: sets.count, hops: evidence.hops(plausible: plausible)) {
         case .success(let found): estimate = found
         case .failure(.contradiction(let hop)):
             throw UsageError("\(command): --merge: the replicas' clocks cannot be reconciled: client '\(hop.key)' reconnected on \(names[hop.to]) \(milliseconds(hop.requiredShift - 1)) ms before its drop on \(names[hop.from]), and other hops demand the opposite; check the replicas' clocks (NTP)")

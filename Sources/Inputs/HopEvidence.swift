@@ -65,7 +65,8 @@ package struct HopEvidence {
     }
 
     /// Each client's moves between replicas: consecutive connections of one key (in the
-    /// order they opened) on two replicas, the first of which ended. A next connection that
+    /// order they opened) on two replicas, the first of which ended; keys that had two
+    /// connections at once on one replica are left out (`overlapsOnOneReplica`). A next connection that
     /// reads as more than `plausible` before the drop is taken for another client of the
     /// same key (two clients behind one NAT with one User-Agent overlap like that), not for
     /// a hop: no clock is that far off in a fleet worth merging.
@@ -75,6 +76,7 @@ package struct HopEvidence {
         var hops: [ClockHop] = []
         for key in byKey.keys.sorted() {
             let order = byKey[key]!.sorted { (summaries[$0].openedAt, $0) < (summaries[$1].openedAt, $1) }
+            guard !overlapsOnOneReplica(order) else { continue }
             for (a, b) in zip(order, order.dropFirst()) {
                 let (first, next) = (summaries[a], summaries[b])
                 guard first.replica != next.replica, let dropped = first.droppedAt else { continue }
@@ -83,6 +85,21 @@ package struct HopEvidence {
             }
         }
         return hops
+    }
+
+    /// Whether two of these connections (one key's, in opening order) were open at once on
+    /// one replica: then the key is several clients (one NAT, one User-Agent), whose
+    /// connections cannot be paired into hops, and the key is no evidence at all.
+    func overlapsOnOneReplica(_ order: [Int]) -> Bool {
+        var lastDrop: [Int: Int64?] = [:]   // per replica: its latest connection's drop (nil: never dropped)
+        for i in order {
+            let s = summaries[i]
+            if let previous = lastDrop[s.replica] {
+                guard let dropped = previous, dropped <= s.openedAt else { return true }
+            }
+            lastDrop[s.replica] = .some(s.droppedAt)
+        }
+        return false
     }
 
     /// The warning for connections left out of the estimate, if any were.

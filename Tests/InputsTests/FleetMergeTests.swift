@@ -156,6 +156,22 @@ import WebSocket
         #expect(evidence.hops(plausible: 9_000_000).count == 1)
     }
 
+    @Test func aKeyWithTwoConnectionsAtOnceOnOneReplicaIsSeveralClientsAndNoEvidence() {
+        let evidence = Self.evidence([
+            // Two clients behind one NAT with one User-Agent: "c" twice at once on replica 0.
+            (0, [Self.open(1, 0), Self.request(1, 1, agent: "c"), Self.open(2, 5), Self.request(2, 6, agent: "c"),
+                 Self.close(1, 100), Self.close(2, 200)]),
+            (0, [Self.open(1, 90), Self.request(1, 91, agent: "c")]),
+        ])
+        #expect(evidence.hops().isEmpty)
+        // The same hop without the overlap is evidence.
+        let single = Self.evidence([
+            (0, [Self.open(1, 0), Self.request(1, 1, agent: "c"), Self.close(1, 100)]),
+            (0, [Self.open(1, 90), Self.request(1, 91, agent: "c")]),
+        ])
+        #expect(single.hops().map(\.requiredShift) == [11])
+    }
+
     @Test func connectionsPastTheLimitAreLeftOutAndSaidSo() {
         var evidence = HopEvidence(keyOf: { _, _ in "k" }, limit: 2)
         evidence.begin(replica: 0, startedAt: 0)
