@@ -16,6 +16,7 @@ package enum CommandExamples {
             "faultline proxy --listen 127.0.0.1:7000 --upstream ws://127.0.0.1:7001 --live --fail-on error",
             "faultline proxy --listen 127.0.0.1:7000 --upstream ws://127.0.0.1:7001 --control 127.0.0.1:7002",
             "faultline proxy --listen 127.0.0.1:7000 --upstream ws://127.0.0.1:7001 --record soak.jsonl.zst --rotate 1h   (zstd, soak.0001.jsonl.zst, ...)",
+            "faultline proxy --listen 0.0.0.0:7000 --upstream ws://10.0.0.7:7001 --replica east-1 --record east-1.jsonl.zst   (one replica of a fleet)",
         ], required: ["listen", "upstream"]),
         "faultline analyze": HelpExtras(examples: [
             "faultline analyze session.jsonl",
@@ -25,6 +26,7 @@ package enum CommandExamples {
             "faultline analyze soak.*.jsonl.zst                 (a rotated recording's parts, read as one)",
             "zstd -dc session.jsonl.zst | faultline analyze -    (or just: faultline analyze session.jsonl.zst)",
             "faultline analyze --explain stale.close-code",
+            "faultline analyze --merge east-1.jsonl.zst east-2.jsonl.zst east-3.jsonl.zst   (a fleet's replicas, one session)",
         ]),
         "faultline replay": HelpExtras(examples: [
             "faultline replay session.jsonl --listen 127.0.0.1:7100            (as the server)",
@@ -34,12 +36,14 @@ package enum CommandExamples {
             "faultline ctl --control 127.0.0.1:7002 connections",
             "faultline ctl --control 127.0.0.1:7002 add 'drop,conn=3'",
             "FAULTLINE_CONTROL_TOKEN=secret faultline ctl --control 10.0.0.5:7002 metrics",
+            "faultline ctl --proxy 127.0.0.1:7002 --proxy 127.0.0.1:7012 apply 'client=(client 1)' close:4009   (a fleet)",
         ]),
         "faultline cert": HelpExtras(examples: [
             "faultline cert --out certs --host localhost --host 127.0.0.1",
         ]),
         "faultline export": HelpExtras(examples: [
             "faultline export session.jsonl --pcap session.pcap && tshark -r session.pcap -Y websocket",
+            "faultline export --merge east-1.jsonl.zst east-2.jsonl.zst --pcap fleet.pcapng",
         ]),
         "faultline synth": HelpExtras(examples: [
             "faultline synth --out big.jsonl --clients 200 --size 100M --seed 1",

@@ -40,6 +40,9 @@ public struct ControlMetrics: Sendable, Hashable {
     public var framesDropped = 0
     public var framesDelayed = 0
     public var framesInjected = 0
+    /// `proxy --replica NAME`: put on every sample as the `replica` label, so one
+    /// dashboard tells a fleet's replicas apart; nil for no label.
+    public var replica: String?
 
     public init() {}
 }

@@ -2,14 +2,17 @@ import Faults
 
 /// `GET /metrics` in the Prometheus text exposition format (version 0.0.4): `# HELP` and
 /// `# TYPE` lines, then one sample a line. Every fault kind gets a series, at 0 until it
-/// fires, so dashboards and `rate()` see it from the start.
+/// fires, so dashboards and `rate()` see it from the start. A named replica
+/// (`proxy --replica`) labels every sample `replica="NAME"`.
 enum PrometheusText {
     static func render(_ m: ControlMetrics, engine: FaultEngine) -> String {
         var out = ""
+        let replica = m.replica.map { "replica=\"\(escape($0))\"" }
         func family(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: Int)]) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
             for sample in samples {
-                out += sample.labels.isEmpty ? "\(name) \(sample.value)\n" : "\(name){\(sample.labels)} \(sample.value)\n"
+                let labels = [replica, sample.labels.isEmpty ? nil : sample.labels].compactMap { $0 }.joined(separator: ",")
+                out += labels.isEmpty ? "\(name) \(sample.value)\n" : "\(name){\(labels)} \(sample.value)\n"
             }
         }
         family("faultline_connections_open", "gauge", "Client connections open now.", [("", m.connectionsOpen)])

@@ -28,6 +28,7 @@ extension ProxyServer: ControlBackend {
     package func metrics() -> ControlMetrics {
         var metrics = counters
         metrics.connectionsOpen = openConnections
+        metrics.replica = settings.replica
         return metrics
     }
 }

@@ -92,7 +92,7 @@ package final class ProxyServer {
         listenAddress = listener.localAddress
         if let forwardSettings = settings.forward { forward = ForwardProxy(server: self, settings: forwardSettings) }
         if let path = settings.recordPath {
-            let header = CaptureHeader(tool: FaultlineVersion.tool, startedAt: startedAt, source: "proxy",
+            let header = CaptureHeader(tool: FaultlineVersion.tool, startedAt: startedAt &+ settings.clockOffset, source: "proxy",
                                        settings: settings.headerSettings(boundListen: listenAddress))
             do {
                 capture = try CaptureWriter(path: path, header: header, replacing: settings.overwriteRecord,

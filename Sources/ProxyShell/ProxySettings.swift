@@ -1,4 +1,5 @@
 import Capture
+import Glibc
 import Faults
 import JSON
 import ProxyCore
@@ -20,6 +21,11 @@ package struct ProxySettings: Sendable {
     /// The `--fault` and `--faults` rules installed at start (also written to the header).
     package var faultRules: [FaultRule] = []
     package var seed: UInt64 = 0
+    /// `--replica NAME`: this proxy's name in a fleet (capture header, metrics label).
+    package var replica: String?
+    /// `--clock-offset`, for tests of fleet merges: microseconds added to the wall clock the
+    /// capture header records, as a replica whose clock is off would write it.
+    package var clockOffset: Int64 = 0
     package var strict = false
     package var maxPayload = 64 * 1024 * 1024
     package var maxConnections = 10_000
@@ -66,10 +72,20 @@ package struct ProxySettings: Sendable {
         return config
     }
 
+    /// This machine's host name (a replica's identity in a fleet), nil if it cannot be read.
+    static var hostName: String? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return nil }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return name.isEmpty ? nil : name
+    }
+
     /// The capture header's settings object.
     package func headerSettings(boundListen: String) -> JSONObject {
         var object = JSONObject()
         object["listen"] = .string(boundListen)
+        if let replica { object[CaptureHeader.replicaKey] = .string(replica) }
+        if let host = Self.hostName { object[CaptureHeader.hostKey] = .string(host) }
         object["upstream"] = .string(upstream.description)
         object["faults"] = .array(faultRules.map { .string($0.text) })
         object["seed"] = .int(Int64(bitPattern: seed))

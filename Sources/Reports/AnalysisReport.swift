@@ -61,6 +61,9 @@ public struct AnalysisReport: Sendable {
     public var startedAt: Int64?
     /// Forward mode: channel-auth HTTP requests and the subscribes that used their signatures.
     public var authRequests: [AuthRequestLink] = []
+    /// Each reported connection's replica (`analyze --merge`, or a capture that names its
+    /// replica); empty otherwise, and then no report mentions replicas.
+    public var replicas: [ConnectionID: String] = [:]
 
     /// 1 when a finding at or above `failOn` exists, else 0 (spec section 5, `--fail-on`).
     public var exitStatus: Int32 { failOn.fails(errors: errorCount, warnings: warningCount) ? 1 : 0 }

@@ -25,6 +25,8 @@ struct HTMLLane {
     let groupOf: [Int]
     /// Forward mode: the channel-auth requests whose signatures this client's subscribes used.
     var auth: [AuthRequestLink] = []
+    /// A fleet's connections' replicas (`AnalysisReport.replicas`), shown on each bar.
+    var replicas: [ConnectionID: String] = [:]
 
     var faultY: Double { Self.markerRowsY }
     var findingY: Double { Self.markerRowsY + (client.faults.isEmpty ? 0 : Self.markerRowHeight) }
@@ -106,7 +108,7 @@ struct HTMLLane {
                 let cx = x(connected)
                 out += "<rect class=\"open\" data-t0=\"\(connected)\" x=\"\(f(cx))\" y=\"\(f(Self.connY))\" width=\"\(f(max(Self.minWidth, x1 - cx)))\" height=\"16\" rx=\"2\"/>"
             }
-            out += "<text class=\"cn\" x=\"\(f(x0 + 3))\" y=\"\(f(Self.connY + 12))\"\(x1 - x0 > 30 ? "" : " visibility=\"hidden\"")>#\(c.conn)</text>"
+            out += "<text class=\"cn\" x=\"\(f(x0 + 3))\" y=\"\(f(Self.connY + 12))\"\(x1 - x0 > 30 ? "" : " visibility=\"hidden\"")>#\(c.conn)\(replicas[c.conn].map { "@" + esc($0) } ?? "")</text>"
             let label = c.closeCode.map { "\($0)" } ?? (c.end.map { $0.hasPrefix("RST") ? "RST" : $0.hasPrefix("FIN") ? "FIN" : "" } ?? "")
             out += "<line class=\"ce\" x1=\"\(f(x1))\" y1=\"\(f(Self.connY - 4))\" x2=\"\(f(x1))\" y2=\"\(f(Self.connY + 20))\"/>"
             if !label.isEmpty {
@@ -118,7 +120,7 @@ struct HTMLLane {
                 if shown { labelsEnd = from + 2 * half }
                 out += "<text class=\"ce\" x=\"\(f(x1))\" y=\"\(f(Self.connY + 32))\" text-anchor=\"\(atEdge ? "end" : "middle")\"\(shown ? "" : " visibility=\"hidden\"")>\(esc(label))</text>"
             }
-            out += "<title>conn \(c.conn): \(seconds(c.openedAt)) s to \(seconds(stop)) s, \(esc(c.end ?? "open"))</title></g>\n"
+            out += "<title>conn \(c.conn)\(replicas[c.conn].map { " on replica " + esc($0) } ?? ""): \(seconds(c.openedAt)) s to \(seconds(stop)) s, \(esc(c.end ?? "open"))</title></g>\n"
         }
         return out
     }

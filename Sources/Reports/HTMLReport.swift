@@ -243,12 +243,12 @@ public enum HTMLReport {
         let errors = client.findings.contains { $0.severity == .error }
         var out = "<section class=\"client\" id=\"\(id)\" data-client=\"\(escapeXML(client.info.id))\" data-findings=\"\(client.findings.count)\">\n"
         out += "<h2>\(escapeXML(client.info.id)) <span class=\"\(errors ? "bad" : client.findings.isEmpty ? "ok" : "warnc")\">\(client.findings.isEmpty ? "no findings" : "\(client.findingCount) finding\(client.findingCount == 1 ? "" : "s")")</span></h2>\n"
-        out += "<p class=\"meta\">key \(escapeXML(client.info.key)) · connections \(client.connectionIDs.map(String.init).joined(separator: ", "))"
+        out += "<p class=\"meta\">key \(escapeXML(client.info.key)) · connections \(escapeXML(client.connectionIDs.map(report.connectionLabel).joined(separator: ", ")))"
         if client.omitted.connections > 0 { out += " and \(client.omitted.connections) more" }
         out += " · final state \(escapeXML(client.finalState ?? "-"))</p>\n"
         if let note = TextReport.omittedNote(client.omitted) { out += "<p class=\"meta\">\(escapeXML(note))</p>\n" }
         out += "<div class=\"lanebox\">" + HTMLLane(client: client, spec: report.spec, end: report.endTime, groupOf: groupOf,
-                                                  auth: auth.links(of: client.connectionIDs)).render() + "</div>\n"
+                                                  auth: auth.links(of: client.connectionIDs), replicas: report.replicas).render() + "</div>\n"
         if !client.faults.isEmpty {
             out += "<h3 id=\"faults-\(id)\">Faults fired</h3>\n<ol class=\"faults\">\n"
             for (k, mark) in client.faults.enumerated() {

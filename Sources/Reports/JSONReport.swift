@@ -29,7 +29,7 @@ public enum JSONReport {
             JSONWriter.writeString(member.key, into: &out)
             out.append(UInt8(ascii: ":"))
             switch member.key {
-            case "clients": writeArray(report.clients.lazy.map { client($0, start) }, into: &out, emit: emit)
+            case "clients": writeArray(report.clients.lazy.map { client($0, start, replicas: report.replicas) }, into: &out, emit: emit)
             case "transitions": writeArray(report.clients.lazy.flatMap { $0.transitions.lazy.map { transition($0, start) } }, into: &out, emit: emit)
             case "findings": writeArray(report.findings.lazy.map { finding($0, start) }, into: &out, emit: emit)
             case "grouping":
@@ -37,7 +37,7 @@ public enum JSONReport {
                 out.append(contentsOf: #"{"key":"#.utf8)
                 JSONWriter.write(.string(report.grouping), into: &out)
                 out.append(contentsOf: #","clients":"#.utf8)
-                writeArray(report.clients.lazy.map(groupingEntry), into: &out, emit: emit)
+                writeArray(report.clients.lazy.map { groupingEntry($0, replicas: report.replicas) }, into: &out, emit: emit)
                 out.append(UInt8(ascii: "}"))
             default: JSONWriter.write(member.value, into: &out)
             }
@@ -64,17 +64,20 @@ public enum JSONReport {
     public static func value(_ report: AnalysisReport) -> JSONValue {
         var root = skeleton(report)
         let start = report.startedAt
-        root["grouping"] = .object(["key": .string(report.grouping), "clients": .array(report.clients.map(groupingEntry))])
-        root["clients"] = .array(report.clients.map { client($0, start) })
+        root["grouping"] = .object(["key": .string(report.grouping), "clients": .array(report.clients.map { groupingEntry($0, replicas: report.replicas) })])
+        root["clients"] = .array(report.clients.map { client($0, start, replicas: report.replicas) })
         root["transitions"] = .array(report.clients.flatMap { $0.transitions.map { transition($0, start) } })
         root["findings"] = .array(report.findings.map { finding($0, start) })
         return .object(root)
     }
 
     /// One client's entry in `grouping.clients`.
-    static func groupingEntry(_ c: AnalysisReport.Client) -> JSONValue {
-        .object(["id": .string(c.info.id), "key": .string(c.info.key),
-                 "connections": .array(c.connectionIDs.map { .int(Int64($0)) })])
+    static func groupingEntry(_ c: AnalysisReport.Client, replicas: [ConnectionID: String]) -> JSONValue {
+        var entry: JSONObject = ["id": .string(c.info.id), "key": .string(c.info.key),
+                                 "connections": .array(c.connectionIDs.map { .int(Int64($0)) })]
+        // A fleet's report only: each connection's replica, in the order of `connections`.
+        if !replicas.isEmpty { entry["replicas"] = .array(c.connectionIDs.map { replicas[$0].map { .string($0) } ?? .null }) }
+        return .object(entry)
     }
 
     /// The report object with `grouping`, `clients`, `transitions` and `findings` as null placeholders
@@ -116,14 +119,14 @@ public enum JSONReport {
         start.flatMap { WallClock.iso($0, plus: t) }.map { .string($0) } ?? .null
     }
 
-    static func client(_ c: AnalysisReport.Client, _ start: Int64?) -> JSONValue {
+    static func client(_ c: AnalysisReport.Client, _ start: Int64?, replicas: [ConnectionID: String]) -> JSONValue {
         .object([
             "id": .string(c.info.id),
             "key": .string(c.info.key),
             "first_seen": time(c.info.firstSeen),
             "state": c.finalState.map { .string($0) } ?? .null,
             "connections": .array(c.connections.map { s in
-                .object([
+                var connection: JSONObject = [
                     "conn": .int(Int64(s.conn)),
                     "opened": time(s.openedAt),
                     "connected": optionalTime(s.connectedAt),
@@ -131,7 +134,9 @@ public enum JSONReport {
                     "close_code": s.closeCode.map { .int(Int64($0)) } ?? .null,
                     "closed_by": s.closedBy.map { .string($0.rawValue) } ?? .null,
                     "end": s.end.map { .string($0) } ?? .null,
-                ])
+                ]
+                if let replica = replicas[s.conn] { connection["replica"] = .string(replica) }
+                return .object(connection)
             }),
             "faults": .array(c.faults.map { f in
                 .object(["t": time(f.t), "at": iso(f.t, start), "conn": f.conn.map { .int(Int64($0)) } ?? .null,

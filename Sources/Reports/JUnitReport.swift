@@ -77,7 +77,12 @@ public enum JUnitReport {
         suites += #"    <properties><property name="key" value="\#(escapeXML(client.info.key))"/>"#
             + #"<property name="grouping" value="\#(escapeXML(report.grouping))"/>"#
             + #"<property name="spec" value="\#(escapeXML(report.spec.name))"/>"#
-            + #"<property name="fail-on" value="\#(report.failOn.rawValue)"/></properties>"# + "\n"
+            + #"<property name="fail-on" value="\#(report.failOn.rawValue)"/>"#
+        // A fleet's report (analyze --merge): which replica each connection was on.
+        if !report.replicas.isEmpty {
+            suites += #"<property name="connections" value="\#(escapeXML(client.connectionIDs.map(report.connectionLabel).joined(separator: ", ")))"/>"#
+        }
+        suites += "</properties>\n"
         for (rule, o) in zip(rules, outcomes) {
             suites += #"    <testcase classname="\#(escapeXML(client.info.id))" name="\#(escapeXML(rule))" time="0""#
             switch o {

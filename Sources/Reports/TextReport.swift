@@ -28,7 +28,7 @@ public enum TextReport {
         out += "\n" + summary(report)
         let auth = AuthRequestIndex(report.authRequests)
         for client in report.clients {
-            out += "\n" + TerminalText.escape("\(client.info.id)  key \(client.info.key)  connections: \(client.connectionIDs.map(String.init).joined(separator: ", "))")
+            out += "\n" + TerminalText.escape("\(client.info.id)  key \(client.info.key)  connections: \(client.connectionIDs.map(report.connectionLabel).joined(separator: ", "))")
             if client.omitted.connections > 0 { out += " (and \(client.omitted.connections) more)" }
             out += "\n"
             if let note = omittedNote(client.omitted) { out += "  (\(note))\n" }

@@ -21,7 +21,11 @@ enum AnalyzeCommand: Command {
             is rebuilt and checked against the spec's rules (docs/spec-format.md). Several
             inputs are analysed separately into one report, client ids prefixed by input number,
             except the parts of one rotated recording (proxy --rotate), which are read in part order
-            as one input. Captures may be zstd- or gzip-compressed.
+            as one input. With --merge the inputs are the captures of several replicas of one
+            fleet (proxy --replica), read as one session: records in wall-clock order, a client
+            that reconnects on another replica stays one client, and each connection's replica
+            is shown; clock skew the records prove (a reconnect before its drop) is corrected up
+            to --max-skew and reported, more is refused. Captures may be zstd- or gzip-compressed.
             Exit status: 0 no finding at or above --fail-on (error by default), 1 such findings,
             2 unusable input or command line. Checks that the capture ended too early to decide
             are reported as undetermined; they never change the exit status. Durations are
@@ -48,6 +52,8 @@ enum AnalyzeCommand: Command {
             OptionSpec("jobs", value: "n",
                        help: "Worker threads the clients are spread over; the report is the same for any N (default: the number of cores)."),
             OptionSpec("filter", value: "bpf", help: "BPF filter for pcap input (default: none; ignored for captures)."),
+            OptionSpec("merge", help: "Read the inputs as the replicas of one fleet: one session in wall-clock order (default: each input apart)."),
+            OptionSpec("max-skew", value: "duration", help: "With --merge: the most clock skew between replicas the merge corrects.", default: "50ms"),
             OptionSpec("tolerance", value: "seconds", help: "Timing tolerance on every delay (default: the spec's, 0.25 for bird)."),
             OptionSpec("immediate-tolerance", value: "seconds", help: "How soon 'immediately' must be (default: the spec's, 0.5 for bird)."),
             OptionSpec("base", value: "seconds", help: "Backoff base of the first phase (default: the spec's, 1 for bird)."),
@@ -87,9 +93,25 @@ enum AnalyzeCommand: Command {
         var parts: [ReportBuilder] = []
         var stepsSoFar = 0
         var clientsSoFar = 0
-        // A rotated recording's parts are one input; each other input stands alone.
-        let (sets, partWarnings) = InputSets.group(inputs)
-        var warnings: [String] = partWarnings
+        // A rotated recording's parts are one input; each other input stands alone, unless
+        // --merge makes them all one session.
+        let filter = InputSources.Options(filter: arguments.value("filter"))
+        var sets: [[String]]
+        var warnings: [String]
+        var merged: FleetMerge.Plan?
+        if arguments.flag("merge") {
+            let maxSkew = try AnalyzeCommand.duration(arguments, "max-skew") ?? 50_000
+            let grouping = clientKey
+            merged = try FleetMerge.open(inputs, options: filter, keyOf: { grouping.key(open: $0, request: $1) },
+                                         maxSkew: maxSkew, command: command)
+            (sets, warnings) = ([inputs], merged?.notes ?? [])
+        } else {
+            (sets, warnings) = InputSets.group(inputs)
+        }
+        guard arguments.all("max-skew").isEmpty || merged != nil else {
+            throw UsageError("\(command): --max-skew applies to --merge only")
+        }
+        var replicaOf: (ConnectionID) -> String? = { _ in nil }
         var prefix: String?
         var end: Micros = 0
         var startedAt: Int64?
@@ -97,7 +119,13 @@ enum AnalyzeCommand: Command {
         var linker = sets.count == 1 ? AuthRequestLinker(wire: ProtocolTable.standard.entry(for: spec.events.rawValue, prefix: arguments.value("protocol-prefix") ?? spec.prefix)) : nil
         for (i, set) in sets.enumerated() {
             let path = set[0]
-            var source = try InputSets.open(set, options: .init(filter: arguments.value("filter")))
+            var source: any RecordSource
+            if let plan = merged {
+                source = plan.source
+                merged = nil   // held once: the loop's copy is the one read
+            } else {
+                source = try InputSets.open(set, options: filter)
+            }
             let options = AnalyzerOptions(
                 spec: spec, clientKey: clientKey, prefix: arguments.value("protocol-prefix"),
                 appSecret: arguments.value("app-secret"), clientIDPrefix: sets.count > 1 ? "\(i + 1)/" : "")
@@ -139,6 +167,12 @@ enum AnalyzeCommand: Command {
             end = max(end, last)
             // The first input's wall-clock start: with several, times stay relative to their own.
             if i == 0, source.header.startedAt > 0 { startedAt = source.header.startedAt }
+            // Each connection's replica: when merging, or when a lone capture names its replica.
+            if let fleet = source as? MergedRecordSource {
+                replicaOf = { fleet.replica(of: $0).map { fleet.replicas[$0] } }
+            } else if sets.count == 1, let name = source.header.replicaName {
+                replicaOf = { _ in name }
+            }
             warnings += source.warnings.map { sets.count > 1 ? "\(path): \($0)" : $0 }
             warnings += analyzerNotes   // clients analyzed at connection level, said so
         }
@@ -148,6 +182,7 @@ enum AnalyzeCommand: Command {
                                    unchecked: RuleRegistry.unchecked(spec: spec, appSecret: arguments.value("app-secret")),
                                    failOn: failOn, startedAt: sets.count == 1 ? startedAt : nil)
         report.authRequests = linker?.links ?? []
+        report.labelReplicas(replicaOf)
         if let output = arguments.value("output") {
             guard write(report, as: format, toFile: output) else {
                 throw UsageError("\(command): --output: cannot write '\(output)'")
@@ -195,15 +230,17 @@ enum AnalyzeCommand: Command {
         return ok
     }
 
-    static func overrides(_ arguments: ParsedArguments) throws(UsageError) -> SpecOverrides {
-        // One duration syntax: a plain number is seconds, and 250ms, 1.5s or 2m mean what they say.
-        func seconds(_ name: String) throws(UsageError) -> Micros? {
-            try arguments.parse(name, as: "a duration >= 0: seconds (0.25) or with a unit (250ms, 1.5s, 2m)") { text in
-                if let plain = Double(text) { return plain >= 0 && plain < 1e9 ? micros(seconds: plain) : nil }
-                guard case .success(let value) = FaultDuration.parse(text), value >= 0, value < 1_000_000_000_000_000 else { return nil }
-                return value
-            }
+    /// One duration syntax: a plain number is seconds, and 250ms, 1.5s or 2m mean what they say.
+    static func duration(_ arguments: ParsedArguments, _ name: String) throws(UsageError) -> Micros? {
+        try arguments.parse(name, as: "a duration >= 0: seconds (0.25) or with a unit (250ms, 1.5s, 2m)") { text in
+            if let plain = Double(text) { return plain >= 0 && plain < 1e9 ? micros(seconds: plain) : nil }
+            guard case .success(let value) = FaultDuration.parse(text), value >= 0, value < 1_000_000_000_000_000 else { return nil }
+            return value
         }
+    }
+
+    static func overrides(_ arguments: ParsedArguments) throws(UsageError) -> SpecOverrides {
+        func seconds(_ name: String) throws(UsageError) -> Micros? { try duration(arguments, name) }
         var o = SpecOverrides()
         o.tolerance = try seconds("tolerance")
         o.immediateTolerance = try seconds("immediate-tolerance")

@@ -27,6 +27,13 @@ enum CtlCommand: Command {
               health               check that the API answers
             The address and token may also come from FAULTLINE_CONTROL and
             FAULTLINE_CONTROL_TOKEN (a token in the environment stays out of 'ps').
+
+            A fleet: --proxy (repeatable) or --proxies FILE sends the action to every replica's
+            control API at once and shows the answers side by side (tables gain a PROXY column;
+            connections, rules and watch events are merged, each naming its proxy). There
+            'apply client=KEY RULE' applies RULE to the open connections whose client key
+            contains KEY, on the replicas that hold them; 'add RULE' goes to every replica. A
+            replica that does not answer is named on standard error and the exit status is 1.
             """,
         usage: "faultline ctl [--control <host:port>] [--token <token>] [--json] <action> [<args>...]",
         arguments: [
@@ -39,6 +46,8 @@ enum CtlCommand: Command {
             OptionSpec("token-file", value: "file", help: "Read the bearer token from the first line of FILE."),
             OptionSpec("json", help: "Print the API's JSON instead of tables."),
             OptionSpec("timeout", value: "seconds", help: "Give up on an unanswered request after this long.", default: "10"),
+            OptionSpec("proxy", value: "host:port", help: "A replica's control API, for a fleet; repeatable (default: --control alone).", repeatable: true),
+            OptionSpec("proxies", value: "file", help: "Replicas' control APIs, one HOST:PORT a line, '#' comments (default: none)."),
         ])
 
     /// Each action: its arguments' names, and the request they make.
@@ -58,11 +67,15 @@ enum CtlCommand: Command {
             let usage = ([action] + wanted).joined(separator: " ")
             throw UsageError("\(command) \(action): expected \(usage)" + (args.count > wanted.count ? " (unexpected '\(args[wanted.count])')" : ""))
         }
+        let token = try ControlToken.resolve(arguments, flag: "token", command: command)
+        let timeout = try arguments.parse("timeout", as: "seconds, more than 0") { Double($0).flatMap { $0 > 0 ? $0 : nil } } ?? 10
+        let fleet = try CtlFanOut.proxies(arguments, command: command)
+        if !fleet.isEmpty {
+            return try CtlFanOut.run(action, args, proxies: fleet, token: token, timeout: timeout, json: arguments.flag("json"), command: command)
+        }
         let environment = { (name: String) in getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } }
         let address = try controlAddress(arguments.value("control") ?? environment("FAULTLINE_CONTROL") ?? defaultAddress,
                                           command: command)
-        let token = try ControlToken.resolve(arguments, flag: "token", command: command)
-        let timeout = try arguments.parse("timeout", as: "seconds, more than 0") { Double($0).flatMap { $0 > 0 ? $0 : nil } } ?? 10
         let client: ControlClient
         do { client = try ControlClient(address: address, token: token, timeout: timeout) } catch {
             throw UsageError("\(command): --control \(error)")

@@ -21,18 +21,22 @@ enum ExportCommand: Command {
             repeat byte for byte), and FIN or RST at its end records. Compressed messages are
             deflated again with the negotiated parameters: the text Wireshark shows is the
             recorded one, the compressed length may differ. INPUT may be any input 'frames'
-            reads; a pcap gives one conversation per connection, as captured.
+            reads; a pcap gives one conversation per connection, as captured. --merge exports the
+            captures of several replicas of a fleet as one session (as 'analyze --merge' reads
+            them): one pcapng in wall-clock order, connections numbered anew.
             """,
-        arguments: [ArgumentSpec("input", help: "The capture to export (plain, zstd or gzip), or '-' for standard input.")],
+        arguments: [ArgumentSpec("input", help: "The capture to export (plain, zstd or gzip), or '-' for standard input (several with --merge).", variadic: true)],
         options: [
             OptionSpec("pcap", value: "file", help: "The pcapng file to write (required; replaced if it exists)."),
+            OptionSpec("merge", help: "Export the inputs as the replicas of one fleet, one session in wall-clock order (default: one input)."),
+            OptionSpec("max-skew", value: "duration", help: "With --merge: the most clock skew between replicas the merge corrects.", default: "50ms"),
         ])
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         guard let output = arguments.value("pcap") else {
             throw UsageError("faultline export: missing --pcap FILE (where to write the pcap)")
         }
-        var source = try InputSources.open(arguments.positionals[0])
+        var source = try FleetInputs.open(arguments, command: "faultline export")
         var exporter = try PcapExporter(path: output)
         try exporter.export(&source)
         for warning in exporter.warnings { Console.err(TerminalText.escape("faultline: warning: \(warning)") + "\n") }

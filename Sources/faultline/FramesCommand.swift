@@ -1,4 +1,5 @@
 import CLI
+import Foundation
 import Glibc
 import Capture
 import Inputs
@@ -34,8 +35,13 @@ enum FramesCommand: Command {
               faultline frames session.jsonl --event subscribe --format json
               faultline frames traffic.pcap --filter 'tcp port 8080'
               faultline frames session.jsonl --follow      (while the proxy records)
+              faultline frames --merge r1.jsonl.zst r2.jsonl.zst r3.jsonl.zst --client client-1
+
+            --merge reads the captures of several replicas of a fleet as one session, as
+            'analyze --merge' does: records in wall-clock order, connections numbered anew,
+            each line starting with its connection's replica (JSON: a "replica" member).
             """,
-        arguments: [ArgumentSpec("input", help: "The capture or pcap to read, or '-' for standard input.")],
+        arguments: [ArgumentSpec("input", help: "The capture or pcap to read, or '-' for standard input (several with --merge).", variadic: true)],
         options: [
             OptionSpec("format", value: "format",
                        help: "text: aligned columns for people; json: one object a line with conn, t, from, opcode, fin, rsv1, len, close_code, close_reason, event, action.",
@@ -49,11 +55,15 @@ enum FramesCommand: Command {
             OptionSpec("payload", help: "Also print each frame's payload: text as a quoted string, binary as base64."),
             OptionSpec("max-payload-chars", value: "n", help: "Cut printed payloads to N characters (default: 200).", default: "200"),
             OptionSpec("follow", help: "Keep reading a capture that is still being written; stop with Ctrl-C."),
+            OptionSpec("merge", help: "Read the inputs as the replicas of one fleet, one session in wall-clock order (default: one input)."),
+            OptionSpec("max-skew", value: "duration", help: "With --merge: the most clock skew between replicas the merge corrects.", default: "50ms"),
         ])
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let command = "faultline frames"
         let path = arguments.positionals[0]
+        let merge = arguments.flag("merge")
+        try FleetInputs.check(arguments, command: command)
         let json = arguments.value("format") == "json"
         let all = arguments.flag("all")
         let showPayload = arguments.flag("payload")
@@ -65,7 +75,12 @@ enum FramesCommand: Command {
         var output = BufferedOutput()
         defer { output.flush() }
         var source: any RecordSource
-        if follow {
+        if merge {
+            guard !follow, arguments.value("filter") == nil else {
+                throw UsageError("\(command): --merge reads finished captures: not with --follow or --filter")
+            }
+            source = try FleetInputs.merged(arguments, command: command)
+        } else if follow {
             guard path != "-" else { throw UsageError("\(command): --follow needs a capture file, not standard input") }
             guard arguments.value("filter") == nil else { throw UsageError("\(command): --filter applies to pcap input; --follow reads captures") }
             source = try FollowingCapture(path: path)
@@ -83,6 +98,8 @@ enum FramesCommand: Command {
             }
         }
         var notes = StreamNotes()
+        let fleet = source as? MergedRecordSource
+        let width = fleet?.replicas.map(\.count).max() ?? 0
         while let record = try nextRecord(&source, output: &output) {
             // A stream error (a frame length of 2^63, a hole, a conflict) is where frames
             // went missing: said on standard error as it happens.
@@ -91,6 +108,9 @@ enum FramesCommand: Command {
                 Console.err(TerminalText.escape("faultline: \(line)") + "\n")
             }
             for chosen in selection.select(record, all: all) {
+                // A fleet's line names its connection's replica: first in text, a member in JSON.
+                let replica = fleet.flatMap { fleet in chosen.connection.flatMap(fleet.replica(of:)).map { fleet.replicas[$0] } }
+                if let replica, !json { output.write(Array(TerminalText.escape(replica.padding(toLength: width, withPad: " ", startingAt: 0) + "  ").utf8)) }
                 if case .frame(let frame) = chosen {
                     if json {
                         if showPayload { payloadJSON(frame, maxChars: maxChars, into: &output) } else { FrameLine.json(frame, into: &output) }
@@ -101,6 +121,7 @@ enum FramesCommand: Command {
                 } else if let line = json ? RecordLine.json(chosen) : RecordLine.text(chosen) {
                     output.write(Array(line.utf8))
                 }
+                if let replica, json { addReplica(replica, into: &output) }
             }
             if follow { output.flush() }
         }
@@ -120,6 +141,15 @@ enum FramesCommand: Command {
         var extra: [UInt8] = Array(",\"payload\":".utf8)
         JSONWriter.writeString(text, into: &extra)
         extra += Array(",\"payload_encoding\":\"\(encoding)\",\"payload_truncated\":\(truncated)}\n".utf8)
+        output.write(extra)
+    }
+
+    /// `"replica":NAME` added before the closing brace of the JSON line just written.
+    static func addReplica(_ replica: String, into output: inout BufferedOutput) {
+        guard output.unwrite(2) else { return }
+        var extra: [UInt8] = Array(",\"replica\":".utf8)
+        JSONWriter.writeString(replica, into: &extra)
+        extra += Array("}\n".utf8)
         output.write(extra)
     }
 

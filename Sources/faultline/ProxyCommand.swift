@@ -43,6 +43,10 @@ enum ProxyCommand: Command {
             OptionSpec("fault", value: "rule", help: "A fault rule; repeatable.", repeatable: true),
             OptionSpec("faults", value: "file", help: "A fault plan: one rule a line, '#' comments."),
             OptionSpec("seed", value: "n", help: "Seed for prob= and jitter=, so runs repeat exactly.", default: "0"),
+            OptionSpec("replica", value: "name",
+                       help: "This proxy's name in a fleet, written to the capture header and the metrics; 'analyze --merge' shows it (default: none; the host name and listen address are always written)."),
+            OptionSpec("clock-offset", value: "duration",
+                       help: "Testing only: shift the wall clock written to the capture header by this much (30ms, -30ms), as a replica with a skewed clock would (default: 0)."),
             OptionSpec("strict", help: "Fail a connection on an RFC 6455 violation instead of relaying it."),
             OptionSpec("max-payload", value: "bytes", help: "Largest frame payload relayed (K, M, G suffixes).", default: "64M"),
             OptionSpec("max-connections", value: "n", help: "Open connections at most; more get HTTP 503.", default: "10000"),
@@ -182,6 +186,18 @@ enum ProxyCommand: Command {
         }
         settings.seed = try arguments.parse("seed", as: "a whole number from 0 to 2^64-1") { UInt64($0) } ?? 0
         settings.strict = arguments.flag("strict")
+        if let name = arguments.value("replica") {
+            guard !name.isEmpty, name.count <= 128, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw UsageError("\(command): --replica: expected a name of 1 to 128 printable characters")
+            }
+            settings.replica = name
+        }
+        settings.clockOffset = try arguments.parse("clock-offset", as: "a duration from -1h to 1h, such as 30ms or -30ms") { text in
+            let negative = text.hasPrefix("-")
+            guard case .success(let micros) = FaultDuration.parse(negative ? String(text.dropFirst()) : text),
+                  micros <= 3_600_000_000 else { return nil }
+            return negative ? -micros : micros
+        } ?? 0
         settings.maxPayload = try arguments.parse("max-payload", as: "a byte count from 125 to 2G, such as 65536, 512K or 64M") {
             parseBytes($0).flatMap { (125...(2 << 30)).contains($0) ? $0 : nil }
         } ?? settings.maxPayload
