@@ -76,6 +76,9 @@ public struct RelayConfig: Sendable {
     /// the record to carry (faults, the live view and the live analysis read it there);
     /// nil decodes nothing. Each session learns its own dialect.
     public var wire: (any WireProtocol)? = ProtocolTable.standard.entry(for: "bird")
+    /// The name this proxy gives itself in the `Via` header of every request it forwards,
+    /// and recognises there to detect a loop (`ViaHeader`); nil adds and checks nothing.
+    public var viaPseudonym: String?
 
     public init(upstreamHost: String, upstreamPathPrefix: String = "", maxPayload: Int = FrameDecoder.defaultMaxPayload,
                 maxHeadBytes: Int = HTTPHeadParser.defaultMaxHeadBytes, strict: Bool = false) {
