@@ -21,7 +21,7 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     // Vocabulary
     ("Vocabulary", [], nil),
     // Formats
-    ("JSON", [], nil),
+    ("JSON", ["Vocabulary"], nil),
     ("WebSocket", ["Vocabulary", "COpenSSL", "CZlib"], nil),
     // The protocol table (Sources/Protocols): the interface every wire protocol implements,
     // one module per protocol (Bird/Pusher), and the table that registers them by key.
