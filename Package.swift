@@ -137,7 +137,7 @@ let package = Package(
             .executableTarget(
                 name: "faultline-fuzz",
                 dependencies: ["Vocabulary", "JSON", "WebSocket", "Protocols", "Bird", "Capture", "Pcap", "Faults", "Lifecycle",
-                               "ProxyCore", "ProxyShell", "ControlAPI"],
+                               "ProxyCore", "ProxyShell", "ControlAPI", "CLI", "Reports"],
                 path: "Sources/Fuzz"),
             // Tests that run the built `faultline` binary against real peers.
             .testTarget(name: "EndToEndTests",

@@ -11,6 +11,8 @@ struct FuzzTarget: Sendable {
     static let all: [FuzzTarget] = [
         frameDecoder, httpHead, captureLines, captureAnalyzer, pcap, faultRules, specLoader, eventNames, controlRequest,
         proxyRequest,
+        toxiproxyAPI,
+        sinkEscaping,
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }

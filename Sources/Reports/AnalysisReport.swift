@@ -363,7 +363,7 @@ func seconds(_ t: Micros) -> String {
 /// escaping function. The characters XML 1.0 forbids even as references (C0 controls
 /// other than tab, LF and CR; U+FFFE and U+FFFF) become "?", so the document stays
 /// well-formed whatever a capture holds.
-func escapeXML(_ text: String) -> String {
+package func escapeXML(_ text: String) -> String {
     var out = ""
     out.reserveCapacity(text.count)
     for scalar in text.unicodeScalars {
