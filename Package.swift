@@ -21,7 +21,7 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     // Vocabulary
     ("Vocabulary", [], nil),
     // Formats
-    ("JSON", [], nil),
+    ("JSON", ["Vocabulary"], nil),
     ("WebSocket", ["Vocabulary", "COpenSSL", "CZlib"], nil),
     // The protocol table (Sources/Protocols): the interface every wire protocol implements,
     // one module per protocol (Bird/Pusher), and the table that registers them by key.
@@ -137,7 +137,7 @@ let package = Package(
             .executableTarget(
                 name: "faultline-fuzz",
                 dependencies: ["Vocabulary", "JSON", "WebSocket", "Protocols", "Bird", "Capture", "Pcap", "Faults", "Lifecycle",
-                               "ProxyCore", "ProxyShell", "ControlAPI", "Replay"],
+                               "ProxyCore", "ProxyShell", "ControlAPI", "Replay", "CLI", "Reports"],
                 path: "Sources/Fuzz"),
             // Tests that run the built `faultline` binary against real peers.
             .testTarget(name: "EndToEndTests",

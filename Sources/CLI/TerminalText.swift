@@ -1,3 +1,5 @@
+import Vocabulary
+
 /// Text from a capture, a pcap or a peer made safe to print on a terminal. Close reasons,
 /// event names, header values, notes and error messages are whatever the peer or file
 /// said; printed raw, ESC sequences retitle or clear the terminal, BEL rings it, and CR or
@@ -32,14 +34,8 @@ public enum TerminalText {
         return String(out)
     }
 
-    /// Whether `scalar` is one that `escape` rewrites.
-    public static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0..<0x20, 0x7F...0x9F: true
-        case 0x061C, 0x200E, 0x200F, 0x2028...0x202E, 0x2066...0x2069: true
-        default: false
-        }
-    }
+    /// Whether `scalar` is one that `escape` rewrites (`DisplayUnsafe`).
+    public static func needsEscape(_ scalar: Unicode.Scalar) -> Bool { DisplayUnsafe.contains(scalar) }
 
     private static func hex(_ value: UInt32, digits: Int) -> String {
         let text = String(value, radix: 16)

@@ -68,13 +68,15 @@ public final class ControlServer {
 
     /// The toxiproxy-compatible API (`ToxiproxyRouter`) on `host:port`, loopback only unless
     /// `allowRemote`. Call on the loop thread.
+    /// `allowRemoteListens`: the proxies it creates may listen on other addresses than
+    /// loopback (`--control-allow-remote`); the API itself stays where `allowRemote` says.
     public static func startToxiproxy(loop: EventLoop, host: String = "127.0.0.1", port: Int, allowRemote: Bool = false,
-                                      backend: any ToxiproxyBackend) throws -> ControlServer {
+                                      allowRemoteListens: Bool = false, backend: any ToxiproxyBackend) throws -> ControlServer {
         let loopback = LoopbackHost.isLoopback(host: host)
         guard loopback || allowRemote else {
             throw ControlServerError("toxiproxy API on \(host): not a loopback address; anyone who can reach it can break every proxied connection")
         }
-        let router = ToxiproxyRouter(loopbackOnly: loopback)
+        let router = ToxiproxyRouter(loopbackOnly: loopback, allowRemoteListens: allowRemoteListens)
         return try ControlServer(loop: loop, host: host, port: port, router: router.access, backend: nil) {
             router.respond(to: $0, backend: backend)
         }

@@ -1,6 +1,9 @@
+import CLI
 import JSON
 
-/// What `faultline ctl` prints for people: aligned tables and one-line confirmations.
+/// What `faultline ctl` prints for people: aligned tables and one-line confirmations. Every
+/// string from the proxy (a client's User-Agent and path, rules, errors) may hold what a
+/// client sent: each cell goes through `TerminalText.escape`.
 package enum CtlOutput {
     package static func render(_ action: String, _ response: ControlResponse, json: Bool) -> String {
         let body = response.jsonBody
@@ -29,10 +32,20 @@ package enum CtlOutput {
             return "removed \(n) rule\(n == 1 ? "" : "s")\n"
         case "metrics":
             let text = String(decoding: response.body, as: UTF8.self)
-            return json ? JSONWriter.serialize(samples(text)) + "\n" : text
+            return json ? JSONWriter.serialize(samples(text)) + "\n" : TerminalText.escape(text, keepingNewlines: true)
         default:
             return "\(cell(body?["status"]))\n"
         }
+    }
+
+    /// `ctl --json`: the proxy's JSON written again by `JSONWriter`, so that whatever the
+    /// proxy sent, every display-unsafe character is escaped; a body that is not JSON is
+    /// escaped as text.
+    package static func json(_ response: ControlResponse) -> String {
+        guard let body = response.jsonBody else {
+            return TerminalText.escape(String(decoding: response.body, as: UTF8.self), keepingNewlines: true)
+        }
+        return JSONWriter.serialize(body) + "\n"
     }
 
     /// Prometheus samples as JSON: {"name{labels}": value, ...}, comments left out.
@@ -49,14 +62,14 @@ package enum CtlOutput {
     package static func cell(_ value: JSONValue?, seconds: Bool = false) -> String {
         guard let value else { return "-" }
         switch value {
-        case .string(let s): return s
+        case .string(let s): return TerminalText.escape(s)
         case .int(let i): return seconds ? "\(i).000s" : String(i)
         case .double(let d):
             let millis = Int64((d * 1000).rounded())
             let fraction = String(millis % 1000)
             return seconds ? "\(millis / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)s" : String(d)
         case .null: return "-"
-        default: return JSONWriter.serialize(value)
+        default: return TerminalText.escape(JSONWriter.serialize(value))
         }
     }
 

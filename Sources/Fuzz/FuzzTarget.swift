@@ -12,6 +12,8 @@ struct FuzzTarget: Sendable {
         frameDecoder, httpHead, captureLines, captureAnalyzer, pcap, faultRules, specLoader, eventNames, controlRequest,
         proxyRequest,
         export, replayScript,
+        toxiproxyAPI,
+        sinkEscaping,
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }

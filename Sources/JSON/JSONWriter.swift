@@ -1,3 +1,5 @@
+import Vocabulary
+
 /// Serializes JSON values compactly (no spaces), keys in their stored order. Appends to a
 /// byte buffer so a writer can build a whole line without intermediate strings.
 public enum JSONWriter {
@@ -46,23 +48,51 @@ public enum JSONWriter {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
+    /// `s` as a JSON string literal. Besides what JSON requires (quote, backslash, C0), DEL
+    /// and every other `DisplayUnsafe` character is written as `\\uHHHH`: JSON output is read
+    /// on terminals (`frames --format json`, `ctl --json`, `jq`) and embedded in HTML, and a
+    /// raw C1 CSI or bidi override there acts on the screen. The text decodes unchanged.
     public static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in s.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0..<0x20:
-                out.append(contentsOf: Array("\\u00".utf8))
-                out.append(hexDigits[Int(byte >> 4)])
-                out.append(hexDigits[Int(byte & 0xF)])
-            default: out.append(byte)
+        var text = s
+        text.withUTF8 { bytes in
+            var i = 0
+            while i < bytes.count {
+                let byte = bytes[i]
+                switch byte {
+                case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
+                case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
+                case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+                case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+                case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+                case 0..<0x20, 0x7F: writeEscape(UInt32(byte), into: &out)
+                case 0xC2, 0xD8, 0xE2:
+                    // The lead bytes of every display-unsafe character past ASCII (U+0080 to
+                    // U+009F, U+061C, U+200E to U+2069): decoded to see whether it is one.
+                    let length = byte == 0xE2 ? 3 : 2
+                    guard i + length <= bytes.count else { out.append(byte); break }
+                    let scalar = length == 2
+                        ? (UInt32(byte & 0x1F) << 6) | UInt32(bytes[i + 1] & 0x3F)
+                        : (UInt32(byte & 0x0F) << 12) | (UInt32(bytes[i + 1] & 0x3F) << 6) | UInt32(bytes[i + 2] & 0x3F)
+                    if let unicode = Unicode.Scalar(scalar), DisplayUnsafe.contains(unicode) {
+                        writeEscape(scalar, into: &out)
+                    } else {
+                        out.append(contentsOf: bytes[i..<(i + length)])
+                    }
+                    i += length
+                    continue
+                default: out.append(byte)
+                }
+                i += 1
             }
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// `\uHHHH` for a character of the Basic Multilingual Plane.
+    private static func writeEscape(_ value: UInt32, into out: inout [UInt8]) {
+        out.append(contentsOf: [0x5C, UInt8(ascii: "u")])
+        for shift in stride(from: 12, through: 0, by: -4) { out.append(hexDigits[Int((value >> UInt32(shift)) & 0xF)]) }
     }
 }
 

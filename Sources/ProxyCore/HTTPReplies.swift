@@ -7,6 +7,7 @@ enum HTTPReplies {
         400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout",
         426: "Upgrade Required", 429: "Too Many Requests", 431: "Request Header Fields Too Large",
         500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
+        508: "Loop Detected",
     ]
 
     static func reason(for status: Int) -> String {

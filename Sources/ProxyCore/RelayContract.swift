@@ -87,6 +87,9 @@ public struct RelayConfig: Sendable {
     /// message's event once, for the record to carry (faults, the live view and the live
     /// analysis read it there). Each session learns its own dialect.
     public var protocolChoice: ProtocolChoice = .detect(.standard)
+    /// The name this proxy gives itself in the `Via` header of every request it forwards,
+    /// and recognises there to detect a loop (`ViaHeader`); nil adds and checks nothing.
+    public var viaPseudonym: String?
 
     public init(upstreamHost: String, upstreamPathPrefix: String = "", maxPayload: Int = FrameDecoder.defaultMaxPayload,
                 maxHeadBytes: Int = HTTPHeadParser.defaultMaxHeadBytes, strict: Bool = false) {

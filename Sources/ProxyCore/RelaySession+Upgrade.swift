@@ -64,6 +64,15 @@ extension RelaySession {
             finishBeforeUpstream(into: &out)
             return
         }
+        if let pseudonym = config.viaPseudonym, ViaHeader.names(pseudonym, in: request.headers) {
+            // This proxy already forwarded this request: its upstream leads back to itself.
+            out.append(note(.error, "refused a request that names this proxy (\(pseudonym)) in its Via header: its upstream "
+                                + "\(upstreamAddress) leads back to this proxy (a loop); answered 508", now: now))
+            answerUpgrade(status: 508, body: "faultline: loop detected: this request already passed through this proxy "
+                          + "(Via: \(pseudonym)); its upstream \(upstreamAddress) leads back to it", now: now, into: &out)
+            finishBeforeUpstream(into: &out)
+            return
+        }
         guard request.isWebSocketUpgrade else {
             let rejection = HTTPReplies.rejection(of: request)
             out.append(note(.warning, "not a WebSocket upgrade: \(request.method) \(request.target); answered \(rejection.status)", now: now))
@@ -107,7 +116,8 @@ extension RelaySession {
     }
 
     /// The request as the upstream gets it: `Host` rewritten, the path prefix prepended,
-    /// everything else as the client sent it.
+    /// this proxy's `Via` appended (when it has a pseudonym), everything else as the client
+    /// sent it.
     func upstreamRequest(_ request: HTTPRequestHead) -> HTTPRequestHead {
         var upstream = request
         upstream.target = config.upstreamPathPrefix + request.target
@@ -116,6 +126,7 @@ extension RelaySession {
         } else {
             upstream.headers.insert(HeaderField("Host", config.upstreamHost), at: 0)
         }
+        if let pseudonym = config.viaPseudonym { upstream.headers.append(ViaHeader.field(pseudonym)) }
         return upstream
     }
 

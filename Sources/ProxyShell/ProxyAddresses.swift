@@ -1,3 +1,4 @@
+import CLI
 import Vocabulary
 /// The `--upstream` URL: `ws://HOST[:PORT][/PATH]` (port 80 by default) or
 /// `wss://HOST[:PORT][/PATH]` (TLS, port 443 by default).
@@ -32,6 +33,8 @@ package struct UpstreamURL: Sendable, Hashable, CustomStringConvertible {
         case .failure(.userInformation):
             return .failure(HostPortError("'\(text)': user information in the URL is not supported"))
         case .failure(.badAuthority(let error)): return .failure(HostPortError("upstream \(error.description)"))
+        case .failure(.badCharacter(let code)):
+            return .failure(HostPortError("'\(TerminalText.escape(text))': \(WebSocketURLError.badCharacter(code))"))
         }
         var path = url.target
         if path.contains("?") || path.contains("#") {

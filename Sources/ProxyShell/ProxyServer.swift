@@ -58,6 +58,11 @@ package final class ProxyServer {
     /// the shutdown summary.
     package private(set) var faultsFired = 0
     package private(set) var captureTotals: CaptureWriter.Totals?
+    /// This proxy's name in the `Via` header of the requests it forwards: random, so that
+    /// another proxy of this process chained in front of it is not taken for itself.
+    package let viaPseudonym = "faultline-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+    /// The listener as registered in `ProxyListeners.process`, until `stop()`.
+    private var registeredListener: HostPort?
 
     package init(loop: EventLoop, settings: ProxySettings, live: LiveView? = nil) {
         self.loop = loop
@@ -90,6 +95,10 @@ package final class ProxyServer {
             throw ProxyStartError("\(error)")
         }
         listenAddress = listener.localAddress
+        do throws(ProxyStartError) { try registerListener() } catch {
+            listener.close()
+            throw error
+        }
         if let forwardSettings = settings.forward { forward = ForwardProxy(server: self, settings: forwardSettings) }
         if let path = settings.recordPath {
             let header = CaptureHeader(tool: FaultlineVersion.tool, startedAt: startedAt &+ settings.clockOffset, source: "proxy",
@@ -99,6 +108,7 @@ package final class ProxyServer {
                                             rotation: settings.recordRotation)
             } catch {
                 listener.close()
+                unregisterListener()
                 throw ProxyStartError("\(error)")
             }
         }
@@ -114,6 +124,7 @@ package final class ProxyServer {
         stopped = true
         listener?.close()
         listener = nil
+        unregisterListener()
         let t = now
         for id in pairs.keys.sorted() { pairs[id]?.captureEnded(now: t) }
         forward?.captureEnded(now: t)
@@ -124,6 +135,33 @@ package final class ProxyServer {
             self.capture = nil
         }
         onStopped?()
+    }
+
+    /// Refuses an upstream that leads back to this proxy's listener (itself, or through
+    /// other proxies of this process: see `ProxyListeners`), else registers the listener.
+    private func registerListener() throws(ProxyStartError) {
+        guard case .success(let bound) = HostPort.parse(listenAddress) else { return }
+        var upstreams = settings.routes.upstreams.map { HostPort(host: $0.host, port: $0.port) }
+        if settings.forward == nil, settings.routes.isEmpty || settings.routes.hasDefault {
+            upstreams.append(HostPort(host: settings.upstream.host, port: settings.upstream.port))
+        }
+        let loop = ProxyListeners.process.withLock { listeners -> [HostPort]? in
+            if let loop = listeners.loop(from: bound, upstreams: upstreams) { return loop }
+            listeners.add(bound, upstreams: upstreams)
+            return nil
+        }
+        if let loop {
+            let through = loop.count > 1 ? " through " + loop.dropLast().map(\.description).joined(separator: ", then ") : ""
+            throw ProxyStartError("the upstream leads back to this proxy's own listener \(bound)\(through): every connection "
+                                  + "would loop into the proxy again; point the upstream at the real server")
+        }
+        registeredListener = bound
+    }
+
+    private func unregisterListener() {
+        guard let registered = registeredListener else { return }
+        ProxyListeners.process.withLock { $0.remove(registered) }
+        registeredListener = nil
     }
 
     // MARK: Connections
@@ -219,6 +257,7 @@ package final class ProxyServer {
                firstBytes: [UInt8]) {
         let id = takeConnectionID()
         var config = settings.relayConfig
+        config.viaPseudonym = viaPseudonym
         if let target {
             config.upstreamHost = hostHeader ?? target.authority
             config.upstreamPathPrefix = pathPrefix

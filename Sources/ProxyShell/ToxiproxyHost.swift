@@ -112,7 +112,7 @@ package final class ToxiproxyHost: ToxiproxyBackend {
         let server = ProxyServer(loop: loop, settings: settings, live: nil)
         let bound: String
         do { bound = try server.start() } catch {
-            return .bad("proxy \(entry.info.name) cannot listen on \(entry.info.listen): \(error)")
+            return .bad("proxy \(entry.info.name) cannot start on \(entry.info.listen): \(error)")
         }
         // Enabled again later, it listens on the same port.
         if case .success(let address) = HostPort.parse(bound) { entry.settings.listen = address }

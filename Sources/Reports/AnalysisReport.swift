@@ -362,8 +362,11 @@ func seconds(_ t: Micros) -> String {
     return "\(t < 0 && whole == 0 ? "-" : "")\(whole).\(pad)\(frac)"
 }
 
-/// Escapes text for XML and HTML attributes and content.
-func escapeXML(_ text: String) -> String {
+/// Escapes text for XML and HTML attributes and content: the JUnit and HTML reports' one
+/// escaping function. The characters XML 1.0 forbids even as references (C0 controls
+/// other than tab, LF and CR; U+FFFE and U+FFFF) become "?", so the document stays
+/// well-formed whatever a capture holds.
+package func escapeXML(_ text: String) -> String {
     var out = ""
     out.reserveCapacity(text.count)
     for scalar in text.unicodeScalars {
@@ -375,7 +378,8 @@ func escapeXML(_ text: String) -> String {
         case "'": out += "&#39;"
         default:
             // XML 1.0 forbids most control characters even as references.
-            if scalar.value < 0x20 && scalar != "\n" && scalar != "\t" && scalar != "\r" {
+            if (scalar.value < 0x20 && scalar != "\n" && scalar != "\t" && scalar != "\r") || scalar.value == 0xFFFE
+                || scalar.value == 0xFFFF {
                 out += "?"
             } else {
                 out.unicodeScalars.append(scalar)

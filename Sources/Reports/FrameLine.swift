@@ -36,12 +36,17 @@ package enum FrameLine {
 
     /// One JSON object a line, written by pointer: this runs once per frame of captures of
     /// gigabytes. `t` gets six fixed decimals so microseconds stay visible. The event name
-    /// is copied straight from the payload (a JSON string without escapes needs none).
+    /// is copied straight from the payload when it is printable ASCII without escapes.
     package static func json(_ frame: FrameRecord, into output: inout BufferedOutput) {
         let reason = frame.closeCode == nil ? nil : escaped(frame.closeReason ?? "")
         let fault = escaped(frame.fault)
         let error = escaped(frame.protocolError)
-        let event: EventNameScanner.Found? = frame.opcode == .text ? EventNameScanner.find(in: frame.payload) : nil
+        var event: EventNameScanner.Found? = frame.opcode == .text ? EventNameScanner.find(in: frame.payload) : nil
+        // A name is copied as it is only when it is printable ASCII: past that it may hold a
+        // C1 control or a bidi override, which the JSON writer escapes.
+        if case .span(let range) = event, frame.payload[range].contains(where: { $0 < 0x20 || $0 >= 0x7F }) {
+            event = .decoded(String(decoding: frame.payload[range], as: UTF8.self))
+        }
         var decodedEvent: [UInt8]?
         if case .decoded(let name) = event { decodedEvent = escaped(name) }
         var eventLength = 0

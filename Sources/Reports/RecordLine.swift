@@ -116,9 +116,9 @@ package enum RecordLine {
             + (truncated ? " (cut; \(frame.length) bytes)" : "") + "\n"
     }
 
-    /// `s` as is, or JSON-quoted when it holds a control character.
+    /// `s` as is, or JSON-quoted (every `DisplayUnsafe` character escaped) when it holds one.
     package static func safe(_ s: String) -> String {
-        guard s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || (0x80..<0xA0).contains($0.value) }) else { return s }
+        guard s.unicodeScalars.contains(where: DisplayUnsafe.contains) else { return s }
         var out: [UInt8] = []
         JSONWriter.writeString(s, into: &out)
         return String(decoding: out, as: UTF8.self)

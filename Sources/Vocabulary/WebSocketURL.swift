@@ -23,7 +23,13 @@ public struct WebSocketURL: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses the scheme (in any case), the authority and the rest. The error says which
     /// part is wrong, so that each command can phrase it in its own terms.
+    /// A URL is printable ASCII without spaces (RFC 3986: anything else is percent-encoded):
+    /// a CR LF in the path would otherwise reach the request line sent to the server as a
+    /// second header or request, and a control character the terminal showing the URL.
     public static func parse(_ text: String) -> Result<WebSocketURL, WebSocketURLError> {
+        if let bad = text.unicodeScalars.first(where: { $0.value < 0x21 || $0.value > 0x7E }) {
+            return .failure(.badCharacter(bad.value))
+        }
         let lower = text.lowercased()
         let secure = lower.hasPrefix("wss://")
         guard secure || lower.hasPrefix("ws://") else { return .failure(.notWebSocketURL) }
@@ -50,6 +56,8 @@ public enum WebSocketURLError: Error, Sendable, Hashable, CustomStringConvertibl
     case userInformation
     /// The host or port is malformed.
     case badAuthority(HostPortError)
+    /// A character that a URL cannot hold unencoded (a control, a space, non-ASCII): its code.
+    case badCharacter(UInt32)
 
     public var description: String {
         switch self {
@@ -57,6 +65,14 @@ public enum WebSocketURLError: Error, Sendable, Hashable, CustomStringConvertibl
         case .noHost: "no host"
         case .userInformation: "user information in the URL is not supported"
         case .badAuthority(let error): error.description
+        case .badCharacter(let code):
+            "U+\(String(code, radix: 16, uppercase: true).leftPadded(to: 4)) is not allowed in a URL: it is printable ASCII "
+                + "without spaces or control characters (percent-encode anything else)"
         }
     }
+}
+
+extension String {
+    /// The text with "0" in front up to `width` characters: "D" -> "000D".
+    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

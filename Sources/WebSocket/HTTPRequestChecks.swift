@@ -6,6 +6,9 @@
 /// the upstream (request smuggling, header injection). RFC 9110 5.5 lets a recipient either
 /// reject CR, LF and NUL in a field value or replace them with spaces; a relay that records
 /// what it forwards byte for byte rejects. RFC 9112 3.2: more than one `Host` line is a 400.
+/// RFC 9112 6.1: a request with both `Content-Length` and `Transfer-Encoding` is framed two
+/// ways; an intermediary must drop `Content-Length` or reject it, and this one rejects it,
+/// as nginx does, so the recorded request is the one the upstream would have read.
 extension HTTPRequestHead {
     /// Why this request must not be forwarded, or nil when it may be.
     public var forwardingViolation: String? {
@@ -14,7 +17,10 @@ extension HTTPRequestHead {
             return "control character \(Self.describe(byte)) in the request target"
         }
         var hosts = 0
+        var contentLength = false, transferEncoding = false
         for field in headers {
+            contentLength = contentLength || field.name.equalsIgnoringASCIICase("Content-Length")
+            transferEncoding = transferEncoding || field.name.equalsIgnoringASCIICase("Transfer-Encoding")
             if let byte = field.value.utf8.first(where: { $0 == 0 || $0 == 13 || $0 == 10 }) {
                 return "\(Self.describe(byte)) in the value of header \"\(field.name.escapingControls)\" (RFC 9110 5.5)"
             }
@@ -23,6 +29,7 @@ extension HTTPRequestHead {
                 if hosts > 1 { return "more than one Host header (RFC 9112 3.2)" }
             }
         }
+        if contentLength, transferEncoding { return "Content-Length with Transfer-Encoding (RFC 9112 6.1)" }
         return nil
     }
 

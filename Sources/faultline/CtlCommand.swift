@@ -92,8 +92,7 @@ enum CtlCommand: Command {
             return ExitStatus.failure
         }
         let json = arguments.flag("json")
-        Console.out(json && action != "metrics" ? String(decoding: response.body, as: UTF8.self)
-                                                  : CtlOutput.render(action, response, json: json))
+        Console.out(json && action != "metrics" ? CtlOutput.json(response) : CtlOutput.render(action, response, json: json))
         return ExitStatus.success
     }
 
@@ -118,7 +117,7 @@ enum CtlCommand: Command {
         let refused: ControlResponse?
         do {
             refused = try client.stream("/events") { line in
-                Console.out(line + "\n")   // unbuffered: each event shows at once
+                Console.out(TerminalText.escape(line) + "\n")   // unbuffered: each event shows at once
             }
         } catch {
             throw UsageError("\(command): \(error)")
@@ -149,6 +148,11 @@ enum CtlCommand: Command {
     /// "faultline ctl: 400 Bad Request: fault rule 'close:99999' (column 7): ..." and, for a
     /// refused rule, the rule with a caret line under the bad part.
     static func errorMessage(_ response: ControlResponse, command: String) -> String {
+        // The caret line under a refused rule is a second line on purpose; all else is escaped.
+        TerminalText.escape(unescapedErrorMessage(response, command: command), keepingNewlines: true)
+    }
+
+    private static func unescapedErrorMessage(_ response: ControlResponse, command: String) -> String {
         var status = "\(response.status) \(ControlResponse.reason(response.status))"
         if response.status == 401 {
             status += " (the proxy was started with --control-token: give the same token with --token or FAULTLINE_CONTROL_TOKEN)"

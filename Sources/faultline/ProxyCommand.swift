@@ -62,7 +62,7 @@ enum ProxyCommand: Command {
                        default: "never", choices: FailOn.allCases.map(\.rawValue)),
             OptionSpec("verbose", short: "v", help: "Also print a debug line for every frame and note."),
             OptionSpec("toxiproxy-api", value: "host:port",
-                       help: "Serve a toxiproxy-compatible REST API here (loopback only): its clients create WebSocket-aware, recorded proxies at run time."),
+                       help: "Serve a toxiproxy-compatible REST API here (loopback only): its clients create WebSocket-aware, recorded proxies at run time, listening on loopback unless --control-allow-remote."),
         ] + ProxyControl.options + ForwardOptions.options + [ReverseRouteOptions.option])
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
@@ -100,7 +100,9 @@ enum ProxyCommand: Command {
             }
             let proxies = ToxiproxyHost(loop: loop, base: settings)
             do {
-                toxiproxy = (proxies, try ControlServer.startToxiproxy(loop: loop, host: address.host, port: address.port, backend: proxies))
+                toxiproxy = (proxies, try ControlServer.startToxiproxy(loop: loop, host: address.host, port: address.port,
+                                                                        allowRemoteListens: arguments.flag("control-allow-remote"),
+                                                                        backend: proxies))
             } catch {
                 control?.close()
                 server.stop()

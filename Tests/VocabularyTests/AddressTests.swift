@@ -84,3 +84,17 @@ import Vocabulary
         #expect(HostPattern.matches("[::1]", hostHeader: "[::1]:80"))
     }
 }
+
+/// A URL holds printable ASCII only: a CR LF in its path would reach the request line sent
+/// upstream (`--upstream`, the toxiproxy API, replay) as a second header or request.
+@Suite struct URLCharacterTests {
+    @Test(arguments: [("ws://h:1/a\r\nX: y", 0x0D), ("ws://h:1/a\nb", 0x0A), ("ws://h:1/\u{0}", 0), ("ws://h:1/a b", 0x20),
+                      ("ws://h:1/\u{85}", 0x85), ("ws://h:1/\u{7F}", 0x7F), ("ws://h:1/caf\u{E9}", 0xE9)] as [(String, UInt32)])
+    func controlsSpacesAndNonASCIIAreRefused(url: String, code: UInt32) {
+        #expect(WebSocketURL.parse(url) == .failure(.badCharacter(code)))
+    }
+
+    @Test func theMessageNamesTheCharacterWithoutPrintingIt() {
+        #expect(WebSocketURLError.badCharacter(0x1B).description.hasPrefix("U+001B is not allowed in a URL"))
+    }
+}

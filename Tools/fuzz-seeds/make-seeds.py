@@ -106,6 +106,25 @@ write("proxy-request", "origin-form", "\x03GET /app/key HTTP/1.1\r\nHost: chat.e
 write("proxy-request", "routed", "\x11" + routes + "GET /ws/app/key HTTP/1.1\r\nHost: chat.example.com\r\n\r\n")
 write("proxy-request", "bad-authority", "\x01CONNECT user@host:99999 HTTP/1.1\r\n\r\n")
 
+# toxiproxy-api: a flags byte (low bit: remote listens allowed), then one request a line:
+# G, P or D, the path, a space, the body.
+write("toxiproxy-api", "lifecycle", "\x00"
+      'P/proxies {"name":"redis_master","listen":"127.0.0.1:0","upstream":"127.0.0.1:6379"}\n'
+      'P/proxies/redis_master/toxics {"type":"latency","attributes":{"latency":100,"jitter":5}}\n'
+      'P/proxies/redis_master/toxics/latency_downstream {"attributes":{"jitter":0}}\n'
+      'P/proxies/redis_master {"enabled":false}\nG/proxies \nD/proxies/redis_master/toxics/latency_downstream \n'
+      'P/reset \nD/proxies/redis_master \nG/version \n')
+write("toxiproxy-api", "hostile", "\x01"
+      'P/proxies {"name":"jsonl\\u0000","upstream":"127.0.0.1:1"}\n'
+      'P/proxies {"name":"a\\u001b]0;x\\u0007","upstream":"ws://127.0.0.1:1/a\\r\\nX: y"}\n'
+      'P/proxies {"name":"b","listen":"0.0.0.0:0","upstream":"localhost:9/\\u0085"}\n'
+      'P/proxies/b/toxics {"name":"t\\u009b","type":"slicer","stream":"upstream","toxicity":0.5}\n')
+
+# sink-escaping: any text; these hold each kind of character some sink forbids.
+write("sink-escaping", "controls", "ok\x00\x07\x1b]0;title\x07\x1b[2J\r\n\t\x7f end")
+write("sink-escaping", "unicode", "\u009b2J \u202ertl\u202c \u2066iso\u2069 \u2028\u2029 \u061c\u200e\u200f "
+      "\ufffe\uffff <&>\"' caf\u00e9 \U0001f600")
+
 # fault-rules: every rule quoted in docs/faults.md, one a line, and one file of all.
 rules = set()
 for line in open(os.path.join(repo, "docs", "faults.md"), encoding="utf-8"):

@@ -24,9 +24,12 @@ public struct ToxiproxyRouter: Sendable {
     public static let maxToxicsPerProxy = 64
     /// Same access rules as the control API: loopback `Host` only, no browsers.
     let access: ControlRouter
+    /// Proxies may listen on addresses other than loopback (`--control-allow-remote`).
+    let allowRemoteListens: Bool
 
-    public init(loopbackOnly: Bool = true) {
+    public init(loopbackOnly: Bool = true, allowRemoteListens: Bool = false) {
         access = ControlRouter(token: nil, loopbackOnly: loopbackOnly)
+        self.allowRemoteListens = allowRemoteListens
     }
 
     public func respond(to request: ControlRequest, backend: any ToxiproxyBackend) -> ControlResponse {
@@ -124,16 +127,17 @@ public struct ToxiproxyRouter: Sendable {
 
     func createProxy(_ bytes: [UInt8], _ backend: any ToxiproxyBackend) -> ControlResponse {
         guard case .object(let body)? = try? JSONParser.parse(bytes) else { return .error(400, "the body must be a JSON object") }
-        guard let name = body["name"]?.stringValue, !name.isEmpty, name.count <= 200, !name.contains("/") else {
-            return .error(400, "missing or bad proxy name")
-        }
-        guard let upstream = body["upstream"]?.stringValue, !upstream.isEmpty else { return .error(400, "missing upstream") }
+        guard let name = body["name"]?.stringValue else { return .error(400, "missing proxy name") }
+        if let problem = ToxiproxyNames.problem(name, what: "proxy") { return .error(400, problem) }
+        guard let upstream = body["upstream"]?.stringValue else { return .error(400, "missing upstream") }
+        if let problem = ToxiproxyNames.upstreamProblem(upstream) { return .error(400, problem) }
         let proxies = backend.proxies()
         if proxies.contains(where: { $0.name == name }) { return .error(409, "proxy already exists") }
         guard proxies.count < Self.maxProxies else {
             return .error(400, "\(Self.maxProxies) proxies exist, the most Faultline serves; delete one first")
         }
         let listen = body["listen"]?.stringValue ?? "127.0.0.1:0"
+        if let problem = ToxiproxyNames.listenProblem(listen, allowRemote: allowRemoteListens) { return .error(400, problem) }
         let enabled = body["enabled"]?.boolValue ?? true
         return result(backend.createProxy(name: name, listen: listen, upstream: upstream, enabled: enabled)) {
             .json(201, $0.json)

@@ -60,7 +60,7 @@ public struct ToxiproxyToxic: Sendable, Hashable {
             }
         }
         let name = object["name"]?.stringValue ?? base?.name ?? "\(type)_\(stream)"
-        guard !name.isEmpty, name.count <= 200, !name.contains("/") else { return .failure(.bad("bad toxic name '\(name)'")) }
+        if let problem = ToxiproxyNames.problem(name, what: "toxic") { return .failure(.bad(problem)) }
         let toxic = ToxiproxyToxic(name: name, type: type, stream: stream, toxicity: toxicity, attributes: attributes)
         if case .failure(let failure) = toxic.rule() { return .failure(failure) }
         return .success(toxic)

@@ -1,0 +1,40 @@
+import CLI
+import JSON
+import Reports
+import Vocabulary
+
+extension FuzzTarget {
+    /// Every sink's one escaping function fed any text: its output must hold no character
+    /// that sink forbids, and JSON must still decode to the text it was given.
+    static let sinkEscaping = FuzzTarget(
+        name: "sink-escaping",
+        summary: "TerminalText.escape, JSONWriter.writeString, escapeXML, RecordLine.safe: no forbidden character out") { input in
+        let text = String(decoding: input, as: UTF8.self)
+
+        for escaped in [TerminalText.escape(text), RecordLine.safe(text)] {
+            require(!escaped.unicodeScalars.contains(where: DisplayUnsafe.contains), "a display-unsafe character passed the terminal")
+        }
+        let lines = TerminalText.escape(text, keepingNewlines: true)
+        require(!lines.unicodeScalars.contains { $0 != "\n" && DisplayUnsafe.contains($0) }, "keepingNewlines let more than LF through")
+
+        var json: [UInt8] = []
+        JSONWriter.writeString(text, into: &json)
+        require(!String(decoding: json, as: UTF8.self).unicodeScalars.contains(where: DisplayUnsafe.contains),
+                "a display-unsafe character passed into JSON raw")
+        require((try? JSONParser.parse(json)) == .string(text), "JSON did not decode to the text it was given")
+
+        let xml = escapeXML(text)
+        for scalar in xml.unicodeScalars {
+            let forbidden = (scalar.value < 0x20 && scalar != "\n" && scalar != "\r" && scalar != "\t")
+                || scalar.value == 0xFFFE || scalar.value == 0xFFFF
+            require(!forbidden, "XML 1.0 forbids U+\(String(scalar.value, radix: 16)) even escaped")
+            require(!"<>\"'".unicodeScalars.contains(scalar), "markup character \(scalar) passed into XML")
+        }
+        var rest = Substring(xml)
+        while let amp = rest.firstIndex(of: "&") {
+            rest = rest[amp...]
+            require(["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"].contains { rest.hasPrefix($0) }, "a bare & in XML")
+            rest = rest.dropFirst()
+        }
+    }
+}
