@@ -30,7 +30,7 @@
     state.socket = socket;
     socket.onopen = function () {
       state.retry = 500;
-      $("link").textContent = "live";
+      $("link").textContent = "connected";
       $("link").className = "badge on";
       send({ type: "hello", filter: $("filter").value, offset: state.offset, count: state.count,
              selected: state.selected, frames_after: state.framesAfter });
@@ -62,7 +62,8 @@
       select.appendChild(o);
     });
     kindChosen();
-    document.querySelectorAll("#actions button").forEach(function (b) { b.disabled = m.mode !== "live"; });
+    // Recorded captures cannot be acted on: no actions are offered.
+    $("actions").hidden = m.mode !== "live";
   }
 
   // --- the list -------------------------------------------------------------------------
