@@ -67,7 +67,8 @@ import TestSupport
     }
 
     /// A page of another origin (localhost instead of 127.0.0.1: another origin to the
-    /// browser) cannot open the UI's socket, and the UI's own page can.
+    /// browser) cannot open the UI's socket, and the UI's own page can. On the way, a
+    /// recorded capture's finding is shown with its rule's explanation (a screenshot).
     @Test func anotherOriginCannotOpenTheLiveSocket() throws {
         #expect(Browser.available, "chromium is missing: run Tools/setup")
         guard Browser.available else { return }
@@ -83,9 +84,16 @@ import TestSupport
             ["wait": "document.querySelector('#link').textContent === 'connected'", "timeout": 30],
             ["eval": attempt("ws://127.0.0.1:\(port)/live")],
             ["eval": attempt("ws://localhost:\(port)/live")],
+            ["click": "#rows .row"],
+            ["wait": "document.querySelector('#findings li.finding .explain')", "timeout": 30],
+            ["wait": "document.querySelector('#lane').complete && document.querySelector('#lane').naturalWidth > 0", "timeout": 30],
+            ["viewport": 1400, "height": 900],
+            ["screenshot": .string("\(Browser.screenshotDirectory(default: dir))/ui-offline-1400.png")],
+            ["eval": "document.querySelector('#findings li.finding').dataset.rule"],
         ], in: dir, name: "origin")
         #expect(run.failure == nil, "\(run.failure ?? "")")
         #expect(run.value(1)?.stringValue == "open")
         #expect(run.value(2)?.stringValue == "refused")
+        #expect(run.value(8)?.stringValue == "backoff.bound")
     }
 }
