@@ -91,6 +91,10 @@ package final class UIServer {
 
     /// Pages open now (for tests and the bench).
     package var pageCount: Int { pages.count }
+    /// Each open page's queued bytes and skipped updates (for tests and the bench).
+    package var pageStates: [(queuedBytes: Int, skipped: Int)] {
+        pages.values.map { ($0.connection.writeQueueBytes, $0.page.skipped) }
+    }
 
     // MARK: Plain requests
 
