@@ -44,6 +44,9 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     // recordings' parts, a capture still being written, standard input kept for rereading.
     ("Inputs", ["Vocabulary", "Capture", "Pcap", "CLI"], nil),
     ("Reports", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture", "Lifecycle", "CLI"], nil),
+    // The web UI (`proxy --ui`, `faultline ui`): embedded page, live update hub, actions
+    // through the control API's one contract.
+    ("UI", ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Lifecycle", "Reports", "Transport", "ControlAPI"], nil),
     // The proxy's I/O shell: listener, relay pairs, forward mode, recording, live view.
     ("ProxyShell", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture", "Faults", "Lifecycle", "ProxyCore", "Transport", "CLI", "ControlAPI", "Reports"], nil),
     // `faultline demo`'s scenario and run: sim server, recording proxy with faults, clients.
@@ -77,6 +80,7 @@ let testDependencies: [String: [Target.Dependency]] = [
     "ProxyShell": ["Vocabulary", "WebSocket", "Capture", "ProxyCore", "Transport", "Sim", "ControlAPI", "TestSupport"],
     "FaultlineKit": ["WebSocket", "Faults", "TestSupport"],
     "Demo": ["Faults"],
+    "UI": ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Lifecycle", "Reports", "Transport", "ControlAPI", "TestSupport", "faultline"],
 ]
 
 /// Release builds of these modules skip Swift's run-time exclusivity checks. Their hot
@@ -111,11 +115,14 @@ let package = Package(
     ],
     targets: systemLibraries
         + libraries.map {
-            // Lifecycle embeds the built-in specs (Specs/*.json) in its code at build time.
+            // Lifecycle embeds the built-in specs (Specs/*.json) in its code at build time, UI
+            // its page (Assets/*).
             .target(name: $0.name, dependencies: $0.dependencies, path: $0.path,
+                    exclude: $0.name == "UI" ? ["Assets"] : [],
                     swiftSettings: uncheckedExclusivityInRelease.contains($0.name)
                         ? [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))] : nil,
-                    plugins: $0.name == "Lifecycle" ? [.plugin(name: "EmbedSpecs")] : nil)
+                    plugins: $0.name == "Lifecycle" ? [.plugin(name: "EmbedSpecs")]
+                        : $0.name == "UI" ? [.plugin(name: "EmbedAssets")] : nil)
         }
         + libraries.map {
             .testTarget(name: "\($0.name)Tests",
@@ -129,8 +136,10 @@ let package = Package(
                 // FaultlineKit is for test suites: the executable uses ProxyShell directly.
                 dependencies: libraries.filter { $0.name != "FaultlineKit" }.map { .byName(name: $0.name) } + ["CMalloc"],
                 plugins: ["BuildInfo"]),
-            // Build-time generators: the built-in specs as Swift literals, the commit for --version.
+            // Build-time generators: the built-in specs and the web UI's files as Swift literals,
+            // the commit for --version.
             .plugin(name: "EmbedSpecs", capability: .buildTool()),
+            .plugin(name: "EmbedAssets", capability: .buildTool()),
             .plugin(name: "BuildInfo", capability: .buildTool()),
             // libFuzzer targets (Tools/fuzz builds them with --sanitize=fuzzer -DFUZZING); in a
             // normal build, a driver that replays inputs through them (Tools/test's smoke run).

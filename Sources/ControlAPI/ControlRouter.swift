@@ -79,7 +79,7 @@ public struct ControlRouter: Sendable {
     }
 
     /// Compares without stopping at the first difference, so timing does not reveal the token.
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+    package static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
         let x = Array(a.utf8), y = Array(b.utf8)
         var difference = UInt8(x.count == y.count ? 0 : 1)
         for i in 0..<max(x.count, y.count) {

@@ -22,7 +22,7 @@ package final class LiveAnalysis {
     package private(set) var errors = 0
     package private(set) var warnings = 0
     package private(set) var undetermined = 0
-    private let spec: LifecycleSpec
+    package let spec: LifecycleSpec
     /// Show transitions and new clients, not only findings and faults.
     package let transitions: Bool
     /// Where lines go: standard error by default, a closure in tests and the demo.
@@ -40,6 +40,8 @@ package final class LiveAnalysis {
     private var finished = false
     /// Sees each finding as it is made (the control API's event stream).
     package var onFinding: ((Finding) -> Void)?
+    /// Sees every event the analyzer makes, with its clock (the web UI's model).
+    package var onEvents: (([AnalysisEvent], Micros) -> Void)?
 
     package init(spec: LifecycleSpec, transitions: Bool) {
         self.spec = spec
@@ -60,13 +62,17 @@ package final class LiveAnalysis {
     package func feed(_ record: CaptureRecord) {
         guard !finished else { return }
         if let t = record.time { last = max(last, t) }
-        show(analyzer.feed(record))
+        let events = analyzer.feed(record)
+        onEvents?(events, last)
+        show(events)
     }
 
     package func advance(to now: Micros) {
         guard !finished else { return }
         last = max(last, now)
-        show(analyzer.advance(to: now))
+        let events = analyzer.advance(to: now)
+        onEvents?(events, last)
+        show(events)
     }
 
     /// Stops the clock and runs the final timer checks (connections still open end with the

@@ -81,6 +81,12 @@ package struct FrameSelection {
         return matches(record) ? released + [record] : released
     }
 
+    /// `--event`'s test (also the web UI's `event:` filter): the whole name, or its part
+    /// after the last ':' ("subscribe" for "bird:subscribe").
+    package static func event(_ name: String, matches wanted: String) -> Bool {
+        name == wanted || name.split(separator: ":").last.map(String.init) == wanted
+    }
+
     private func matches(_ record: CaptureRecord) -> Bool {
         if case .header = record { return false }
         let conn = record.connection
@@ -95,7 +101,7 @@ package struct FrameSelection {
             if let from, frame.from != from { return false }
             if let event {
                 guard let name = FrameLine.eventName(frame) else { return false }
-                return name == event || name.split(separator: ":").last.map(String.init) == event
+                return Self.event(name, matches: event)
             }
             return true
         case .upgrade(let upgrade):

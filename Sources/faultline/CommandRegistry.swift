@@ -22,6 +22,7 @@ enum CommandRegistry {
         CtlCommand.self,
         CertCommand.self,
         ExportCommand.self,
+        UICommand.self,
         SynthCommand.self,
         DemoCommand.self,
         CompletionsCommand.self,

@@ -7,6 +7,7 @@ import Lifecycle
 import ProxyShell
 import Reports
 import Transport
+import UI
 import Vocabulary
 
 /// `faultline proxy`: the recording, fault-injecting WebSocket proxy. This file turns flags
@@ -63,7 +64,7 @@ enum ProxyCommand: Command {
             OptionSpec("verbose", short: "v", help: "Also print a debug line for every frame and note."),
             OptionSpec("toxiproxy-api", value: "host:port",
                        help: "Serve a toxiproxy-compatible REST API here (loopback only): its clients create WebSocket-aware, recorded proxies at run time, listening on loopback unless --control-allow-remote."),
-        ] + ProxyControl.options + ForwardOptions.options + [ReverseRouteOptions.option])
+        ] + ProxyControl.options + ProxyUI.options + ForwardOptions.options + [ReverseRouteOptions.option])
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let settings = try settings(from: arguments)
@@ -83,8 +84,11 @@ enum ProxyCommand: Command {
         // The control API (--control) shares the proxy's loop: it reads and changes the
         // proxy's state on the thread that owns it.
         let control: ControlServer?
+        let ui: UIServer?
         do {
             control = try ProxyControl.start(arguments, loop: loop, backend: server)
+            // --ui: the web UI, on the same loop, acting through the same contract.
+            ui = try analysis.flatMap { try ProxyUI.start(arguments, loop: loop, server: server, analysis: $0) }
         } catch {
             server.stop()
             loop.close()
@@ -114,6 +118,7 @@ enum ProxyCommand: Command {
             toxiproxy?.api.close()
             toxiproxy?.host.stopAll()
             control?.close()
+            ui?.close()
             server.stop()
             analysis?.finish(at: server.now)
             loop.stop()
@@ -129,6 +134,7 @@ enum ProxyCommand: Command {
         TLSOptions.warnIfUnverified(settings.upstreamTLS, command: "faultline proxy")
         Console.out("listening on \(address)\n")
         if let control { Console.out("control API on http://\(control.address)\n") }
+        if let ui { Console.out("UI on http://\(ui.address)/\n") }
         if let toxiproxy { Console.out("toxiproxy API on http://\(toxiproxy.api.address)\n") }
         loop.run()
         toxiproxy?.host.stopAll()
@@ -228,7 +234,9 @@ enum ProxyCommand: Command {
 
         // --live / --spec: see `liveAnalysis(_:)`, run beside the live view.
         // Rules may arrive later through the control API: every session consults the engine.
-        settings.faultsAlwaysOn = try ProxyControl.check(arguments, command: command)
+        let controlled = try ProxyControl.check(arguments, command: command)
+        let watched = try ProxyUI.address(arguments, command: command) != nil
+        settings.faultsAlwaysOn = controlled || watched
         return settings
     }
 
@@ -244,10 +252,10 @@ enum ProxyCommand: Command {
     }
 
     /// The live lifecycle check: with `--spec` (findings only, or everything with `--live`),
-    /// or with `--live` alone against the default spec `bird`. Nil when neither is given.
+    /// or with `--live` or `--ui` alone against the default spec `bird`. Nil when none is given.
     static func liveAnalysis(_ arguments: ParsedArguments) throws(UsageError) -> LiveAnalysis? {
         let live = arguments.flag("live")
-        guard let name = arguments.value("spec") ?? (live ? "bird" : nil) else { return nil }
+        guard let name = arguments.value("spec") ?? (live || arguments.value("ui") != nil ? "bird" : nil) else { return nil }
         let spec: LifecycleSpec
         do { spec = try SpecLoader.load(name) } catch {
             // Blame --spec only when it was given; `--live` alone uses the default.

@@ -1,0 +1,63 @@
+import Foundation
+import JSON
+import TestSupport
+
+/// Headless Chromium driven over its DevTools protocol by `Tests/Peers/cdp_driver.py`
+/// (on a pipe, so no port): a list of steps in, one JSON result a step out, then what the
+/// page logged and threw. Each step waits on an event (a DOM change), bounded.
+struct Browser {
+    static let chromium = "/usr/bin/chromium"
+    static var available: Bool { FileManager.default.isExecutableFile(atPath: chromium) }
+
+    struct Run {
+        var steps: [JSONValue]
+        var console: [String]
+        var exceptions: [String]
+        var status: Int32?
+        var stderr: String
+        /// The value step `i` returned (nil when it failed or did not run).
+        func value(_ i: Int) -> JSONValue? {
+            i < steps.count && steps[i]["ok"]?.boolValue == true ? steps[i]["value"] : nil
+        }
+        var failure: String? {
+            steps.first { $0["ok"]?.boolValue == false }.map { "\($0)" } ?? (status == 0 ? nil : "driver exit \(String(describing: status)): \(stderr)")
+        }
+    }
+
+    /// Opens `url` and runs `steps` (see cdp_driver.py for their shapes).
+    static func run(_ url: String, steps: [JSONValue], in dir: URL, name: String) throws -> Run {
+        let stepsFile = dir.appendingPathComponent("\(name)-steps.json")
+        var bytes: [UInt8] = []
+        JSONWriter.write(.array(steps), into: &bytes)
+        try Data(bytes).write(to: stepsFile)
+        let driver = try ChildProcess.python(TestEnvironment.path("Tests/Peers/cdp_driver.py"), [
+            "--url", url, "--steps", stepsFile.path, "--profile", dir.appendingPathComponent("profile-\(name)").path,
+            "--chromium", chromium,
+        ])
+        let status = driver.waitForExit(timeout: 240)
+        if status == nil { driver.stop() }
+        var run = Run(steps: [], console: [], exceptions: [], status: status, stderr: driver.errorOutput.joined(separator: "\n"))
+        for line in driver.output {
+            guard let value = try? JSONParser.parse(line) else { continue }
+            if let console = value["console"]?.arrayValue {
+                run.console = console.compactMap(\.stringValue)
+                run.exceptions = value["exceptions"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            } else {
+                run.steps.append(value)
+            }
+        }
+        return run
+    }
+
+    /// Where screenshots go: `FAULTLINE_SCREENSHOTS` (the docs' images are made with it set
+    /// to docs/images), else the test's own folder.
+    static func screenshotDirectory(default dir: URL) -> String {
+        ProcessInfo.processInfo.environment["FAULTLINE_SCREENSHOTS"] ?? dir.path
+    }
+}
+
+/// The UI's address from a `UI on http://127.0.0.1:PORT/` line.
+func uiAddress(_ line: String?) -> String? {
+    guard let line, let start = line.range(of: "http://") else { return nil }
+    return String(line[start.lowerBound...].prefix { $0 != " " })
+}
