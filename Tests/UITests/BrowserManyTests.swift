@@ -26,12 +26,9 @@ import WebSocket
     @Test func tenThousandConnectionsStayAVirtualList() throws {
         #expect(Browser.available, "chromium is missing: run Tools/setup")
         guard Browser.available else { return }
-        let dir = TestEnvironment.temporaryDirectory("ui-many")
-        let capture = dir.appendingPathComponent("many.jsonl").path
-        try Self.writeCapture(capture)
-        let ui = try ChildProcess.faultline(["ui", capture, "--listen", "127.0.0.1:0"])
+        let (dir, ui, served) = try serveCapture("ui-many", write: Self.writeCapture)
         defer { ui.stop() }
-        let address = try #require(uiAddress(ui.waitForLine(timeout: 120) { $0.hasPrefix("UI on ") }))
+        let address = try #require(served)
         let run = try Browser.run(address, steps: [
             ["wait": "document.querySelector('#counts').textContent.indexOf('10000 connections') === 0", "timeout": 60],
             ["eval": "document.querySelectorAll('#rows .row').length"],                                     // 1
