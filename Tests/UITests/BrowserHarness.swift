@@ -56,6 +56,16 @@ struct Browser {
     }
 }
 
+/// `faultline ui` serving a capture that `write` makes (at the path it is given) in a
+/// fresh folder named after `label`: the folder, the running command and the page's address.
+func serveCapture(_ label: String, write: (String) throws -> Void) throws -> (dir: URL, ui: ChildProcess, address: String?) {
+    let dir = TestEnvironment.temporaryDirectory(label)
+    let capture = dir.appendingPathComponent("\(label).jsonl").path
+    try write(capture)
+    let ui = try ChildProcess.faultline(["ui", capture, "--listen", "127.0.0.1:0"])
+    return (dir, ui, uiAddress(ui.waitForLine(timeout: 120) { $0.hasPrefix("UI on ") }))
+}
+
 /// The UI's address from a `UI on http://127.0.0.1:PORT/` line.
 func uiAddress(_ line: String?) -> String? {
     guard let line, let start = line.range(of: "http://") else { return nil }

@@ -39,12 +39,9 @@ import WebSocket
     @Test func hostileCapturedBytesRenderInert() throws {
         #expect(Browser.available, "chromium is missing: run Tools/setup")
         guard Browser.available else { return }
-        let dir = TestEnvironment.temporaryDirectory("ui-hostile")
-        let capture = dir.appendingPathComponent("hostile.jsonl").path
-        try Self.writeCapture(capture)
-        let ui = try ChildProcess.faultline(["ui", capture, "--listen", "127.0.0.1:0"])
+        let (dir, ui, served) = try serveCapture("ui-hostile", write: Self.writeCapture)
         defer { ui.stop() }
-        let address = try #require(uiAddress(ui.waitForLine { $0.hasPrefix("UI on ") }))
+        let address = try #require(served)
         let text = "document.body.textContent"
         let run = try Browser.run(address, steps: [
             ["wait": "document.querySelector('#rows .row')", "timeout": 30],
