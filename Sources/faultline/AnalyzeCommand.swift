@@ -33,7 +33,7 @@ enum AnalyzeCommand: Command {
                                  optional: true, variadic: true)],
         options: [
             OptionSpec("spec", value: "name|file",
-                       help: "Lifecycle spec: bird, pusher, websocket (connection level, any client), agora-rtm, agora-rtm-stream, or a JSON spec file.", default: "bird"),
+                       help: "Lifecycle spec: bird, pusher, websocket (connection level, any client), agora-rtm, agora-rtm-stream, or a JSON spec file (default: the detected protocol's, else bird)."),
             OptionSpec("format", value: "format", help: "Report format.", default: "text",
                        choices: ReportFormat.allCases.map(\.rawValue)),
             OptionSpec("explain", value: "rule", help: "Explain one rule (what breaks it, an example) and exit; 'faultline specs rules' lists them."),
@@ -63,13 +63,25 @@ enum AnalyzeCommand: Command {
         guard !arguments.positionals.isEmpty else { throw UsageError("\(command): missing argument <input>") }
         let format = ReportFormat(rawValue: arguments.value("format") ?? "text") ?? .text
         let failOn = FailOn(rawValue: arguments.value("fail-on") ?? "error") ?? .error
+        // A rotated recording's parts are one input; each other input stands alone.
+        let (sets, partWarnings) = InputSets.group(arguments.positionals)
+        let inputOptions = InputSources.Options(filter: arguments.value("filter"))
+        // Without --spec, the protocol table chooses from the first input's upgrade and
+        // first messages, read ahead once (the source hands them on to the analysis).
+        var firstSource: (any RecordSource)?
+        var detection = EntryDetection()
+        let givenSpec = arguments.all("spec").last
+        if givenSpec == nil, let first = sets.first {
+            firstSource = try ReadAheadSource(InputSets.open(first, options: inputOptions), detecting: &detection)
+        }
         var spec: LifecycleSpec
         do {
-            spec = try SpecLoader.load(arguments.value("spec") ?? "bird")
+            spec = try SpecLoader.load(givenSpec ?? detection.specName)
         } catch {
             // Blame --spec only when it was given; the default's error names its own source.
-            throw UsageError("\(command): \(arguments.all("spec").isEmpty ? "" : "--spec: ")\(error)")
+            throw UsageError("\(command): \(givenSpec == nil ? "" : "--spec: ")\(error)")
         }
+        if givenSpec == nil { Console.err(TerminalText.escape("\(command): \(detection.line)") + "\n") }
         spec = try overrides(arguments).apply(to: spec)
         var clientKey = ClientKeyMode.standard
         if let raw = arguments.value("client-key") {
@@ -87,8 +99,6 @@ enum AnalyzeCommand: Command {
         var parts: [ReportBuilder] = []
         var stepsSoFar = 0
         var clientsSoFar = 0
-        // A rotated recording's parts are one input; each other input stands alone.
-        let (sets, partWarnings) = InputSets.group(inputs)
         var warnings: [String] = partWarnings
         var prefix: String?
         var end: Micros = 0
@@ -97,7 +107,7 @@ enum AnalyzeCommand: Command {
         var linker = sets.count == 1 ? AuthRequestLinker(wire: ProtocolTable.standard.entry(for: spec.events.rawValue, prefix: arguments.value("protocol-prefix") ?? spec.prefix)) : nil
         for (i, set) in sets.enumerated() {
             let path = set[0]
-            var source = try InputSets.open(set, options: .init(filter: arguments.value("filter")))
+            var source = try i == 0 ? firstSource ?? InputSets.open(set, options: inputOptions) : InputSets.open(set, options: inputOptions)
             let options = AnalyzerOptions(
                 spec: spec, clientKey: clientKey, prefix: arguments.value("protocol-prefix"),
                 appSecret: arguments.value("app-secret"), clientIDPrefix: sets.count > 1 ? "\(i + 1)/" : "")

@@ -48,6 +48,8 @@ import TestSupport
         // handshake and the missing pong are the server's; the client pinged on time.
         let (status, out, err) = try runFaultline(["analyze", path, "--format", "json", "--pong-timeout", "1"])
         #expect(status == 1, "\(err)")
+        // No --spec: detection chose the entry (and so the spec) and said why, on stderr.
+        #expect(err.contains("faultline analyze: spec bird: protocol bird chosen on conn 1: the upgrade's path"), "\(err)")
         let report = try JSONParser.parse(out)
         #expect(report["prefix"] == .string("acme"))
         let findings = report["findings"]?.arrayValue ?? []
