@@ -22,7 +22,7 @@ package final class LiveAnalysis {
     package private(set) var errors = 0
     package private(set) var warnings = 0
     package private(set) var undetermined = 0
-    private let spec: LifecycleSpec
+    package let spec: LifecycleSpec
     /// Show transitions and new clients, not only findings and faults.
     package let transitions: Bool
     /// Where lines go: standard error by default, a closure in tests and the demo.

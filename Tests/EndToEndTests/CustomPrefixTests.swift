@@ -58,4 +58,28 @@ import TestSupport
         #expect(byRule.contains { $0 == ("server.pong-missing", 2) }, "\(out)")
         #expect(!byRule.contains { $0.0 == "stale.ping-missing" }, "\(out)")
     }
+
+    /// `--spec` names the relay's entry, dialect included: no detection, and under the
+    /// pusher spec's fixed prefix an `acme:pong` is no pong.
+    @Test func theSpecOverridesTheRelaysDetection() throws {
+        let server = try ChildProcess.faultline(["sim", "server", "--listen", "127.0.0.1:0", "--prefix", "acme",
+                                                 "--event-interval", "0"])
+        defer { server.stop() }
+        let serverPort = try listeningPort(of: server, "sim server")
+        let (proxy, proxyPort, path) = try ProxySimTests.proxy(upstreamPort: serverPort, [
+            "--spec", "pusher", "--fault", "activity-timeout:1", "--fault", "stall-pongs",
+        ])
+        defer { proxy.stop() }
+        let client = try ProxySimTests.simClient(proxyPort: proxyPort, ["--prefix", "acme", "--duration", "30s"])
+        defer { client.stop() }
+        #expect(client.waitForLine(timeout: 30) { $0.contains("-> connected") } != nil, "client: \(client.output)")
+        client.stop()
+        let capture = try ProxySimTests.stopProxy(proxy, capture: path)
+        let notes = capture.records.compactMap { record -> String? in if case .note(let n) = record { n.message } else { nil } }
+        #expect(!notes.contains { $0.hasPrefix("protocol ") }, "\(notes)")
+        // The acme handshake is no handshake under the pusher dialect: relayed as it came.
+        #expect(capture.frames.contains { String(decoding: $0.payload, as: UTF8.self).contains("acme:connection_established") })
+        #expect(!capture.frames.contains { $0.action == .injected })
+        #expect(!capture.faults.map(\.detail).contains { $0.hasPrefix("rewrote activity_timeout") })
+    }
 }
