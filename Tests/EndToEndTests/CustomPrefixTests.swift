@@ -10,11 +10,16 @@ import TestSupport
 /// match the events the table's entry decodes by kind, and the analyzer's handshake and
 /// pong rules judge the capture under the prefix it detects.
 @Suite(.serialized) struct CustomPrefixTests {
-    @Test func aCustomPrefixServerGetsTheHandshakeAndPongFaultsAndRules() throws {
+    /// `faultline sim server --prefix acme`, ready, and its port.
+    static func acmeServer() throws -> (ChildProcess, Int) {
         let server = try ChildProcess.faultline(["sim", "server", "--listen", "127.0.0.1:0", "--prefix", "acme",
                                                  "--event-interval", "0"])
+        return (server, try listeningPort(of: server, "sim server"))
+    }
+
+    @Test func aCustomPrefixServerGetsTheHandshakeAndPongFaultsAndRules() throws {
+        let (server, serverPort) = try Self.acmeServer()
         defer { server.stop() }
-        let serverPort = try listeningPort(of: server, "sim server")
         let (proxy, proxyPort, path) = try ProxySimTests.proxy(upstreamPort: serverPort, [
             "--fault", "strip-socket-id,conn=1", "--fault", "activity-timeout:1,conn=2", "--fault", "stall-pongs,conn=2",
         ])
@@ -62,10 +67,8 @@ import TestSupport
     /// `--spec` names the relay's entry, dialect included: no detection, and under the
     /// pusher spec's fixed prefix an `acme:pong` is no pong.
     @Test func theSpecOverridesTheRelaysDetection() throws {
-        let server = try ChildProcess.faultline(["sim", "server", "--listen", "127.0.0.1:0", "--prefix", "acme",
-                                                 "--event-interval", "0"])
+        let (server, serverPort) = try Self.acmeServer()
         defer { server.stop() }
-        let serverPort = try listeningPort(of: server, "sim server")
         let (proxy, proxyPort, path) = try ProxySimTests.proxy(upstreamPort: serverPort, [
             "--spec", "pusher", "--fault", "activity-timeout:1", "--fault", "stall-pongs",
         ])
