@@ -69,7 +69,7 @@ let testDependencies: [String: [Target.Dependency]] = [
     "Pcap": ["Vocabulary", "JSON", "WebSocket", "Capture", "TestSupport", "faultline"],
     "Faults": ["Vocabulary", "JSON", "WebSocket", "Protocols", "ProtocolTable", "Capture"],
     "Lifecycle": ["Vocabulary", "JSON", "WebSocket", "Bird", "Capture", "TestSupport"],
-    "ProxyCore": ["Vocabulary", "WebSocket", "Protocols", "ProtocolTable", "Capture", "Faults"],
+    "ProxyCore": ["Vocabulary", "JSON", "WebSocket", "Protocols", "ProtocolTable", "Capture", "Faults", "Lifecycle"],
     "Transport": ["CUV", "TestSupport"],
     "Replay": ["Vocabulary", "JSON", "WebSocket", "Protocols", "Bird", "Capture", "Lifecycle", "TestSupport", "faultline"],
     "Sim": ["Vocabulary", "JSON", "WebSocket", "Bird", "Transport", "TestSupport", "faultline"],

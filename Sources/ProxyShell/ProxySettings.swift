@@ -63,12 +63,17 @@ package struct ProxySettings: Sendable {
     /// frames under `drop-message` took the proxy to 5 GB.)
     package let largeFrameBudget = LargeFrameBudget()
 
+    /// How each connection's protocol entry is chosen; nil: `RelayConfig`'s default, detected
+    /// per connection through the table. `--spec` names one (`ProxyCommand` sets it).
+    package var protocolChoice: ProtocolChoice?
+
     /// One connection's relay settings; every connection's share `largeFrameBudget`.
     package var relayConfig: RelayConfig {
         var config = RelayConfig(upstreamHost: upstream.hostHeader, upstreamPathPrefix: upstream.pathPrefix,
                                  maxPayload: maxPayload, strict: strict)
         config.handshakeTimeout = handshakeTimeout
         config.largeFrameBudget = largeFrameBudget
+        if let protocolChoice { config.protocolChoice = protocolChoice }
         return config
     }
 

@@ -37,7 +37,7 @@ enum AnalyzeCommand: Command {
                                  optional: true, variadic: true)],
         options: [
             OptionSpec("spec", value: "name|file",
-                       help: "Lifecycle spec: bird, pusher, websocket (connection level, any client), agora-rtm, agora-rtm-stream, or a JSON spec file.", default: "bird"),
+                       help: "Lifecycle spec: bird, pusher, websocket (connection level, any client), agora-rtm, agora-rtm-stream, or a JSON spec file (default: the detected protocol's, else bird)."),
             OptionSpec("format", value: "format", help: "Report format.", default: "text",
                        choices: ReportFormat.allCases.map(\.rawValue)),
             OptionSpec("explain", value: "rule", help: "Explain one rule (what breaks it, an example) and exit; 'faultline specs rules' lists them."),
@@ -69,13 +69,25 @@ enum AnalyzeCommand: Command {
         guard !arguments.positionals.isEmpty else { throw UsageError("\(command): missing argument <input>") }
         let format = ReportFormat(rawValue: arguments.value("format") ?? "text") ?? .text
         let failOn = FailOn(rawValue: arguments.value("fail-on") ?? "error") ?? .error
+        // A rotated recording's parts are one input; each other input stands alone.
+        let (groupedSets, partWarnings) = InputSets.group(arguments.positionals)
+        let inputOptions = InputSources.Options(filter: arguments.value("filter"))
+        // Without --spec, the protocol table chooses from the first input's upgrade and
+        // first messages, read ahead once (the source hands them on to the analysis).
+        var firstSource: (any RecordSource)?
+        var detection = EntryDetection()
+        let givenSpec = arguments.all("spec").last
+        if givenSpec == nil, let first = groupedSets.first {
+            firstSource = try ReadAheadSource(InputSets.open(first, options: inputOptions), detecting: &detection)
+        }
         var spec: LifecycleSpec
         do {
-            spec = try SpecLoader.load(arguments.value("spec") ?? "bird")
+            spec = try SpecLoader.load(givenSpec ?? detection.specName)
         } catch {
             // Blame --spec only when it was given; the default's error names its own source.
-            throw UsageError("\(command): \(arguments.all("spec").isEmpty ? "" : "--spec: ")\(error)")
+            throw UsageError("\(command): \(givenSpec == nil ? "" : "--spec: ")\(error)")
         }
+        if givenSpec == nil { Console.err(TerminalText.escape("\(command): \(detection.line)") + "\n") }
         spec = try overrides(arguments).apply(to: spec)
         var clientKey = ClientKeyMode.standard
         if let raw = arguments.value("client-key") {
@@ -95,7 +107,7 @@ enum AnalyzeCommand: Command {
         var clientsSoFar = 0
         // A rotated recording's parts are one input; each other input stands alone, unless
         // --merge makes them all one session.
-        let filter = InputSources.Options(filter: arguments.value("filter"))
+        let filter = inputOptions
         var sets: [[String]]
         var warnings: [String]
         var merged: FleetMerge.Plan?
@@ -106,7 +118,7 @@ enum AnalyzeCommand: Command {
                                          maxSkew: maxSkew, command: command)
             (sets, warnings) = ([inputs], merged?.notes ?? [])
         } else {
-            (sets, warnings) = InputSets.group(inputs)
+            (sets, warnings) = (groupedSets, partWarnings)
         }
         guard arguments.all("max-skew").isEmpty || merged != nil else {
             throw UsageError("\(command): --max-skew applies to --merge only")
@@ -124,7 +136,7 @@ enum AnalyzeCommand: Command {
                 source = plan.source
                 merged = nil   // held once: the loop's copy is the one read
             } else {
-                source = try InputSets.open(set, options: filter)
+                source = try i == 0 ? firstSource ?? InputSets.open(set, options: filter) : InputSets.open(set, options: filter)
             }
             let options = AnalyzerOptions(
                 spec: spec, clientKey: clientKey, prefix: arguments.value("protocol-prefix"),

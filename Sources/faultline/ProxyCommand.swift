@@ -4,6 +4,7 @@ import ControlAPI
 import Faults
 import Glibc
 import Lifecycle
+import ProtocolTable
 import ProxyShell
 import Reports
 import Transport
@@ -67,9 +68,13 @@ enum ProxyCommand: Command {
         ] + ProxyControl.options + ProxyUI.options + ForwardOptions.options + [ReverseRouteOptions.option])
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
-        let settings = try settings(from: arguments)
+        var settings = try settings(from: arguments)
         let live = LiveView(lifecycle: arguments.flag("live"), verbose: arguments.flag("verbose"))
         let analysis = try liveAnalysis(arguments)
+        // --spec names the relay's protocol entry; without it each connection detects its own.
+        if let spec = analysis?.spec, !arguments.all("spec").isEmpty {
+            settings.protocolChoice = .entry(ProtocolTable.standard.entry(for: spec.events.rawValue, prefix: spec.prefix))
+        }
         let loop: EventLoop
         do { loop = try EventLoop() } catch { throw UsageError("faultline proxy: \(error)") }
         let server = ProxyServer(loop: loop, settings: settings, live: live)

@@ -10,11 +10,16 @@ import TestSupport
 /// match the events the table's entry decodes by kind, and the analyzer's handshake and
 /// pong rules judge the capture under the prefix it detects.
 @Suite(.serialized) struct CustomPrefixTests {
-    @Test func aCustomPrefixServerGetsTheHandshakeAndPongFaultsAndRules() throws {
+    /// `faultline sim server --prefix acme`, ready, and its port.
+    static func acmeServer() throws -> (ChildProcess, Int) {
         let server = try ChildProcess.faultline(["sim", "server", "--listen", "127.0.0.1:0", "--prefix", "acme",
                                                  "--event-interval", "0"])
+        return (server, try listeningPort(of: server, "sim server"))
+    }
+
+    @Test func aCustomPrefixServerGetsTheHandshakeAndPongFaultsAndRules() throws {
+        let (server, serverPort) = try Self.acmeServer()
         defer { server.stop() }
-        let serverPort = try listeningPort(of: server, "sim server")
         let (proxy, proxyPort, path) = try ProxySimTests.proxy(upstreamPort: serverPort, [
             "--fault", "strip-socket-id,conn=1", "--fault", "activity-timeout:1,conn=2", "--fault", "stall-pongs,conn=2",
         ])
@@ -48,6 +53,8 @@ import TestSupport
         // handshake and the missing pong are the server's; the client pinged on time.
         let (status, out, err) = try runFaultline(["analyze", path, "--format", "json", "--pong-timeout", "1"])
         #expect(status == 1, "\(err)")
+        // No --spec: detection chose the entry (and so the spec) and said why, on stderr.
+        #expect(err.contains("faultline analyze: spec bird: protocol bird chosen on conn 1: the upgrade's path"), "\(err)")
         let report = try JSONParser.parse(out)
         #expect(report["prefix"] == .string("acme"))
         let findings = report["findings"]?.arrayValue ?? []
@@ -55,5 +62,27 @@ import TestSupport
         #expect(byRule.contains { $0 == ("server.handshake-missing-id", 1) }, "\(out)")
         #expect(byRule.contains { $0 == ("server.pong-missing", 2) }, "\(out)")
         #expect(!byRule.contains { $0.0 == "stale.ping-missing" }, "\(out)")
+    }
+
+    /// `--spec` names the relay's entry, dialect included: no detection, and under the
+    /// pusher spec's fixed prefix an `acme:pong` is no pong.
+    @Test func theSpecOverridesTheRelaysDetection() throws {
+        let (server, serverPort) = try Self.acmeServer()
+        defer { server.stop() }
+        let (proxy, proxyPort, path) = try ProxySimTests.proxy(upstreamPort: serverPort, [
+            "--spec", "pusher", "--fault", "activity-timeout:1", "--fault", "stall-pongs",
+        ])
+        defer { proxy.stop() }
+        let client = try ProxySimTests.simClient(proxyPort: proxyPort, ["--prefix", "acme", "--duration", "30s"])
+        defer { client.stop() }
+        #expect(client.waitForLine(timeout: 30) { $0.contains("-> connected") } != nil, "client: \(client.output)")
+        client.stop()
+        let capture = try ProxySimTests.stopProxy(proxy, capture: path)
+        let notes = capture.records.compactMap { record -> String? in if case .note(let n) = record { n.message } else { nil } }
+        #expect(!notes.contains { $0.hasPrefix("protocol ") }, "\(notes)")
+        // The acme handshake is no handshake under the pusher dialect: relayed as it came.
+        #expect(capture.frames.contains { String(decoding: $0.payload, as: UTF8.self).contains("acme:connection_established") })
+        #expect(!capture.frames.contains { $0.action == .injected })
+        #expect(!capture.faults.map(\.detail).contains { $0.hasPrefix("rewrote activity_timeout") })
     }
 }
