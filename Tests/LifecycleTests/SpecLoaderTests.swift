@@ -64,6 +64,52 @@ import JSON
         #expect(negativeError?.message == "expected seconds >= 0, found -1.0")
     }
 
+    /// The new policy fields refuse what they cannot mean, naming the field.
+    @Test func policyFieldsAreValidated() throws {
+        func phase(_ extra: JSONObject) throws -> JSONValue {
+            try bird { spec in
+                var p: JSONObject = ["kind": "exponential", "base": 1, "state": "unavailable"]
+                for (key, value) in extra.members { p[key] = value }
+                spec["backoff"] = ["phases": [.object(p)]]
+            }
+        }
+        func refusal(_ value: JSONValue) -> SpecError? {
+            #expect(throws: SpecError.self) { try SpecLoader.parse(value, file: "x.json") }
+        }
+        #expect(refusal(try phase(["jitter": "additive"]))?.field == "backoff.phases[0].jitterSeconds")
+        #expect(refusal(try phase(["jitter": "multiplicative", "jitterFactor": 1.5]))?.message
+                == "expected a fraction from 0 to 1, found 1.5")
+        #expect(refusal(try phase(["kind": "stepped"]))?.field == "backoff.phases[0].steps")
+        #expect(refusal(try phase(["kind": "stepped", "steps": [0.1, -1]]))?.field == "backoff.phases[0].steps[1]")
+        #expect(refusal(try phase(["capApplied": "later"]))?.field == "backoff.phases[0].capApplied")
+        let zeroAttempts = try bird { $0["backoff"] = ["maxAttempts": 0, "phases": [["base": 1, "state": "u"]]] }
+        #expect(refusal(zeroAttempts)?.message == "expected a whole number from 1 to 1000000, found 0")
+        let timeoutAlone = try bird { $0["backoff"] = ["closeTimeout": 10, "phases": [["base": 1, "state": "u"]]] }
+        #expect(refusal(timeoutAlone)?.field == "backoff.closeTimeout")
+        let failWindow = try bird { $0["closeCodes"] = [["from": 4000, "action": "fail", "delay": ["max": 5]]] }
+        #expect(refusal(failWindow)?.field == "closeCodes[0].delay")
+        let inverted = try bird { $0["closeCodes"] = [["from": 1012, "action": "backoff", "delay": ["min": 5, "max": 1]]] }
+        #expect(refusal(inverted)?.field == "closeCodes[0].delay.max")
+        let heartbeat = try bird { $0["stale"] = ["model": "heartbeat"] }
+        #expect(refusal(heartbeat)?.field == "stale.interval")
+        let window = try SpecLoader.parse(try bird { $0["closeCodes"] = [["from": 1012, "action": "backoff", "delay": ["min": 1, "max": 5]]] },
+                                          file: "x.json")
+        #expect(window.closeBands.first?.delay == DelayWindow(lower: 1_000_000, upper: 5_000_000))
+    }
+
+    /// A window is computed in floating point and clamped: hostile spec values never trap.
+    @Test func windowsOfExtremeValuesAreClamped() {
+        var phase = LifecycleSpec.BackoffPhase(kind: .exponential, base: 9_000_000_000_000_000, factor: 1e308, cap: nil,
+                                               jitter: .multiplicative, until: nil, state: "u", rule: "backoff.bound",
+                                               jitterFactor: 1)
+        #expect(phase.window(attempt: Int.max, previousDelay: nil) == DelayWindow(lower: 0, upper: 9_000_000_000_000_000))
+        phase.jitter = .decorrelated
+        #expect(phase.window(attempt: 3, previousDelay: Int64.max).upper == 9_000_000_000_000_000)
+        phase.jitter = .additive
+        phase.jitterSeconds = Int64.max
+        #expect(phase.window(attempt: 1, previousDelay: nil).lower == 0)
+    }
+
     @Test func unknownFieldAndRuleAreRejected() throws {
         let typo = try bird { $0["tolerances"] = ["timming": 1] }
         let error = #expect(throws: SpecError.self) { try SpecLoader.parse(typo, file: "x.json") }

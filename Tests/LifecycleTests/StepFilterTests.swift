@@ -127,4 +127,22 @@ import Vocabulary
         #expect(with == run(false))
         #expect(with.contains { if case .finding = $0 { true } else { false } })
     }
+
+    /// The same under each liveness model and the new policy rules: their `quietUntil`
+    /// must never let the engine skip a finding.
+    @Test(arguments: 1...4, ["ping-after-silence", "heartbeat", "server-ping"])
+    func shortcutsChangeNothingUnderEachLivenessModel(_ seed: Int, _ model: String) throws {
+        let wire = Self.session(seed: UInt64(seed) &* 0x9E37_79B9_7F4A_7C15)
+        let spec = try PolicyExampleTests.spec(backoff: "equal", stale: model,
+                                               rules: LivenessModelTests.staleRules + ["reconnect.missing", "backoff.reset"])
+        func run(_ shortcuts: Bool) -> [AnalysisEvent] {
+            var analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: spec), shortcuts: shortcuts)
+            var events: [AnalysisEvent] = []
+            for record in wire.records { events += analyzer.feed(record) }
+            return events + analyzer.finish()
+        }
+        let with = run(true)
+        #expect(with == run(false))
+        #expect(with.contains { if case .finding = $0 { true } else { false } })
+    }
 }
