@@ -65,11 +65,11 @@ package struct HopEvidence {
     }
 
     /// Each client's moves between replicas: consecutive connections of one key (in the
-    /// order they opened) on two replicas, the first of which ended; keys that had two
-    /// connections at once on one replica are left out (`overlapsOnOneReplica`). A next connection that
-    /// reads as more than `plausible` before the drop is taken for another client of the
-    /// same key (two clients behind one NAT with one User-Agent overlap like that), not for
-    /// a hop: no clock is that far off in a fleet worth merging.
+    /// order they opened) on two replicas, the first of which ended. Keys of several
+    /// clients (two behind one NAT with one User-Agent) are left out whole: a key that had
+    /// two connections at once on one replica (`overlapsOnOneReplica`), or anywhere a
+    /// connection that opened more than `plausible` before the previous one dropped, or
+    /// after one that never dropped. No clock is that far off in a fleet worth merging.
     package func hops(plausible: Int64 = .max) -> [ClockHop] {
         var byKey: [String: [Int]] = [:]
         for (i, s) in summaries.enumerated() { byKey[s.key, default: []].append(i) }
@@ -77,12 +77,19 @@ package struct HopEvidence {
         for key in byKey.keys.sorted() {
             let order = byKey[key]!.sorted { (summaries[$0].openedAt, $0) < (summaries[$1].openedAt, $1) }
             guard !overlapsOnOneReplica(order) else { continue }
+            var found: [ClockHop] = []
+            var severalClients = false
             for (a, b) in zip(order, order.dropFirst()) {
                 let (first, next) = (summaries[a], summaries[b])
-                guard first.replica != next.replica, let dropped = first.droppedAt else { continue }
+                // A connection followed by the next with no drop between, or by one opening
+                // far before the drop: two connections at once, so several clients (or one
+                // that misbehaves, which the analysis reports): no evidence from this key.
+                guard let dropped = first.droppedAt else { severalClients = true; break }
                 let hop = ClockHop(from: first.replica, to: next.replica, droppedAt: dropped, reopenedAt: next.openedAt, key: key)
-                if hop.requiredShift <= plausible { hops.append(hop) }
+                guard hop.requiredShift <= plausible else { severalClients = true; break }
+                if first.replica != next.replica { found.append(hop) }
             }
+            if !severalClients { hops += found }
         }
         return hops
     }
