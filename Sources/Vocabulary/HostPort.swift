@@ -20,7 +20,7 @@ public struct HostPort: Sendable, Hashable, CustomStringConvertible {
         // URLs and addresses are ASCII: a name in its xn-- form, an IPv4 or IPv6 address.
         if let bad = text.unicodeScalars.first(where: { !$0.isASCII || $0.value < 0x21 || $0.value == 0x7F }) {
             // The text is shown escaped: it may hold control characters.
-            let shown = text.debugDescription.dropFirst().dropLast()
+            let shown = DisplayUnsafe.escaped(text)
             let code = String(bad.value, radix: 16, uppercase: true)
             return .failure(HostPortError("'\(shown)': U+\(code) is not allowed in an address: a host is ASCII without spaces (a name in its xn-- form, an IPv4 or [IPv6] address)"))
         }

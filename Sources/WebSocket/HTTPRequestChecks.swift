@@ -1,3 +1,5 @@
+import Vocabulary
+
 /// RFC 9112/9110 checks a forwarding proxy must make on a request before relaying it,
 /// beyond what the head parser (which also reads pcaps, where nothing may be refused) does.
 ///
@@ -22,7 +24,7 @@ extension HTTPRequestHead {
             contentLength = contentLength || field.name.equalsIgnoringASCIICase("Content-Length")
             transferEncoding = transferEncoding || field.name.equalsIgnoringASCIICase("Transfer-Encoding")
             if let byte = field.value.utf8.first(where: { $0 == 0 || $0 == 13 || $0 == 10 }) {
-                return "\(Self.describe(byte)) in the value of header \"\(field.name.escapingControls)\" (RFC 9110 5.5)"
+                return "\(Self.describe(byte)) in the value of header \"\(DisplayUnsafe.escaped(field.name))\" (RFC 9110 5.5)"
             }
             if field.name.equalsIgnoringASCIICase("Host") {
                 hosts += 1
@@ -40,20 +42,5 @@ extension HTTPRequestHead {
         case 13: "bare CR"
         default: "byte 0x" + String(byte, radix: 16, uppercase: true)
         }
-    }
-}
-
-extension String {
-    /// Control bytes shown as `\xNN`, so a message naming a hostile value stays one line.
-    var escapingControls: String {
-        var result = ""
-        for scalar in unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7F {
-                result += "\\x" + (scalar.value < 16 ? "0" : "") + String(scalar.value, radix: 16, uppercase: true)
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
     }
 }

@@ -134,7 +134,7 @@ enum SimServerCLI: Command {
 
         let loop = try EventLoop()
         let runner = SimServerRunner(loop: loop, settings: settings, seed: seed)
-        if arguments.flag("verbose") { runner.onLog = { Console.err("sim server: \($0)\n") } }
+        if arguments.flag("verbose") { runner.onLog = { Console.err(TerminalText.escape("sim server: \($0)") + "\n") } }
         let bound: String
         do {
             bound = try runner.listen(address)
@@ -232,12 +232,13 @@ enum SimClientCLI: Command {
         let loop = try EventLoop()
         let runner = SimClientRunner(loop: loop, url: url, clients: all, seed: seed)
         runner.onStateChange = { number, from, to, detail in
-            Console.out("client \(number): \(from.rawValue) -> \(to.rawValue) (\(detail))\n")
+            Console.out(TerminalText.escape("client \(number): \(from.rawValue) -> \(to.rawValue) (\(detail))") + "\n")
         }
-        runner.onLog = { number, line in Console.err("client \(number): \(line)\n") }
+        // Log lines, states and events quote what the server sent: escaped for the terminal.
+        runner.onLog = { number, line in Console.err(TerminalText.escape("client \(number): \(line)") + "\n") }
         if arguments.flag("verbose") {
             runner.onDelivered = { number, message in
-                Console.err("client \(number): event \(message.event)\(message.channel.map { " on \($0)" } ?? "")\n")
+                Console.err(TerminalText.escape("client \(number): event \(message.event)\(message.channel.map { " on \($0)" } ?? "")") + "\n")
             }
         }
         runner.start()
