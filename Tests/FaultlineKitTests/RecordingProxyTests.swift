@@ -45,7 +45,18 @@ import WebSocket
             #expect(try Self.connectOnce(port: proxy.port))
         }
         let recording = proxy.stop()
-        let findings = try recording.findings(spec: "websocket")
+        // The built-in `websocket` spec assumes no policy: the one promised is in a spec file.
+        let spec = Self.capturePath("jittered-backoff.json")
+        let promised = #"""
+            {"name": "jittered", "events": "connection", "connectedOn": "upgrade",
+             "states": {"initial": "initialized", "connecting": "connecting", "connected": "connected",
+                        "disconnected": "disconnected", "failed": "failed"},
+             "backoff": {"phases": [{"base": 1, "cap": 30, "jitter": "full", "state": "unavailable"}]},
+             "rules": ["backoff.jitter"]}
+            """#
+        #expect(FileManager.default.createFile(atPath: spec, contents: Data(promised.utf8)))
+        #expect(try recording.findings(spec: "websocket").allSatisfy { !$0.rule.hasPrefix("backoff.") })
+        let findings = try recording.findings(spec: spec)
         let jitter = try #require(findings.first { $0.rule == "backoff.jitter" }, "findings: \(findings)")
         #expect(jitter.severity == "warning")
         #expect(jitter.client == "client-1")

@@ -16,9 +16,11 @@ import Testing
     let client = try #require(ReconnectingClient(url: proxy.url + "/app/sim-key?protocol=7", retryDelay: 0.05))
     #expect(client.run(connections: 10) == 10)
 
-    // The recording, analyzed as any WebSocket client's lifecycle: reconnecting after a
-    // fixed 50 ms every time is no backoff and no jitter.
-    let findings = try proxy.stop().findings(spec: "websocket")
+    // The recording, analyzed against the backoff the client promises (a spec file beside
+    // this package): reconnecting after a fixed 50 ms every time is no jitter.
+    let spec = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("jittered-backoff.json").path
+    let findings = try proxy.stop().findings(spec: spec)
     #expect(findings.contains { $0.rule == "backoff.jitter" }, "findings: \(findings)")
     try? FileManager.default.removeItem(atPath: capture)
 }
