@@ -45,7 +45,7 @@ final class DecoderState {
     /// connection cap left undecoded: data the records do not hold (see `droppedData`).
     private var segmentsDropped = 0
     private var connectionsIgnored = 0
-    /// Flows that have carried no data yet, oldest first (see `FlowTableEntry`); entries of
+    /// Flows that have carried no data yet, oldest first (see `DatalessFlows`); entries of
     /// flows since gone or given data are skipped when met.
     private var dataless = DatalessFlows()
     private var packetIndex = 0
