@@ -69,26 +69,8 @@ enum AnalyzeCommand: Command {
         guard !arguments.positionals.isEmpty else { throw UsageError("\(command): missing argument <input>") }
         let format = ReportFormat(rawValue: arguments.value("format") ?? "text") ?? .text
         let failOn = FailOn(rawValue: arguments.value("fail-on") ?? "error") ?? .error
-        // A rotated recording's parts are one input; each other input stands alone.
         let (groupedSets, partWarnings) = InputSets.group(arguments.positionals)
         let inputOptions = InputSources.Options(filter: arguments.value("filter"))
-        // Without --spec, the protocol table chooses from the first input's upgrade and
-        // first messages, read ahead once (the source hands them on to the analysis).
-        var firstSource: (any RecordSource)?
-        var detection = EntryDetection()
-        let givenSpec = arguments.all("spec").last
-        if givenSpec == nil, let first = groupedSets.first {
-            firstSource = try ReadAheadSource(InputSets.open(first, options: inputOptions), detecting: &detection)
-        }
-        var spec: LifecycleSpec
-        do {
-            spec = try SpecLoader.load(givenSpec ?? detection.specName)
-        } catch {
-            // Blame --spec only when it was given; the default's error names its own source.
-            throw UsageError("\(command): \(givenSpec == nil ? "" : "--spec: ")\(error)")
-        }
-        if givenSpec == nil { Console.err(TerminalText.escape("\(command): \(detection.line)") + "\n") }
-        spec = try overrides(arguments).apply(to: spec)
         var clientKey = ClientKeyMode.standard
         if let raw = arguments.value("client-key") {
             guard let parsed = ClientKeyMode(parsing: raw) else {
@@ -97,14 +79,6 @@ enum AnalyzeCommand: Command {
             clientKey = parsed
         }
         let inputs = arguments.positionals
-        let jobs = try arguments.parse("jobs", as: "a number of threads from 1 to 256") { text in
-            Int(text).flatMap { (1...256).contains($0) ? $0 : nil }
-        } ?? defaultJobs
-        var builder = ReportBuilder()
-        /// With several jobs: one merged builder per input, merged again at the end.
-        var parts: [ReportBuilder] = []
-        var stepsSoFar = 0
-        var clientsSoFar = 0
         // A rotated recording's parts are one input; each other input stands alone, unless
         // --merge makes them all one session.
         let filter = inputOptions
@@ -123,6 +97,37 @@ enum AnalyzeCommand: Command {
         guard arguments.all("max-skew").isEmpty || merged != nil else {
             throw UsageError("\(command): --max-skew applies to --merge only")
         }
+        // Without --spec, the protocol table chooses from the first input's upgrade and
+        // first messages (with --merge, the merged session's), read ahead once (the source
+        // hands them on to the analysis).
+        var firstSource: (any RecordSource)?
+        var detection = EntryDetection()
+        let givenSpec = arguments.all("spec").last
+        if givenSpec == nil {
+            if let plan = merged {
+                firstSource = try ReadAheadSource(plan.source, detecting: &detection)
+            } else if let first = groupedSets.first {
+                firstSource = try ReadAheadSource(InputSets.open(first, options: inputOptions), detecting: &detection)
+            }
+        }
+        var spec: LifecycleSpec
+        do {
+            spec = try SpecLoader.load(givenSpec ?? detection.specName)
+        } catch {
+            // Blame --spec only when it was given; the default's error names its own source.
+            throw UsageError("\(command): \(givenSpec == nil ? "" : "--spec: ")\(error)")
+        }
+        if givenSpec == nil { Console.err(TerminalText.escape("\(command): \(detection.line)") + "\n") }
+        spec = try overrides(arguments).apply(to: spec)
+        let jobs = try arguments.parse("jobs", as: "a number of threads from 1 to 256") { text in
+            Int(text).flatMap { (1...256).contains($0) ? $0 : nil }
+        } ?? defaultJobs
+        var builder = ReportBuilder()
+        /// With several jobs: one merged builder per input, merged again at the end.
+        var parts: [ReportBuilder] = []
+        var stepsSoFar = 0
+        var clientsSoFar = 0
+        let fleetSource = merged?.source   // each connection's replica, read after the merge
         var replicaOf: (ConnectionID) -> String? = { _ in nil }
         var prefix: String?
         var end: Micros = 0
@@ -133,7 +138,7 @@ enum AnalyzeCommand: Command {
             let path = set[0]
             var source: any RecordSource
             if let plan = merged {
-                source = plan.source
+                source = firstSource ?? plan.source
                 merged = nil   // held once: the loop's copy is the one read
             } else {
                 source = try i == 0 ? firstSource ?? InputSets.open(set, options: filter) : InputSets.open(set, options: filter)
@@ -180,7 +185,7 @@ enum AnalyzeCommand: Command {
             // The first input's wall-clock start: with several, times stay relative to their own.
             if i == 0, source.header.startedAt > 0 { startedAt = source.header.startedAt }
             // Each connection's replica: when merging, or when a lone capture names its replica.
-            if let fleet = source as? MergedRecordSource {
+            if let fleet = fleetSource {
                 replicaOf = { fleet.replica(of: $0).map { fleet.replicas[$0] } }
             } else if sets.count == 1, let name = source.header.replicaName {
                 replicaOf = { _ in name }
