@@ -47,6 +47,7 @@ package final class DemoRun {
         settings.recordPath = capturePath
         settings.seed = seed
         settings.faultRules = try scenario.parsedRules()
+        settings.recordedSpec = scenario.recordedSpec
         let proxy = ProxyServer(loop: loop, settings: settings, live: nil)
         let analysis = LiveAnalysis(spec: try scenario.spec(), transitions: false)
         analysis.style = .demo

@@ -23,7 +23,10 @@ enum AnalyzeCommand: Command {
             as one input. Captures may be zstd- or gzip-compressed.
             Exit status: 0 no finding at or above --fail-on (error by default), 1 such findings,
             2 unusable input or command line. Checks that the capture ended too early to decide
-            are reported as undetermined; they never change the exit status. Durations are
+            are reported as undetermined; they never change the exit status. A capture recorded
+            with spec options (proxy --spec, --pong-timeout ..., and the demo's) carries its spec
+            and values, which judge it unless --spec or a value is given here (standard error
+            says which spec was used). Durations are
             seconds (0.25) or take a unit (250ms, 1.5s, 2m). The rules, with examples, are listed
             by 'faultline specs rules' and explained by --explain RULE (and docs/rules.md).
             """,
@@ -47,14 +50,7 @@ enum AnalyzeCommand: Command {
             OptionSpec("jobs", value: "n",
                        help: "Worker threads the clients are spread over; the report is the same for any N (default: the number of cores)."),
             OptionSpec("filter", value: "bpf", help: "BPF filter for pcap input (default: none; ignored for captures)."),
-            OptionSpec("tolerance", value: "seconds", help: "Timing tolerance on every delay (default: the spec's, 0.25 for bird)."),
-            OptionSpec("immediate-tolerance", value: "seconds", help: "How soon 'immediately' must be (default: the spec's, 0.5 for bird)."),
-            OptionSpec("base", value: "seconds", help: "Backoff base of the first phase (default: the spec's, 1 for bird)."),
-            OptionSpec("cap", value: "seconds", help: "Backoff cap of the first phase (default: the spec's, 30 for bird)."),
-            OptionSpec("activity-timeout", value: "seconds", help: "Activity timeout when the handshake gives none (default: the spec's, 120)."),
-            OptionSpec("pong-timeout", value: "seconds", help: "Pong timeout (default: the spec's, 30)."),
-            OptionSpec("resubscribe-window", value: "seconds", help: "Window to resubscribe and sign in again (default: the spec's, 10)."),
-        ])
+        ] + SpecOptions.overrides)
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let command = arguments.command
@@ -62,14 +58,8 @@ enum AnalyzeCommand: Command {
         guard !arguments.positionals.isEmpty else { throw UsageError("\(command): missing argument <input>") }
         let format = ReportFormat(rawValue: arguments.value("format") ?? "text") ?? .text
         let failOn = FailOn(rawValue: arguments.value("fail-on") ?? "error") ?? .error
-        var spec: LifecycleSpec
-        do {
-            spec = try SpecLoader.load(arguments.value("spec") ?? "bird")
-        } catch {
-            // Blame --spec only when it was given; the default's error names its own source.
-            throw UsageError("\(command): \(arguments.all("spec").isEmpty ? "" : "--spec: ")\(error)")
-        }
-        spec = try overrides(arguments).apply(to: spec)
+        // The spec comes with the first input: a capture may carry the one it was recorded under.
+        var judged: (spec: LifecycleSpec, recorded: RecordedSpec?)?
         var clientKey = ClientKeyMode.standard
         if let raw = arguments.value("client-key") {
             guard let parsed = ClientKeyMode(parsing: raw) else {
@@ -97,6 +87,18 @@ enum AnalyzeCommand: Command {
         for (i, set) in sets.enumerated() {
             let path = set[0]
             var source = try InputSets.open(set, options: .init(filter: arguments.value("filter")))
+            let spec: LifecycleSpec
+            if let judged {
+                spec = judged.spec
+                if source.header.spec != judged.recorded, arguments.all("spec").isEmpty {
+                    Console.err(TerminalText.escape("\(command): \(path): recorded under another spec than the first input; judged by the first's (--spec NAME chooses one for all)") + "\n")
+                }
+            } else {
+                let resolved = try SpecOptions.resolve(arguments, recorded: source.header.spec, input: path)
+                if let note = resolved.note { Console.err(TerminalText.escape(note) + "\n") }
+                spec = resolved.spec
+                judged = (spec, source.header.spec)
+            }
             let options = AnalyzerOptions(
                 spec: spec, clientKey: clientKey, prefix: arguments.value("protocol-prefix"),
                 appSecret: arguments.value("app-secret"), clientIDPrefix: sets.count > 1 ? "\(i + 1)/" : "")
@@ -142,6 +144,7 @@ enum AnalyzeCommand: Command {
             warnings += analyzerNotes   // clients analyzed at connection level, said so
         }
         if jobs > 1 { builder = ReportBuilder.merged(consume parts) }
+        guard let spec = judged?.spec else { throw UsageError("\(command): missing argument <input>") }
         var report = (consume builder).build(spec: spec, inputs: inputs, grouping: clientKey.description, prefix: prefix,
                                    warnings: warnings, endTime: end,
                                    unchecked: RuleRegistry.unchecked(spec: spec, appSecret: arguments.value("app-secret")),
@@ -192,25 +195,5 @@ enum AnalyzeCommand: Command {
             ok = piece.withUTF8 { FileDescriptorOutput.writeAll(fd, UnsafeRawBufferPointer($0)) == nil }
         }
         return ok
-    }
-
-    static func overrides(_ arguments: ParsedArguments) throws(UsageError) -> SpecOverrides {
-        // One duration syntax: a plain number is seconds, and 250ms, 1.5s or 2m mean what they say.
-        func seconds(_ name: String) throws(UsageError) -> Micros? {
-            try arguments.parse(name, as: "a duration >= 0: seconds (0.25) or with a unit (250ms, 1.5s, 2m)") { text in
-                if let plain = Double(text) { return plain >= 0 && plain < 1e9 ? micros(seconds: plain) : nil }
-                guard case .success(let value) = FaultDuration.parse(text), value >= 0, value < 1_000_000_000_000_000 else { return nil }
-                return value
-            }
-        }
-        var o = SpecOverrides()
-        o.tolerance = try seconds("tolerance")
-        o.immediateTolerance = try seconds("immediate-tolerance")
-        o.base = try seconds("base")
-        o.cap = try seconds("cap")
-        o.activityTimeout = try seconds("activity-timeout")
-        o.pongTimeout = try seconds("pong-timeout")
-        o.resubscribeWindow = try seconds("resubscribe-window")
-        return o
     }
 }

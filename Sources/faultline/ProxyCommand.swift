@@ -24,7 +24,9 @@ enum ProxyCommand: Command {
             (1 with --fail-on error|warning when the live check saw such a finding).
             With --route, each request goes to the upstream of its Host and path. With
             --forward it is instead an HTTP proxy for any host (CONNECT and absolute URLs),
-            intercepting TLS with --tls-ca; see docs/forward-proxy.md.
+            intercepting TLS with --tls-ca; see docs/forward-proxy.md. The spec options (--spec,
+            --pong-timeout ...) are written into the capture's header, and analyze judges the
+            capture by them.
 
             Fault rules (--fault, repeatable, or --faults FILE with one rule a line):
             \(FaultRegistry.helpLines.joined(separator: "\n"))
@@ -56,6 +58,7 @@ enum ProxyCommand: Command {
             OptionSpec("fail-on", value: "severity",
                        help: "With --spec or --live: exit 1 at shutdown if a finding this severe or worse was seen (error, warning); never keeps exit 0.",
                        default: "never", choices: FailOn.allCases.map(\.rawValue)),
+        ] + SpecOptions.overrides + [
             OptionSpec("verbose", short: "v", help: "Also print a debug line for every frame and note."),
             OptionSpec("toxiproxy-api", value: "host:port",
                        help: "Serve a toxiproxy-compatible REST API here (loopback only): its clients create WebSocket-aware, recorded proxies at run time."),
@@ -211,6 +214,8 @@ enum ProxyCommand: Command {
         // --live / --spec: see `liveAnalysis(_:)`, run beside the live view.
         // Rules may arrive later through the control API: every session consults the engine.
         settings.faultsAlwaysOn = try ProxyControl.check(arguments, command: command)
+        // The spec options go into the capture's header, so that analyze judges it alike.
+        settings.recordedSpec = try SpecOptions.recorded(arguments)
         return settings
     }
 
@@ -226,15 +231,12 @@ enum ProxyCommand: Command {
     }
 
     /// The live lifecycle check: with `--spec` (findings only, or everything with `--live`),
-    /// or with `--live` alone against the default spec `bird`. Nil when neither is given.
+    /// or with `--live` alone against the default spec `bird`, with the spec values given
+    /// (`--pong-timeout` ...). Nil when neither is given.
     static func liveAnalysis(_ arguments: ParsedArguments) throws(UsageError) -> LiveAnalysis? {
         let live = arguments.flag("live")
-        guard let name = arguments.value("spec") ?? (live ? "bird" : nil) else { return nil }
-        let spec: LifecycleSpec
-        do { spec = try SpecLoader.load(name) } catch {
-            // Blame --spec only when it was given; `--live` alone uses the default.
-            throw UsageError("faultline proxy: \(arguments.all("spec").isEmpty ? "" : "--spec: ")\(error)")
-        }
+        guard let name = arguments.value("spec") ?? (live ? SpecOptions.defaultSpec : nil) else { return nil }
+        let spec = try SpecOptions.overrides(arguments).apply(to: SpecOptions.load(name, arguments))
         return LiveAnalysis(spec: spec, transitions: live)
     }
 
