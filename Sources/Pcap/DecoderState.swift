@@ -42,6 +42,8 @@ final class DecoderState {
     private var flowLimitHit = false
     private var connectionLimitHit = false
     private var packetIndex = 0
+    /// Packets, TCP flows and their ports, for the message of a pcap without WebSocket.
+    private(set) var inventory = TrafficInventory()
 
     init(link: LinkType, startedAt: Int64, limits: PcapRecordSource.Limits) {
         self.link = link
@@ -72,6 +74,7 @@ final class DecoderState {
             segments.removeAll(keepingCapacity: true)
             for entry in batch.entries {
                 packetIndex += 1
+                inventory.packets += 1
                 let t = max(entry.time - startedAt, lastTime)
                 lastTime = t
                 let bytes = UnsafeRawBufferPointer(rebasing: arena[entry.start ..< entry.start + entry.count])
@@ -84,6 +87,7 @@ final class DecoderState {
                     malformed += 1
                     if firstMalformed == nil { firstMalformed = "packet \(packetIndex): \(reason)" }
                 case .tcp(let segment):
+                    inventory.tcpPackets += 1
                     if segment.missing > 0 { truncatedPackets += 1 }
                     let probe = flows.probe(FlowKey(segment.source, segment.destination))
                     segments.append((segment, t, probe, flows.prefetchSlot(for: probe)))
@@ -120,6 +124,7 @@ final class DecoderState {
                 self.assignID()
             }
             flows.insert(connection)
+            inventory.countFlow(segment)
             flow = connection
         }
         guard let connection = flow else { return }

@@ -104,7 +104,9 @@ enum AnalyzeCommand: Command {
                 appSecret: arguments.value("app-secret"), clientIDPrefix: sets.count > 1 ? "\(i + 1)/" : "")
             var last: Micros = 0
             var notes = StreamNotes()
+            var inventory = InputInventory()
             func look(at record: CaptureRecord) {
+                inventory.observe(record)
                 if let t = record.time { last = max(last, t) }
                 if case .note(let note) = record, let line = notes.take(note) {
                     // Stream errors mean frames the analysis did not see: reported.
@@ -137,6 +139,8 @@ enum AnalyzeCommand: Command {
                 analyzerNotes = analyzer.notes
                 prefix = prefix ?? analyzer.prefix
             }
+            // An input without a connection is a broken setup, not a clean result.
+            if let message = inventory.noConnectionMessage(path, source: source) { throw UsageError("\(command): \(message)") }
             end = max(end, last)
             // The first input's wall-clock start: with several, times stay relative to their own.
             if i == 0, source.header.startedAt > 0 { startedAt = source.header.startedAt }

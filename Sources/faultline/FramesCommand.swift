@@ -83,7 +83,9 @@ enum FramesCommand: Command {
             }
         }
         var notes = StreamNotes()
+        var inventory = InputInventory()
         while let record = try nextRecord(&source, output: &output) {
+            inventory.observe(record)
             // A stream error (a frame length of 2^63, a hole, a conflict) is where frames
             // went missing: said on standard error as it happens.
             if case .note(let note) = record, let line = notes.take(note) {
@@ -107,6 +109,8 @@ enum FramesCommand: Command {
         output.flush()
         if let line = notes.omittedLine { Console.err("faultline: \(line)\n") }
         for warning in source.warnings { Console.err(TerminalText.escape("faultline: warning: \(warning)") + "\n") }
+        // Printing nothing for an input without a connection would look like a clean one.
+        if let message = inventory.noConnectionMessage(path, source: source) { throw UsageError("\(command): \(message)") }
         return ExitStatus.success
     }
 
