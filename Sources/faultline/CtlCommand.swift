@@ -28,7 +28,6 @@ enum CtlCommand: Command {
             The address and token may also come from FAULTLINE_CONTROL and
             FAULTLINE_CONTROL_TOKEN (a token in the environment stays out of 'ps').
             """,
-        usage: "faultline ctl [--control <host:port>] [--token <token>] [--json] <action> [<args>...]",
         arguments: [
             ArgumentSpec("action", help: "connections, rules, add, remove, apply, reset, metrics, watch or health."),
             ArgumentSpec("args", help: "The action's arguments (a rule, a rule id, a connection id).", optional: true, variadic: true),

@@ -25,7 +25,7 @@ enum ExportCommand: Command {
             """,
         arguments: [ArgumentSpec("input", help: "The capture to export (plain, zstd or gzip), or '-' for standard input.")],
         options: [
-            OptionSpec("pcap", value: "file", help: "The pcapng file to write (required; replaced if it exists)."),
+            OptionSpec("pcap", value: "file", help: "The pcapng file to write (replaced if it exists).", required: true),
         ])
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {

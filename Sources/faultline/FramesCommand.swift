@@ -47,7 +47,7 @@ enum FramesCommand: Command {
             OptionSpec("filter", value: "bpf", help: "BPF filter for pcap input, as tcpdump takes it (default: none; refused for captures)."),
             OptionSpec("all", help: "Also print opens, upgrades, TCP ends, notes and faults fired."),
             OptionSpec("payload", help: "Also print each frame's payload: text as a quoted string, binary as base64."),
-            OptionSpec("max-payload-chars", value: "n", help: "Cut printed payloads to N characters (default: 200).", default: "200"),
+            OptionSpec("max-payload-chars", value: "n", help: "Cut printed payloads to N characters.", default: "200"),
             OptionSpec("follow", help: "Keep reading a capture that is still being written; stop with Ctrl-C."),
         ])
 

@@ -34,8 +34,8 @@ enum ProxyCommand: Command {
             every=N client=KEY host=NAME path=PREFIX prob=P; for=DUR ends any kind. Example: close:4009,after=30s,reason=terminated
             """,
         options: [
-            OptionSpec("listen", value: "host:port", help: "Where clients connect (port 0: any free port; the real one is printed)."),
-            OptionSpec("upstream", value: "url", help: "The real server: ws://HOST[:PORT][/PATH], or wss://... for TLS (verified against the system trust store)."),
+            OptionSpec("listen", value: "host:port", help: "Where clients connect (port 0: any free port; the real one is printed).", required: true),
+            OptionSpec("upstream", value: "url", help: "The real server: ws://HOST[:PORT][/PATH], or wss://... for TLS (verified against the system trust store); needed unless --forward or --route gives the upstreams."),
         ] + TLSOptions.upstream + TLSOptions.listener + [
             OptionSpec("keylog", value: "file", help: "Append TLS secrets of both legs in NSS key log format (for Wireshark)."),
             OptionSpec("record", value: "file", help: "Write a capture (JSON Lines, format v1) of everything relayed; a name ending in .zst is zstd-compressed; an existing file is refused."),
