@@ -105,7 +105,10 @@ enum AnalyzeCommand: Command {
             var last: Micros = 0
             var notes = StreamNotes()
             var inventory = InputInventory()
+            let progress = InputProgress.line("analyze \(sets.count > 1 ? "\(i + 1)/\(sets.count)" : "")".trimmingCharacters(in: .whitespaces), reading: set)
+            defer { progress?.finish() }
             func look(at record: CaptureRecord) {
+                progress?.tick()
                 inventory.observe(record)
                 if let t = record.time { last = max(last, t) }
                 if case .note(let note) = record, let line = notes.take(note) {

@@ -32,9 +32,14 @@ enum ExportCommand: Command {
         guard let output = arguments.value("pcap") else {
             throw UsageError("faultline export: missing --pcap FILE (where to write the pcap)")
         }
-        var source = try InputSources.open(arguments.positionals[0])
+        let input = arguments.positionals[0]
+        var source: any RecordSource = try InputSources.open(input)
+        if let progress = InputProgress.line("export", reading: [input]) {
+            source = ProgressingSource(source, progress)
+        }
         var exporter = try PcapExporter(path: output)
         try exporter.export(&source)
+        (source as? ProgressingSource)?.progress.finish()
         for warning in exporter.warnings { Console.err(TerminalText.escape("faultline: warning: \(warning)") + "\n") }
         Console.err("faultline export: wrote \(output): \(exporter.packetCount) packets, \(exporter.frameCount) frames\n")
         return ExitStatus.success

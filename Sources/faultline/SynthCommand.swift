@@ -50,9 +50,13 @@ enum SynthCommand: Command {
         }
         let started = monotonicSeconds()
         var count = 0
+        // Progress in bytes written, of --size when given.
+        let progress = ProgressLine(label: "synth") { [writer] in (writer.bytesWritten, size) }
+        defer { progress?.finish() }
         while count < records, size.map({ writer.bytesWritten < $0 }) ?? true {
             try writer.append(generator.next())
             count += 1
+            progress?.tick()
             if let rate {
                 let due = started + Double(count) / rate
                 let now = monotonicSeconds()
