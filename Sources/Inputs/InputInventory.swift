@@ -5,8 +5,9 @@ import Pcap
 /// try: an empty or wrong input (a pcap of another port, a `--filter` that kept nothing, a
 /// proxy no client reached) is unusable input, never a green "0 clients" report.
 package struct InputInventory {
-    /// Connections opened (`open` records: for a pcap, the WebSocket connections found).
-    package private(set) var connections = 0
+    /// Records of a connection: `open` (for a pcap, a WebSocket connection found),
+    /// `upgrade`, `frame` and `close` (a fragment of a capture may hold frames only).
+    package private(set) var connectionRecords = 0
     /// Records after the header, by `RecordCoding.recordTypes` index.
     private var counts = [Int](repeating: 0, count: RecordCoding.recordTypes.count)
 
@@ -16,9 +17,9 @@ package struct InputInventory {
         let type: String
         switch record {
         case .header: return
-        case .open: connections += 1; type = "open"
-        case .upgrade: type = "upgrade"
-        case .frame(let f): type = f.opcode == .close ? "close" : "frame"
+        case .open: connectionRecords += 1; type = "open"
+        case .upgrade: connectionRecords += 1; type = "upgrade"
+        case .frame(let f): connectionRecords += 1; type = f.opcode == .close ? "close" : "frame"
         case .end: type = "end"
         case .fault: type = "fault"
         case .note: type = "note"
@@ -28,10 +29,11 @@ package struct InputInventory {
         if let index = RecordCoding.recordTypes.firstIndex(of: type) { counts[index] += 1 }
     }
 
-    /// The one-line message for an input that held no connection (nil when it held one):
+    /// The one-line message for an input that held no connection, nor any record of one
+    /// (nil when it held one):
     /// `name` is the input as the user gave it, `source` what read it.
     package func noConnectionMessage(_ name: String, source: any RecordSource) -> String? {
-        guard connections == 0 else { return nil }
+        guard connectionRecords == 0 else { return nil }
         let input = name == "-" ? "<stdin>" : name
         if let pcap = source as? PcapRecordSource { return Self.pcapMessage(input, pcap.inventory, filter: pcap.filter) }
         return captureMessage(input, source.header)
