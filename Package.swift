@@ -75,7 +75,7 @@ let testDependencies: [String: [Target.Dependency]] = [
     "Sim": ["Vocabulary", "JSON", "WebSocket", "Bird", "Transport", "TestSupport", "faultline"],
     "ControlAPI": ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Transport"],
     "CLI": ["TestSupport"],
-    "Inputs": ["Vocabulary", "JSON", "WebSocket", "Capture", "CLI"],
+    "Inputs": ["Vocabulary", "JSON", "WebSocket", "Capture", "CLI", "Pcap"],
     "Reports": ["Vocabulary", "JSON", "WebSocket", "Capture", "Lifecycle", "TestSupport", "faultline"],
     "ProxyShell": ["Vocabulary", "WebSocket", "Capture", "ProxyCore", "Transport", "Sim", "ControlAPI", "TestSupport"],
     "FaultlineKit": ["WebSocket", "Faults", "TestSupport"],

@@ -104,6 +104,9 @@ public enum ArgumentParser {
             parsed.values[name, default: []].append(value)
         }
         try checkPositionals(parsed.positionals, spec: spec, commandPath: commandPath)
+        if let missing = spec.options.first(where: { $0.required && parsed.values[$0.name] == nil && $0.defaultValue == nil }) {
+            throw UsageError("\(commandPath): missing required option '--\(missing.name)'")
+        }
         return .run(parsed)
     }
 

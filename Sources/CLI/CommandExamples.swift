@@ -1,5 +1,5 @@
 
-/// The EXAMPLES section and the required options of every command's help, in one table
+/// The EXAMPLES section of every command's help, in one table
 /// (commands whose discussion already ends with EXAMPLES, such as frames and specs, keep
 /// theirs). Each example is a command line that works as written on a fresh checkout.
 package enum CommandExamples {
@@ -17,7 +17,7 @@ package enum CommandExamples {
             "faultline proxy --listen 127.0.0.1:7000 --upstream ws://127.0.0.1:7001 --control 127.0.0.1:7002",
             "faultline proxy --listen 127.0.0.1:7000 --upstream ws://127.0.0.1:7001 --record soak.jsonl.zst --rotate 1h   (zstd, soak.0001.jsonl.zst, ...)",
             "faultline proxy --listen 0.0.0.0:7000 --upstream ws://10.0.0.7:7001 --replica east-1 --record east-1.jsonl.zst   (one replica of a fleet)",
-        ], required: ["listen", "upstream"]),
+        ]),
         "faultline analyze": HelpExtras(examples: [
             "faultline analyze session.jsonl",
             "faultline analyze session.jsonl --format junit --output results.xml --fail-on warning",
@@ -54,15 +54,15 @@ package enum CommandExamples {
         ]),
         "faultline sim": HelpExtras(examples: [
             "faultline sim server --listen 127.0.0.1:7001 --app-key demo-key --app-secret s3cret",
-            "faultline sim client --url ws://127.0.0.1:7000/app/demo-key --clients 2 --duration 9s",
+            "faultline sim client --url ws://127.0.0.1:7000/app/demo-key --app-secret s3cret --clients 2 --duration 9s   (through the proxy)",
         ]),
         "faultline sim server": HelpExtras(examples: [
             "faultline sim server --listen 127.0.0.1:7001 --app-key demo-key --app-secret s3cret",
             "faultline sim server --listen 127.0.0.1:7001 --stall-pongs --close-after 10s --close-code 4009",
-        ], required: ["listen"]),
+        ]),
         "faultline sim client": HelpExtras(examples: [
-            "faultline sim client --url ws://127.0.0.1:7000/app/demo-key --clients 2 --duration 9s --seed 7",
-            "faultline sim client --url ws://127.0.0.1:7000/app/demo-key --bug skip-resubscribe --duration 20s",
-        ], required: ["url"]),
+            "faultline sim client --url ws://127.0.0.1:7000/app/demo-key --app-secret s3cret --clients 2 --duration 9s --seed 7",
+            "faultline sim client --url ws://127.0.0.1:7000/app/demo-key --app-secret s3cret --bug skip-resubscribe --duration 20s",
+        ]),
     ]
 }

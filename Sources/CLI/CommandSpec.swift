@@ -55,9 +55,14 @@ public struct OptionSpec: Sendable {
     public var repeatable: Bool
     /// Allowed values, checked by the parser and listed in help.
     public var choices: [String]?
+    /// The command refuses to run without it: the parser says so, and help shows it without
+    /// brackets in USAGE and marked "(required)". An option needed only in some modes
+    /// (`proxy --upstream`, not with `--forward`) is not required; its help says when.
+    public var required: Bool
 
     public init(_ name: String, short: Character? = nil, value valueName: String? = nil, help: String,
-                default defaultValue: String? = nil, repeatable: Bool = false, choices: [String]? = nil) {
+                default defaultValue: String? = nil, repeatable: Bool = false, choices: [String]? = nil,
+                required: Bool = false) {
         self.name = name
         self.short = short
         self.valueName = valueName
@@ -65,6 +70,7 @@ public struct OptionSpec: Sendable {
         self.defaultValue = defaultValue
         self.repeatable = repeatable
         self.choices = choices
+        self.required = required
     }
 
     public var isFlag: Bool { valueName == nil }
@@ -78,16 +84,13 @@ public struct OptionSpec: Sendable {
     }
 }
 
-/// Help that a command's file does not carry: examples and which options are required,
-/// kept in one table by the tool (`CommandLineTool.extras`, keyed by command path such as
-/// "faultline sim client"), so every command's help ends with an EXAMPLES section.
+/// Help that a command's file does not carry: its examples, kept in one table by the tool
+/// (`CommandLineTool.extras`, keyed by command path such as "faultline sim client"), so
+/// every command's help ends with an EXAMPLES section. (Which options are required is the
+/// options' own `required`, so help and parser cannot disagree.)
 public struct HelpExtras: Sendable {
     public var examples: [String]
-    /// Options without which the command refuses to run: shown without brackets in USAGE
-    /// and marked "(required)".
-    public var required: Set<String>
-    public init(examples: [String], required: Set<String> = []) {
+    public init(examples: [String]) {
         self.examples = examples
-        self.required = required
     }
 }

@@ -3,10 +3,9 @@ public enum HelpFormatter {
     static let labelWidth = 26
 
     public static func help(for spec: CommandSpec, commandPath: String, root: String, extras: HelpExtras? = nil) -> String {
-        let required = extras?.required ?? []
         var out = "OVERVIEW: \(spec.abstract)\n"
         if !spec.discussion.isEmpty { out += "\n\(spec.discussion)\n" }
-        out += "\nUSAGE: \(spec.usage ?? usage(for: spec, commandPath: commandPath, required: required))\n"
+        out += "\nUSAGE: \(spec.usage ?? usage(for: spec, commandPath: commandPath))\n"
         if !spec.arguments.isEmpty {
             out += "\nARGUMENTS:\n"
             for argument in spec.arguments {
@@ -19,7 +18,7 @@ public enum HelpFormatter {
             var help = option.help
             if let choices = option.choices { help += " (values: \(choices.joined(separator: ", ")))" }
             if let value = option.defaultValue { help += " (default: \(value))" }
-            if required.contains(option.name) { help += " (required)" }
+            if option.required { help += " (required)" }
             out += row(option.label, help)
         }
         if commandPath == root { out += row("--version", "Show the version.") }
@@ -35,7 +34,7 @@ public enum HelpFormatter {
         return out
     }
 
-    static func usage(for spec: CommandSpec, commandPath: String, required: Set<String> = []) -> String {
+    static func usage(for spec: CommandSpec, commandPath: String) -> String {
         if !spec.subcommands.isEmpty { return "\(commandPath) <subcommand>" }
         var parts = [commandPath]
         for argument in spec.arguments {
@@ -46,7 +45,7 @@ public enum HelpFormatter {
             var text = "--\(option.name)"
             if let valueName = option.valueName { text += " <\(valueName)>" }
             if option.repeatable { text += " ..." }
-            parts.append(required.contains(option.name) ? text : "[\(text)]")
+            parts.append(option.required ? text : "[\(text)]")
         }
         return parts.joined(separator: " ")
     }

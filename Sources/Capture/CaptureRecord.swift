@@ -67,6 +67,9 @@ public struct CaptureHeader: Sendable, Hashable {
     public var recording: String?
     /// A rotated recording's part number, from 1; nil for a single file.
     public var part: Int?
+    /// The lifecycle spec the capture was recorded under; nil when it carries none (every
+    /// capture written before the key existed, and a proxy run without spec options).
+    public var spec: RecordedSpec?
 
     public init(version: Int = CaptureHeader.currentVersion, tool: String, startedAt: Int64,
                 source: String, settings: JSONObject = JSONObject(), recording: String? = nil, part: Int? = nil) {

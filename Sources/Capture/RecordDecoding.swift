@@ -40,11 +40,13 @@ extension RecordCoding {
             guard format == CaptureHeader.formatName else {
                 throw RecordDecodingError("header format is \"\(format)\" (expected \"\(CaptureHeader.formatName)\")")
             }
-            return .header(CaptureHeader(
+            var header = CaptureHeader(
                 version: try f.int("version"), tool: try f.string("tool"),
                 startedAt: try f.time("started_at_us"), source: try f.string("source"),
                 settings: try f.optionalObject("settings") ?? JSONObject(),
-                recording: try f.optionalString("recording"), part: try f.optionalInt("part")))
+                recording: try f.optionalString("recording"), part: try f.optionalInt("part"))
+            header.spec = try f.optionalObject("spec").map { (object) throws(RecordDecodingError) in try RecordedSpec(json: object) }
+            return .header(header)
         case "open":
             return .open(OpenRecord(
                 conn: try f.int("conn"), t: try f.time("t"), client: try f.string("client"),

@@ -33,6 +33,7 @@ public enum RecordCoding {
             line.field("settings", JSONValue.object(h.settings))
             if let recording = h.recording { line.field("recording", recording) }
             if let part = h.part { line.field("part", part) }
+            if let spec = h.spec { line.field("spec", JSONValue.object(spec.json)) }
         case .open(let r):
             line.field("type", "open")
             line.field("conn", r.conn)

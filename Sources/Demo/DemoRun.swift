@@ -47,12 +47,19 @@ package final class DemoRun {
         settings.recordPath = capturePath
         settings.seed = seed
         settings.faultRules = try scenario.parsedRules()
+        settings.recordedSpec = scenario.recordedSpec
         let proxy = ProxyServer(loop: loop, settings: settings, live: nil)
         let analysis = LiveAnalysis(spec: try scenario.spec(), transitions: false)
         analysis.style = .demo
-        analysis.emit = { [unowned self] line in
+        // The live view goes out in time order (see `LiveViewOrder`).
+        var order = LiveViewOrder()
+        let show = { [unowned self] (line: String, t: Micros) in
+            for ready in order.add(line, at: t) { emit(ready) }
+        }
+        analysis.emit = { [unowned proxy] line in
             guard line.hasPrefix("live: ") else { return }
-            emit("  " + line.dropFirst(6))
+            let text = line.dropFirst(6)
+            show("  " + text, LiveViewOrder.time(of: text) ?? proxy.now)
         }
         analysis.attach(to: proxy)
         let proxyAddress: String
@@ -62,7 +69,10 @@ package final class DemoRun {
         let clients = SimClientRunner(loop: loop, url: url, clients: scenario.clientSettings, seed: seed)
         clients.onStateChange = { [unowned self, unowned proxy] number, from, to, detail in
             stateChanges.append((number, from, to, detail))
-            emit("  \(Self.seconds(proxy.now)) s  sim client \(number): \(from.rawValue) -> \(to.rawValue) (\(detail))")
+            show("  \(Self.seconds(proxy.now)) s  sim client \(number): \(from.rawValue) -> \(to.rawValue) (\(detail))", proxy.now)
+        }
+        let release = loop.scheduleRepeating(every: 50_000) { [unowned self, unowned proxy] in
+            for line in order.due(at: proxy.now) { emit(line) }
         }
 
         emit("demo: sim server on \(serverAddress), proxy on \(proxyAddress) recording to \(capturePath)")
@@ -80,6 +90,8 @@ package final class DemoRun {
                 clients.stop()
                 proxy.stop()
                 analysis.finish(at: proxy.now)
+                release.cancel()
+                for line in order.drain() { self.emit(line) }
                 simServer.stop()
                 loop.stop()
             }

@@ -73,18 +73,27 @@ package struct DemoScenario {
         }
     }
 
-    /// The bird spec with the demo clients' timings.
-    package func spec() throws(SpecError) -> LifecycleSpec {
+    /// The demo clients' timings, as spec values.
+    package var overrides: SpecOverrides {
         var overrides = SpecOverrides()
         overrides.pongTimeout = Micros(Self.pongTimeout)
         overrides.resubscribeWindow = Self.resubscribeWindow
-        return overrides.apply(to: try SpecLoader.load("bird"))
+        return overrides
     }
 
-    /// The same analysis from the command line.
-    package static func analyzeCommand(_ capture: String) -> String {
-        "faultline analyze \(capture) --pong-timeout \(pongTimeout / SimDuration.second) --resubscribe-window \(resubscribeWindow / 1_000_000)"
+    /// The bird spec with the demo clients' timings.
+    package func spec() throws(SpecError) -> LifecycleSpec {
+        overrides.apply(to: try SpecLoader.load(Self.specName))
     }
+
+    package static let specName = "bird"
+
+    /// What the capture's header records, so that `faultline analyze` on it, without
+    /// flags, judges it as the demo does.
+    package var recordedSpec: RecordedSpec { RecordedSpec(name: Self.specName, overrides: overrides.recorded) }
+
+    /// The same analysis from the command line: the capture carries the demo's spec.
+    package static func analyzeCommand(_ capture: String) -> String { "faultline analyze \(capture)" }
 
     package func parsedRules() throws -> [FaultRule] {
         try faultRules.map { try FaultRule.parse($0) }

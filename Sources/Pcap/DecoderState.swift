@@ -49,6 +49,8 @@ final class DecoderState {
     /// flows since gone or given data are skipped when met.
     private var dataless = DatalessFlows()
     private var packetIndex = 0
+    /// Packets, TCP flows and their ports, for the message of a pcap without WebSocket.
+    private(set) var inventory = TrafficInventory()
 
     init(link: LinkType, startedAt: Int64, limits: PcapRecordSource.Limits) {
         self.link = link
@@ -79,6 +81,7 @@ final class DecoderState {
             segments.removeAll(keepingCapacity: true)
             for entry in batch.entries {
                 packetIndex += 1
+                inventory.packets += 1
                 let t = max(entry.time - startedAt, lastTime)
                 lastTime = t
                 let bytes = UnsafeRawBufferPointer(rebasing: arena[entry.start ..< entry.start + entry.count])
@@ -91,6 +94,7 @@ final class DecoderState {
                     malformed += 1
                     if firstMalformed == nil { firstMalformed = "packet \(packetIndex): \(reason)" }
                 case .tcp(let segment):
+                    inventory.tcpPackets += 1
                     if segment.missing > 0 { truncatedPackets += 1 }
                     let probe = flows.probe(FlowKey(segment.source, segment.destination))
                     segments.append((segment, t, probe, flows.prefetchSlot(for: probe)))
@@ -132,6 +136,7 @@ final class DecoderState {
             flows.insert(connection)
             connection.carriedData = carriesData
             if !carriesData { dataless.added(key: key, openedAt: t) }
+            inventory.countFlow(segment)
             flow = connection
         }
         guard let connection = flow else { return }

@@ -68,6 +68,11 @@ public struct PcapRecordSource: RecordSource {
         if let torn { state.warn(torn) }
     }
 
+    /// What the file held so far: packets, TCP flows, their ports.
+    public var inventory: TrafficInventory { state.inventory }
+    /// The BPF filter the packets were read through, if any.
+    public var filter: String? { header.settings["filter"]?.stringValue }
+
     /// TCP flows held in memory now (for tests of the memory bounds).
     var trackedFlows: Int { state.flowCount }
 

@@ -101,8 +101,9 @@ package final class ProxyServer {
         }
         if let forwardSettings = settings.forward { forward = ForwardProxy(server: self, settings: forwardSettings) }
         if let path = settings.recordPath {
-            let header = CaptureHeader(tool: FaultlineVersion.tool, startedAt: startedAt &+ settings.clockOffset, source: "proxy",
+            var header = CaptureHeader(tool: FaultlineVersion.tool, startedAt: startedAt &+ settings.clockOffset, source: "proxy",
                                        settings: settings.headerSettings(boundListen: listenAddress))
+            header.spec = settings.recordedSpec
             do {
                 capture = try CaptureWriter(path: path, header: header, replacing: settings.overwriteRecord,
                                             rotation: settings.recordRotation)

@@ -20,6 +20,8 @@ package struct ProxySettings: Sendable {
     package var recordRotation: CaptureRotation?
     /// The `--fault` and `--faults` rules installed at start (also written to the header).
     package var faultRules: [FaultRule] = []
+    /// The lifecycle spec and values the capture is recorded under (its header's `spec`).
+    package var recordedSpec: RecordedSpec?
     package var seed: UInt64 = 0
     /// `--replica NAME`: this proxy's name in a fleet (capture header, metrics label).
     package var replica: String?

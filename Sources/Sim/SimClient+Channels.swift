@@ -44,7 +44,9 @@ extension SimClient {
     }
 
     /// After a handshake: arm the stale check, re-subscribe every channel with fresh auth,
-    /// sign in again, and let the app greet its rooms (refused until they are subscribed).
+    /// and sign in again. The app greets its rooms once each subscription succeeds; only
+    /// `--bug trigger-unsubscribed` greets them now, before (a correct client would refuse,
+    /// so it is not asked: a "refused" line on every connect was noise).
     mutating func startConnection(_ now: SimMicros) {
         lastActivity = now
         schedule(.activity, at: now + activityTimeout)
@@ -55,7 +57,7 @@ extension SimClient {
         }
         earlySubscribed = []
         if signinUser != nil, socketID != nil, !(has(.skipSignin) && signinSent) { sendSignin() }
-        for channel in channels where BirdChannelKind(channel: channel).needsAuth {
+        for channel in channels where BirdChannelKind(channel: channel).needsAuth && has(.triggerUnsubscribed) {
             trigger(channel, event: "client-hello")
         }
     }

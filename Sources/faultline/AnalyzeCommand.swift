@@ -28,7 +28,10 @@ enum AnalyzeCommand: Command {
             to --max-skew and reported, more is refused. Captures may be zstd- or gzip-compressed.
             Exit status: 0 no finding at or above --fail-on (error by default), 1 such findings,
             2 unusable input or command line. Checks that the capture ended too early to decide
-            are reported as undetermined; they never change the exit status. Durations are
+            are reported as undetermined; they never change the exit status. A capture recorded
+            with spec options (proxy --spec, --pong-timeout ..., and the demo's) carries its spec
+            and values, which judge it unless --spec or a value is given here (standard error
+            says which spec was used). Durations are
             seconds (0.25) or take a unit (250ms, 1.5s, 2m). The rules, with examples, are listed
             by 'faultline specs rules' and explained by --explain RULE (and docs/rules.md).
             """,
@@ -54,14 +57,7 @@ enum AnalyzeCommand: Command {
             OptionSpec("filter", value: "bpf", help: "BPF filter for pcap input (default: none; ignored for captures)."),
             OptionSpec("merge", help: "Read the inputs as the replicas of one fleet: one session in wall-clock order (default: each input apart)."),
             OptionSpec("max-skew", value: "duration", help: "With --merge: the most clock skew between replicas the merge corrects.", default: "50ms"),
-            OptionSpec("tolerance", value: "seconds", help: "Timing tolerance on every delay (default: the spec's, 0.25 for bird)."),
-            OptionSpec("immediate-tolerance", value: "seconds", help: "How soon 'immediately' must be (default: the spec's, 0.5 for bird)."),
-            OptionSpec("base", value: "seconds", help: "Backoff base of the first phase (default: the spec's, 1 for bird)."),
-            OptionSpec("cap", value: "seconds", help: "Backoff cap of the first phase (default: the spec's, 30 for bird)."),
-            OptionSpec("activity-timeout", value: "seconds", help: "Activity timeout when the handshake gives none (default: the spec's, 120)."),
-            OptionSpec("pong-timeout", value: "seconds", help: "Pong timeout (default: the spec's, 30)."),
-            OptionSpec("resubscribe-window", value: "seconds", help: "Window to resubscribe and sign in again (default: the spec's, 10)."),
-        ])
+        ] + SpecOptions.overrides)
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let command = arguments.command
@@ -69,8 +65,6 @@ enum AnalyzeCommand: Command {
         guard !arguments.positionals.isEmpty else { throw UsageError("\(command): missing argument <input>") }
         let format = ReportFormat(rawValue: arguments.value("format") ?? "text") ?? .text
         let failOn = FailOn(rawValue: arguments.value("fail-on") ?? "error") ?? .error
-        let (groupedSets, partWarnings) = InputSets.group(arguments.positionals)
-        let inputOptions = InputSources.Options(filter: arguments.value("filter"))
         var clientKey = ClientKeyMode.standard
         if let raw = arguments.value("client-key") {
             guard let parsed = ClientKeyMode(parsing: raw) else {
@@ -79,46 +73,41 @@ enum AnalyzeCommand: Command {
             clientKey = parsed
         }
         let inputs = arguments.positionals
+        let filter = InputSources.Options(filter: arguments.value("filter"))
         // A rotated recording's parts are one input; each other input stands alone, unless
         // --merge makes them all one session.
-        let filter = inputOptions
         var sets: [[String]]
         var warnings: [String]
         var merged: FleetMerge.Plan?
         if arguments.flag("merge") {
-            let maxSkew = try AnalyzeCommand.duration(arguments, "max-skew") ?? 50_000
+            let maxSkew = try SpecOptions.duration(arguments, "max-skew") ?? 50_000
             let grouping = clientKey
             merged = try FleetMerge.open(inputs, options: filter, keyOf: { grouping.key(open: $0, request: $1) },
                                          maxSkew: maxSkew, command: command)
             (sets, warnings) = ([inputs], merged?.notes ?? [])
         } else {
-            (sets, warnings) = (groupedSets, partWarnings)
+            (sets, warnings) = InputSets.group(inputs)
         }
         guard arguments.all("max-skew").isEmpty || merged != nil else {
             throw UsageError("\(command): --max-skew applies to --merge only")
         }
-        // Without --spec, the protocol table chooses from the first input's upgrade and
-        // first messages (with --merge, the merged session's), read ahead once (the source
-        // hands them on to the analysis).
-        var firstSource: (any RecordSource)?
-        var detection = EntryDetection()
-        let givenSpec = arguments.all("spec").last
-        if givenSpec == nil {
-            if let plan = merged {
-                firstSource = try ReadAheadSource(plan.source, detecting: &detection)
-            } else if let first = groupedSets.first {
-                firstSource = try ReadAheadSource(InputSets.open(first, options: inputOptions), detecting: &detection)
-            }
-        }
+        let fleetSource = merged?.source   // each connection's replica, read after the merge
+        // The spec: --spec; else the one the first input was recorded under; else the protocol
+        // table's choice from the first input's upgrade and first messages (with --merge, the
+        // merged session's), read ahead once: the source hands them on to the analysis.
+        var firstSource: any RecordSource = try fleetSource ?? InputSets.open(sets[0], options: filter)
+        let recorded = firstSource.header.spec
         var spec: LifecycleSpec
-        do {
-            spec = try SpecLoader.load(givenSpec ?? detection.specName)
-        } catch {
-            // Blame --spec only when it was given; the default's error names its own source.
-            throw UsageError("\(command): \(givenSpec == nil ? "" : "--spec: ")\(error)")
+        if arguments.all("spec").isEmpty && recorded == nil {
+            var detection = EntryDetection()
+            firstSource = try ReadAheadSource(firstSource, detecting: &detection)
+            spec = try SpecOptions.overrides(arguments).apply(to: SpecOptions.load(detection.specName, arguments))
+            Console.err(TerminalText.escape("\(command): \(detection.line)") + "\n")
+        } else {
+            let resolved = try SpecOptions.resolve(arguments, recorded: recorded, input: sets[0][0])
+            if let note = resolved.note { Console.err(TerminalText.escape(note) + "\n") }
+            spec = resolved.spec
         }
-        if givenSpec == nil { Console.err(TerminalText.escape("\(command): \(detection.line)") + "\n") }
-        spec = try overrides(arguments).apply(to: spec)
         let jobs = try arguments.parse("jobs", as: "a number of threads from 1 to 256") { text in
             Int(text).flatMap { (1...256).contains($0) ? $0 : nil }
         } ?? defaultJobs
@@ -127,7 +116,6 @@ enum AnalyzeCommand: Command {
         var parts: [ReportBuilder] = []
         var stepsSoFar = 0
         var clientsSoFar = 0
-        let fleetSource = merged?.source   // each connection's replica, read after the merge
         var replicaOf: (ConnectionID) -> String? = { _ in nil }
         var prefix: String?
         var end: Micros = 0
@@ -136,19 +124,21 @@ enum AnalyzeCommand: Command {
         var linker = sets.count == 1 ? AuthRequestLinker(wire: ProtocolTable.standard.entry(for: spec.events.rawValue, prefix: arguments.value("protocol-prefix") ?? spec.prefix)) : nil
         for (i, set) in sets.enumerated() {
             let path = set[0]
-            var source: any RecordSource
-            if let plan = merged {
-                source = firstSource ?? plan.source
-                merged = nil   // held once: the loop's copy is the one read
-            } else {
-                source = try i == 0 ? firstSource ?? InputSets.open(set, options: filter) : InputSets.open(set, options: filter)
+            var source = try i == 0 ? firstSource : InputSets.open(set, options: filter)
+            if i > 0, arguments.all("spec").isEmpty, source.header.spec != recorded {
+                Console.err(TerminalText.escape("\(command): \(path): recorded under another spec than the first input; judged by the first's (--spec NAME chooses one for all)") + "\n")
             }
             let options = AnalyzerOptions(
                 spec: spec, clientKey: clientKey, prefix: arguments.value("protocol-prefix"),
                 appSecret: arguments.value("app-secret"), clientIDPrefix: sets.count > 1 ? "\(i + 1)/" : "")
             var last: Micros = 0
             var notes = StreamNotes()
+            var inventory = InputInventory()
+            let progress = InputProgress.line("analyze \(sets.count > 1 ? "\(i + 1)/\(sets.count)" : "")".trimmingCharacters(in: .whitespaces), reading: set)
+            defer { progress?.finish() }
             func look(at record: CaptureRecord) {
+                progress?.tick()
+                inventory.observe(record)
                 if let t = record.time { last = max(last, t) }
                 if case .note(let note) = record, let line = notes.take(note) {
                     // Stream errors mean frames the analysis did not see: reported.
@@ -181,6 +171,8 @@ enum AnalyzeCommand: Command {
                 analyzerNotes = analyzer.notes
                 prefix = prefix ?? analyzer.prefix
             }
+            // An input without a connection is a broken setup, not a clean result.
+            if let message = inventory.noConnectionMessage(path, source: source) { throw UsageError("\(command): \(message)") }
             end = max(end, last)
             // The first input's wall-clock start: with several, times stay relative to their own.
             if i == 0, source.header.startedAt > 0 { startedAt = source.header.startedAt }
@@ -245,27 +237,5 @@ enum AnalyzeCommand: Command {
             ok = piece.withUTF8 { FileDescriptorOutput.writeAll(fd, UnsafeRawBufferPointer($0)) == nil }
         }
         return ok
-    }
-
-    /// One duration syntax: a plain number is seconds, and 250ms, 1.5s or 2m mean what they say.
-    static func duration(_ arguments: ParsedArguments, _ name: String) throws(UsageError) -> Micros? {
-        try arguments.parse(name, as: "a duration >= 0: seconds (0.25) or with a unit (250ms, 1.5s, 2m)") { text in
-            if let plain = Double(text) { return plain >= 0 && plain < 1e9 ? micros(seconds: plain) : nil }
-            guard case .success(let value) = FaultDuration.parse(text), value >= 0, value < 1_000_000_000_000_000 else { return nil }
-            return value
-        }
-    }
-
-    static func overrides(_ arguments: ParsedArguments) throws(UsageError) -> SpecOverrides {
-        func seconds(_ name: String) throws(UsageError) -> Micros? { try duration(arguments, name) }
-        var o = SpecOverrides()
-        o.tolerance = try seconds("tolerance")
-        o.immediateTolerance = try seconds("immediate-tolerance")
-        o.base = try seconds("base")
-        o.cap = try seconds("cap")
-        o.activityTimeout = try seconds("activity-timeout")
-        o.pongTimeout = try seconds("pong-timeout")
-        o.resubscribeWindow = try seconds("resubscribe-window")
-        return o
     }
 }

@@ -20,7 +20,7 @@ enum CertCommand: Command {
             'faultline proxy --tls-cert DIR/server.pem --tls-key DIR/server-key.pem'.
             """,
         options: [
-            OptionSpec("out", value: "dir", help: "The directory to write to (created if missing; required)."),
+            OptionSpec("out", value: "dir", help: "The directory to write to (created if missing).", required: true),
             OptionSpec("host", value: "name", help: "A host name or IP address the server certificate is for; repeatable (default: localhost, 127.0.0.1 and ::1).",
                        repeatable: true),
             OptionSpec("days", value: "n", help: "Days the server certificate is valid. Zero or negative makes one that has already expired (for testing clients; use --days=-1).",

@@ -42,6 +42,9 @@ enum CommandRegistry {
             FAULTLINE_SPECS
                 A folder whose NAME.json replaces the built-in spec NAME (bird, agora-rtm, ...),
                 which are otherwise part of the binary.
+            FAULTLINE_PROGRESS_DELAY
+                Seconds before analyze, export and synth show their progress line on a
+                terminal's standard error (default 1); off a terminal it is never shown.
             """),
         ManPage.Section(title: "SEE ALSO", text: """
             The README and the docs folder: /usr/share/doc/faultline/ in the Debian package.

@@ -35,7 +35,6 @@ enum CtlCommand: Command {
             contains KEY, on the replicas that hold them; 'add RULE' goes to every replica. A
             replica that does not answer is named on standard error and the exit status is 1.
             """,
-        usage: "faultline ctl [--control <host:port>] [--token <token>] [--json] <action> [<args>...]",
         arguments: [
             ArgumentSpec("action", help: "connections, rules, add, remove, apply, reset, metrics, watch or health."),
             ArgumentSpec("args", help: "The action's arguments (a rule, a rule id, a connection id).", optional: true, variadic: true),

@@ -27,7 +27,7 @@ enum ExportCommand: Command {
             """,
         arguments: [ArgumentSpec("input", help: "The capture to export (plain, zstd or gzip), or '-' for standard input (several with --merge).", variadic: true)],
         options: [
-            OptionSpec("pcap", value: "file", help: "The pcapng file to write (required; replaced if it exists)."),
+            OptionSpec("pcap", value: "file", help: "The pcapng file to write (replaced if it exists).", required: true),
             OptionSpec("merge", help: "Export the inputs as the replicas of one fleet, one session in wall-clock order (default: one input)."),
             OptionSpec("max-skew", value: "duration", help: "With --merge: the most clock skew between replicas the merge corrects.", default: "50ms"),
         ])
@@ -36,9 +36,13 @@ enum ExportCommand: Command {
         guard let output = arguments.value("pcap") else {
             throw UsageError("faultline export: missing --pcap FILE (where to write the pcap)")
         }
-        var source = try FleetInputs.open(arguments, command: "faultline export")
+        var source: any RecordSource = try FleetInputs.open(arguments, command: "faultline export")
+        if let progress = InputProgress.line("export", reading: arguments.positionals) {
+            source = ProgressingSource(source, progress)
+        }
         var exporter = try PcapExporter(path: output)
         try exporter.export(&source)
+        (source as? ProgressingSource)?.progress.finish()
         for warning in exporter.warnings { Console.err(TerminalText.escape("faultline: warning: \(warning)") + "\n") }
         Console.err("faultline export: wrote \(output): \(exporter.packetCount) packets, \(exporter.frameCount) frames\n")
         return ExitStatus.success

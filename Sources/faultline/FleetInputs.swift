@@ -19,7 +19,7 @@ enum FleetInputs {
 
     /// The merged session of the inputs (after `check`, with --merge given).
     static func merged(_ arguments: ParsedArguments, command: String) throws -> MergedRecordSource {
-        let maxSkew = try AnalyzeCommand.duration(arguments, "max-skew") ?? 50_000
+        let maxSkew = try SpecOptions.duration(arguments, "max-skew") ?? 50_000
         let plan = try FleetMerge.open(arguments.positionals, options: .init(), keyOf: { ClientKeyMode.standard.key(open: $0, request: $1) },
                                        maxSkew: maxSkew, command: command)
         for note in plan.notes { Console.err(TerminalText.escape("faultline: \(note)") + "\n") }

@@ -53,7 +53,7 @@ enum FramesCommand: Command {
             OptionSpec("filter", value: "bpf", help: "BPF filter for pcap input, as tcpdump takes it (default: none; refused for captures)."),
             OptionSpec("all", help: "Also print opens, upgrades, TCP ends, notes and faults fired."),
             OptionSpec("payload", help: "Also print each frame's payload: text as a quoted string, binary as base64."),
-            OptionSpec("max-payload-chars", value: "n", help: "Cut printed payloads to N characters (default: 200).", default: "200"),
+            OptionSpec("max-payload-chars", value: "n", help: "Cut printed payloads to N characters.", default: "200"),
             OptionSpec("follow", help: "Keep reading a capture that is still being written; stop with Ctrl-C."),
             OptionSpec("merge", help: "Read the inputs as the replicas of one fleet, one session in wall-clock order (default: one input)."),
             OptionSpec("max-skew", value: "duration", help: "With --merge: the most clock skew between replicas the merge corrects.", default: "50ms"),
@@ -100,7 +100,9 @@ enum FramesCommand: Command {
         var notes = StreamNotes()
         let fleet = source as? MergedRecordSource
         let width = fleet?.replicas.map(\.count).max() ?? 0
+        var inventory = InputInventory()
         while let record = try nextRecord(&source, output: &output) {
+            inventory.observe(record)
             // A stream error (a frame length of 2^63, a hole, a conflict) is where frames
             // went missing: said on standard error as it happens.
             if case .note(let note) = record, let line = notes.take(note) {
@@ -128,6 +130,8 @@ enum FramesCommand: Command {
         output.flush()
         if let line = notes.omittedLine { Console.err("faultline: \(line)\n") }
         for warning in source.warnings { Console.err(TerminalText.escape("faultline: warning: \(warning)") + "\n") }
+        // Printing nothing for an input without a connection would look like a clean one.
+        if let message = inventory.noConnectionMessage(path, source: source) { throw UsageError("\(command): \(message)") }
         return ExitStatus.success
     }
 

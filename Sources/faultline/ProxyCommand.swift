@@ -26,7 +26,9 @@ enum ProxyCommand: Command {
             (1 with --fail-on error|warning when the live check saw such a finding).
             With --route, each request goes to the upstream of its Host and path. With
             --forward it is instead an HTTP proxy for any host (CONNECT and absolute URLs),
-            intercepting TLS with --tls-ca; see docs/forward-proxy.md.
+            intercepting TLS with --tls-ca; see docs/forward-proxy.md. The spec options (--spec,
+            --pong-timeout ...) are written into the capture's header, and analyze judges the
+            capture by them.
 
             Fault rules (--fault, repeatable, or --faults FILE with one rule a line):
             \(FaultRegistry.helpLines.joined(separator: "\n"))
@@ -34,8 +36,8 @@ enum ProxyCommand: Command {
             every=N client=KEY host=NAME path=PREFIX prob=P; for=DUR ends any kind. Example: close:4009,after=30s,reason=terminated
             """,
         options: [
-            OptionSpec("listen", value: "host:port", help: "Where clients connect (port 0: any free port; the real one is printed)."),
-            OptionSpec("upstream", value: "url", help: "The real server: ws://HOST[:PORT][/PATH], or wss://... for TLS (verified against the system trust store)."),
+            OptionSpec("listen", value: "host:port", help: "Where clients connect (port 0: any free port; the real one is printed).", required: true),
+            OptionSpec("upstream", value: "url", help: "The real server: ws://HOST[:PORT][/PATH], or wss://... for TLS (verified against the system trust store); needed unless --forward or --route gives the upstreams."),
         ] + TLSOptions.upstream + TLSOptions.listener + [
             OptionSpec("keylog", value: "file", help: "Append TLS secrets of both legs in NSS key log format (for Wireshark)."),
             OptionSpec("record", value: "file", help: "Write a capture (JSON Lines, format v1) of everything relayed; a name ending in .zst is zstd-compressed; an existing file is refused."),
@@ -62,6 +64,7 @@ enum ProxyCommand: Command {
             OptionSpec("fail-on", value: "severity",
                        help: "With --spec or --live: exit 1 at shutdown if a finding this severe or worse was seen (error, warning); never keeps exit 0.",
                        default: "never", choices: FailOn.allCases.map(\.rawValue)),
+        ] + SpecOptions.overrides + [
             OptionSpec("verbose", short: "v", help: "Also print a debug line for every frame and note."),
             OptionSpec("toxiproxy-api", value: "host:port",
                        help: "Serve a toxiproxy-compatible REST API here (loopback only): its clients create WebSocket-aware, recorded proxies at run time, listening on loopback unless --control-allow-remote."),
@@ -242,6 +245,8 @@ enum ProxyCommand: Command {
         let controlled = try ProxyControl.check(arguments, command: command)
         let watched = try ProxyUI.address(arguments, command: command) != nil
         settings.faultsAlwaysOn = controlled || watched
+        // The spec options go into the capture's header, so that analyze judges it alike.
+        settings.recordedSpec = try SpecOptions.recorded(arguments)
         return settings
     }
 
@@ -257,15 +262,12 @@ enum ProxyCommand: Command {
     }
 
     /// The live lifecycle check: with `--spec` (findings only, or everything with `--live`),
-    /// or with `--live` or `--ui` alone against the default spec `bird`. Nil when none is given.
+    /// or with `--live` or `--ui` alone against the default spec `bird`, with the spec values
+    /// given (`--pong-timeout` ...). Nil when none is given.
     static func liveAnalysis(_ arguments: ParsedArguments) throws(UsageError) -> LiveAnalysis? {
         let live = arguments.flag("live")
-        guard let name = arguments.value("spec") ?? (live || arguments.value("ui") != nil ? "bird" : nil) else { return nil }
-        let spec: LifecycleSpec
-        do { spec = try SpecLoader.load(name) } catch {
-            // Blame --spec only when it was given; `--live` alone uses the default.
-            throw UsageError("faultline proxy: \(arguments.all("spec").isEmpty ? "" : "--spec: ")\(error)")
-        }
+        guard let name = arguments.value("spec") ?? (live || arguments.value("ui") != nil ? SpecOptions.defaultSpec : nil) else { return nil }
+        let spec = try SpecOptions.overrides(arguments).apply(to: SpecOptions.load(name, arguments))
         return LiveAnalysis(spec: spec, transitions: live)
     }
 

@@ -96,7 +96,7 @@ enum SimServerCLI: Command {
             --event-interval. Prints 'listening on HOST:PORT' once it accepts connections.
             """,
         options: [
-            OptionSpec("listen", value: "host:port", help: "Address to listen on; port 0 picks a free port."),
+            OptionSpec("listen", value: "host:port", help: "Address to listen on; port 0 picks a free port.", required: true),
             OptionSpec("app-key", value: "key", help: "The app key clients must use in /app/KEY.", default: "sim-key"),
             OptionSpec("app-secret", value: "secret", help: "Secret that signs channel auth and sign-in.", default: "sim-secret"),
             OptionSpec("activity-timeout", value: "seconds", help: "activity_timeout sent in the handshake.", default: "120"),
@@ -174,7 +174,7 @@ enum SimClientCLI: Command {
             \(bugList)
             """,
         options: [
-            OptionSpec("url", value: "url", help: "Server to connect to: ws://HOST:PORT/app/KEY[?query]."),
+            OptionSpec("url", value: "url", help: "Server to connect to: ws://HOST:PORT/app/KEY[?query].", required: true),
             OptionSpec("clients", value: "n", help: "Number of clients, all on one event loop.", default: "1"),
             OptionSpec("bug", value: "name", help: "A deliberate deviation (see above), repeatable.", repeatable: true, choices: SimBug.names),
             OptionSpec("channels", value: "list", help: "Channels to subscribe, comma-separated.", default: "news,private-chat,presence-lobby"),

@@ -24,7 +24,7 @@ enum SynthCommand: Command {
             your own tools); --rate makes a capture that grows, like a live recording.
             """,
         options: [
-            OptionSpec("out", value: "file", help: "The capture file to write (required)."),
+            OptionSpec("out", value: "file", help: "The capture file to write.", required: true),
             OptionSpec("clients", value: "n", help: "Simultaneous clients.", default: "3"),
             OptionSpec("size", value: "bytes", help: "Stop once the file reaches this size: 500K, 200M, 1G (powers of 1024)."),
             OptionSpec("records", value: "n", help: "Stop after this many records (header not counted); default 200 unless --size is given."),
@@ -50,9 +50,13 @@ enum SynthCommand: Command {
         }
         let started = monotonicSeconds()
         var count = 0
+        // Progress in bytes written, of --size when given.
+        let progress = ProgressLine(label: "synth") { [writer] in (writer.bytesWritten, size) }
+        defer { progress?.finish() }
         while count < records, size.map({ writer.bytesWritten < $0 }) ?? true {
             try writer.append(generator.next())
             count += 1
+            progress?.tick()
             if let rate {
                 let due = started + Double(count) / rate
                 let now = monotonicSeconds()

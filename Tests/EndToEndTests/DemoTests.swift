@@ -32,15 +32,20 @@ struct DemoTests {
         #expect(lines.filter { $0.hasPrefix("ok   ") }.count == 6 && !lines.contains { $0.hasPrefix("FAIL") }, "\(out)")
         #expect(lines.last == "demo: ran as designed: every fault had its effect and the analyzer caught the bug")
 
-        // The files: the capture analyses to the same findings from the command line.
+        // The files: the capture analyses to the same findings from the command line,
+        // without the demo's flags: its header carries the spec it was recorded under.
         let report = try String(contentsOfFile: html, encoding: .utf8)
         #expect(report.contains("<svg") && report.contains("channels.stale-auth"))
-        let analysis = try runFaultline(["analyze", capture, "--format", "json", "--pong-timeout", "1", "--resubscribe-window", "3"])
+        let analysis = try runFaultline(["analyze", capture, "--format", "json"])
         #expect(analysis.status == 1)
+        #expect(analysis.stderr.contains("judged by the spec it was recorded under: bird --pong-timeout 1s --resubscribe-window 3s"), "\(analysis.stderr)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(analysis.stdout.utf8)) as? [String: Any])
         let findings = try #require(json["findings"] as? [[String: Any]])
         let errors = Set(findings.filter { $0["severity"] as? String == "error" }.compactMap { $0["rule"] as? String })
         #expect(errors == ["channels.stale-auth"], "\(findings)")
+        // The stalled pong is the server's, caused by the fault: not client 1's premature close.
+        let client1 = Set(findings.filter { $0["client"] as? String == "client-1" }.compactMap { $0["rule"] as? String })
+        #expect(client1 == ["server.pong-missing"], "\(findings)")
     }
 
     @Test func badOptionsAreRefused() throws {

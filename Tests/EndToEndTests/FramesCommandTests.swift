@@ -103,7 +103,9 @@ import WebSocket
         let all = try Self.lines([pcap])
         #expect(!all.isEmpty)
         #expect(try Self.lines([pcap, "--filter", "tcp"]).count == all.count)
-        #expect(try Self.lines([pcap, "--filter", "tcp port 1"]).isEmpty)
+        // A filter that keeps no WebSocket is said so, exit 2, not an empty green run.
+        let none = try runFaultline(["frames", pcap, "--filter", "tcp port 1"])
+        #expect(none.status == 2 && none.stdout.isEmpty && none.stderr.contains("no packet passed --filter 'tcp port 1'"), "\(none.stderr)")
         let bad = try runFaultline(["frames", pcap, "--filter", "tcp port"])
         #expect(bad.status == 2, "\(bad.stderr)")
         let capture = try runFaultline(["frames", try Self.capture(), "--filter", "tcp"])

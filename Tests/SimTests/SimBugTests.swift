@@ -163,7 +163,7 @@ import WebSocket
              diverges: { isSend($0, event: "bird:subscribe") }),
         Case(bug: .skipSignin, scenario: reconnect,
              shows: { net in net.sent(0, event: "bird:signin").map(\.socket) == [1] },
-             diverges: { isLog($0, "trigger client-hello") }),
+             diverges: { isSend($0, event: "bird:signin") }),
         Case(bug: .triggerUnsubscribed, scenario: plain,
              shows: { net in
                  index(net) { isSend($0, event: "client-hello") }! < index(net) { isLog($0, "subscribed private-chat") }!
