@@ -3,7 +3,7 @@ import Capture
 import Inputs
 import Lifecycle
 
-/// `--merge` for the commands that read one input (`frames`, `export`): the one input, or
+/// `--merge` for the commands that read one input (`frames`, `export`), and for `ui`: the one input, or
 /// every input merged as the replicas of a fleet (`FleetMerge`), the clock corrections
 /// said on standard error. `analyze` merges too, with its own grouping (`--client-key`).
 enum FleetInputs {

@@ -21,18 +21,24 @@ enum UICommand: Command {
             connections and clients, each client's lifecycle lane, findings with the rules'
             explanations, and frames. Prints 'UI on http://HOST:PORT/' once ready; Ctrl-C stops.
             Several inputs: the connections of the second are numbered from 1000001, of the third
-            from 2000001, and so on; client ids get 1/, 2/, ... as in 'faultline analyze'.
+            from 2000001, and so on; client ids get 1/, 2/, ... as in 'faultline analyze'. With
+            --merge the inputs are the captures of several replicas of one fleet (proxy --replica),
+            read as one session as 'analyze --merge' reads them: a client that reconnects on
+            another replica stays one client.
             Security as for the proxy's UI (docs/ui.md): loopback only unless a token is given.
 
             EXAMPLES:
               faultline ui session.jsonl
               faultline ui session.jsonl.zst traffic.pcapng --listen 127.0.0.1:8090
+              faultline ui --merge east-1.jsonl east-2.jsonl east-3.jsonl   (a fleet's replicas, one session)
             """,
         arguments: [ArgumentSpec("input", help: "Captures or pcaps to show.", variadic: true)],
         options: [
             OptionSpec("listen", value: "host:port", help: "Where the page is served (port 0: any free port).", default: "127.0.0.1:8090"),
             OptionSpec("spec", value: "name|file", help: "The lifecycle spec the analyzer checks against.", default: "bird"),
             OptionSpec("ui-token", value: "token", help: "Require this token: open the page once as http://HOST:PORT/?token=TOKEN."),
+            OptionSpec("merge", help: "Read the inputs as the replicas of one fleet: one session in wall-clock order (default: each input apart)."),
+            OptionSpec("max-skew", value: "duration", help: "With --merge: the most clock skew between replicas the merge corrects.", default: "50ms"),
             OptionSpec("ui-token-file", value: "file", help: "Read the token from the first line of FILE (default: $\(ControlToken.environmentName))."),
         ])
 
@@ -48,10 +54,14 @@ enum UICommand: Command {
         let spec: LifecycleSpec
         do { spec = try SpecLoader.load(arguments.value("spec") ?? "bird") } catch { throw UsageError("\(command): --spec: \(error)") }
         let model = UIModel(spec: spec)
-        let (sets, warnings) = InputSets.group(inputs)
+        // A fleet's replicas are one session (FleetInputs says its clock corrections);
+        // otherwise each input stands alone, a rotated recording's parts as one.
+        let merge = arguments.flag("merge")
+        guard merge || arguments.all("max-skew").isEmpty else { throw UsageError("\(command): --max-skew applies to --merge only") }
+        let (sets, warnings) = merge ? ([inputs], []) : InputSets.group(inputs)
         for warning in warnings { Console.err("faultline: warning: \(warning)\n") }
         for (i, set) in sets.enumerated() {
-            var source = try InputSets.open(set, options: .init())
+            var source: any RecordSource = try merge ? FleetInputs.merged(arguments, command: command) : InputSets.open(set, options: .init())
             var loader = UICaptures(model: model, index: i, count: sets.count)
             var skipped = 0
             while let record = try source.next() { if !loader.feed(record) { skipped += 1 } }
