@@ -172,7 +172,7 @@ enum AnalyzeCommand: Command {
                 prefix = prefix ?? analyzer.prefix
             }
             // An input without a connection is a broken setup, not a clean result.
-            if let message = inventory.noConnectionMessage(path, source: source) { throw UsageError("\(command): \(message)") }
+            if let message = inventory.noConnectionMessage(path, source: (source as? ReadAheadSource)?.underlying ?? source) { throw UsageError("\(command): \(message)") }
             end = max(end, last)
             // The first input's wall-clock start: with several, times stay relative to their own.
             if i == 0, source.header.startedAt > 0 { startedAt = source.header.startedAt }

@@ -85,6 +85,8 @@ public struct ReadAheadSource: RecordSource {
 
     public var header: CaptureHeader { base.header }
     public var warnings: [String] { base.warnings }
+    /// The source read through, for what only it can tell (a pcap's traffic inventory).
+    public var underlying: any RecordSource { base }
 
     public mutating func next() throws -> CaptureRecord? {
         guard position < ahead.count else { return try base.next() }
