@@ -38,13 +38,14 @@ import WebSocket
     @Test func aClientWithAFixedRetryDelayGetsAFindingInMemory() async throws {
         let path = Self.capturePath("fixed-delay.jsonl")
         // The policy the client promises, in a spec file (the built-in `websocket` spec
-        // assumes none): full-jitter exponential backoff.
+        // assumes none): full jitter in [0, 30 s]. A fixed retry is no jitter whatever the
+        // machine's load adds to it: delays of up to a few seconds are not spread over 30 s.
         let spec = Self.capturePath("jittered-backoff.json")
         let promised = #"""
             {"name": "jittered", "events": "connection", "connectedOn": "upgrade",
              "states": {"initial": "initialized", "connecting": "connecting", "connected": "connected",
                         "disconnected": "disconnected", "failed": "failed"},
-             "backoff": {"phases": [{"base": 1, "cap": 30, "jitter": "full", "state": "unavailable"}]},
+             "backoff": {"phases": [{"base": 30, "cap": 30, "jitter": "full", "state": "unavailable"}]},
              "rules": ["backoff.jitter"]}
             """#
         #expect(FileManager.default.createFile(atPath: spec, contents: Data(promised.utf8)))
