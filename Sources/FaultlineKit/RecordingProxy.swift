@@ -44,7 +44,8 @@ public final class RecordingProxy: Sendable {
     public let recordingPath: String?
 
     private let remote: LoopRemote
-    private let finished: Handoff<Recording>
+    /// Fulfilled by the loop thread once it has wound down (internal: tests wait on it).
+    let finished: Handoff<Recording>
     private let stopped = Mutex(false)
 
     /// At most this many findings and problems are kept; past that, a problem says how many

@@ -1,5 +1,6 @@
-import FaultlineKit
+@testable import FaultlineKit
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 import WebSocket
@@ -118,17 +119,27 @@ import WebSocket
         #expect { _ = try recording.findings(spec: "no-such-spec") } throws: { "\($0)".contains("spec no-such-spec") }
     }
 
+    /// Set once, read from any thread.
+    final class Flag: Sendable {
+        private let value = Mutex(false)
+        func set() { value.withLock { $0 = true } }
+        var isSet: Bool { value.withLock { $0 } }
+    }
+
     @Test func aProxyDroppedWithoutStopStopsWithoutBlocking() async throws {
         var proxy: RecordingProxy? = try await RecordingProxy.start(upstream: .simulatedServer)
         let port = try #require(proxy?.port)
+        let finished = try #require(proxy?.finished)
         proxy = nil
-        // Its port is closed once the loop thread has wound down (bounded wait on the event).
-        let deadline = Date().addingTimeInterval(10)
-        var refused = false
-        while !refused, Date() < deadline {
-            refused = (try? RawSocket(port: port, receiveTimeout: 1)) == nil
-            if !refused { try await Task.sleep(for: .milliseconds(20)) }
-        }
-        #expect(refused)
+        // Dropping it asks its loop thread to wind down, and nothing waits for that; the
+        // thread hands the recording over once it has (a bounded wait on that event, not
+        // on a port that another test's listener may take next).
+        let wound = Flag()
+        Task { _ = await finished.value(); wound.set() }
+        let deadline = Date().addingTimeInterval(60)
+        while !wound.isSet, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(wound.isSet, "the dropped proxy's loop thread did not wind down within 60 s")
+        // Its listener was closed before the recording was handed over.
+        #expect((try? RawSocket(port: port, receiveTimeout: 1)) == nil)
     }
 }
