@@ -55,9 +55,8 @@ enum AnalyzeCommand: Command {
             OptionSpec("jobs", value: "n",
                        help: "Worker threads the clients are spread over; the report is the same for any N (default: the number of cores)."),
             OptionSpec("filter", value: "bpf", help: "BPF filter for pcap input (default: none; ignored for captures)."),
-            OptionSpec("merge", help: "Read the inputs as the replicas of one fleet: one session in wall-clock order (default: each input apart)."),
-            OptionSpec("max-skew", value: "duration", help: "With --merge: the most clock skew between replicas the merge corrects.", default: "50ms"),
-        ] + SpecOptions.overrides)
+        ] + FleetInputs.options(merge: "Read the inputs as the replicas of one fleet: one session in wall-clock order (default: each input apart).")
+          + SpecOptions.overrides)
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let command = arguments.command
@@ -88,9 +87,7 @@ enum AnalyzeCommand: Command {
         } else {
             (sets, warnings) = InputSets.group(inputs)
         }
-        guard arguments.all("max-skew").isEmpty || merged != nil else {
-            throw UsageError("\(command): --max-skew applies to --merge only")
-        }
+        try FleetInputs.checkSkew(arguments, command: command)
         let fleetSource = merged?.source   // each connection's replica, read after the merge
         // The spec: --spec; else the one the first input was recorded under; else the protocol
         // table's choice from the first input's upgrade and first messages (with --merge, the

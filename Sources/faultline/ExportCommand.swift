@@ -28,9 +28,7 @@ enum ExportCommand: Command {
         arguments: [ArgumentSpec("input", help: "The capture to export (plain, zstd or gzip), or '-' for standard input (several with --merge).", variadic: true)],
         options: [
             OptionSpec("pcap", value: "file", help: "The pcapng file to write (replaced if it exists).", required: true),
-            OptionSpec("merge", help: "Export the inputs as the replicas of one fleet, one session in wall-clock order (default: one input)."),
-            OptionSpec("max-skew", value: "duration", help: "With --merge: the most clock skew between replicas the merge corrects.", default: "50ms"),
-        ])
+        ] + FleetInputs.options(merge: "Export the inputs as the replicas of one fleet, one session in wall-clock order (default: one input)."))
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         guard let output = arguments.value("pcap") else {

@@ -55,9 +55,7 @@ enum FramesCommand: Command {
             OptionSpec("payload", help: "Also print each frame's payload: text as a quoted string, binary as base64."),
             OptionSpec("max-payload-chars", value: "n", help: "Cut printed payloads to N characters.", default: "200"),
             OptionSpec("follow", help: "Keep reading a capture that is still being written; stop with Ctrl-C."),
-            OptionSpec("merge", help: "Read the inputs as the replicas of one fleet, one session in wall-clock order (default: one input)."),
-            OptionSpec("max-skew", value: "duration", help: "With --merge: the most clock skew between replicas the merge corrects.", default: "50ms"),
-        ])
+        ] + FleetInputs.options(merge: "Read the inputs as the replicas of one fleet, one session in wall-clock order (default: one input)."))
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
         let command = "faultline frames"

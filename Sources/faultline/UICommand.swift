@@ -37,8 +37,7 @@ enum UICommand: Command {
             OptionSpec("listen", value: "host:port", help: "Where the page is served (port 0: any free port).", default: "127.0.0.1:8090"),
             OptionSpec("spec", value: "name|file", help: "The lifecycle spec the analyzer checks against.", default: "bird"),
             OptionSpec("ui-token", value: "token", help: "Require this token: open the page once as http://HOST:PORT/?token=TOKEN."),
-            OptionSpec("merge", help: "Read the inputs as the replicas of one fleet: one session in wall-clock order (default: each input apart)."),
-            OptionSpec("max-skew", value: "duration", help: "With --merge: the most clock skew between replicas the merge corrects.", default: "50ms"),
+        ] + FleetInputs.options(merge: "Read the inputs as the replicas of one fleet: one session in wall-clock order (default: each input apart).") + [
             OptionSpec("ui-token-file", value: "file", help: "Read the token from the first line of FILE (default: $\(ControlToken.environmentName))."),
         ])
 
@@ -57,7 +56,7 @@ enum UICommand: Command {
         // A fleet's replicas are one session (FleetInputs says its clock corrections);
         // otherwise each input stands alone, a rotated recording's parts as one.
         let merge = arguments.flag("merge")
-        guard merge || arguments.all("max-skew").isEmpty else { throw UsageError("\(command): --max-skew applies to --merge only") }
+        try FleetInputs.checkSkew(arguments, command: command)
         let (sets, warnings) = merge ? ([inputs], []) : InputSets.group(inputs)
         for warning in warnings { Console.err("faultline: warning: \(warning)\n") }
         for (i, set) in sets.enumerated() {
