@@ -37,7 +37,7 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     // Shells
     ("Transport", ["COpenSSL", "CUV"], nil),
     ("Replay", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture", "Lifecycle", "Transport"], nil),
-    ("Sim", ["Vocabulary", "JSON", "WebSocket", "Bird", "Transport"], nil),
+    ("Sim", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Bird", "Transport"], nil),
     ("CLI", ["Vocabulary"], nil),
     ("ControlAPI", ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Transport", "CLI", "CUV"], nil),
     // Opening any input by its first bytes (capture, pcap/pcapng, zstd/gzip), rotated

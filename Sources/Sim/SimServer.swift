@@ -57,6 +57,8 @@ public struct SimServer: Sendable {
             sessions[id]?.beginClose()
             return [.close(id, code: settings.closeCode, reason: "closed by the simulator (--close-after)"),
                     .log("connection \(id): closing with \(settings.closeCode) (--close-after)")]
+        case .timer(.connection):
+            return []  // Bird schedules no per-connection timers of this kind
         }
     }
 

@@ -1,5 +1,7 @@
 /// What `faultline sim server` is told at start; every field has the command line's default.
 public struct SimServerSettings: Sendable {
+    /// The protocol served, a name in `SimServerProtocols.all` (`--protocol`).
+    public var protocolName = "bird"
     public var appKey = "sim-key"
     public var appSecret = "sim-secret"
     /// Event prefix: `bird` (Bird Realtime) or `pusher`.
@@ -51,6 +53,9 @@ public enum SimServerTimer: Sendable, Hashable {
     case tick
     /// `closeAfter` for one connection.
     case closeAfter(SimConnectionID)
+    /// A protocol's own per-connection timer, told apart by `tag` (engine.io's ping
+    /// interval, a heartbeat deadline).
+    case connection(SimConnectionID, tag: Int)
 }
 
 /// What the runner must do, in order.

@@ -97,6 +97,7 @@ enum SimServerCLI: Command {
             """,
         options: [
             OptionSpec("listen", value: "host:port", help: "Address to listen on; port 0 picks a free port.", required: true),
+            OptionSpec("protocol", value: "name", help: "Protocol to serve: \(SimServerProtocols.names.joined(separator: ", ")).", default: "bird"),
             OptionSpec("app-key", value: "key", help: "The app key clients must use in /app/KEY.", default: "sim-key"),
             OptionSpec("app-secret", value: "secret", help: "Secret that signs channel auth and sign-in.", default: "sim-secret"),
             OptionSpec("activity-timeout", value: "seconds", help: "activity_timeout sent in the handshake.", default: "120"),
@@ -118,6 +119,10 @@ enum SimServerCLI: Command {
             throw UsageError("\(arguments.command): invalid value '\(listenText)' for '--listen': expected HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:0")
         }
         var settings = SimServerSettings()
+        settings.protocolName = try arguments.required("protocol")
+        guard SimServerProtocols.names.contains(settings.protocolName) else {
+            throw UsageError("\(arguments.command): invalid value '\(TerminalText.escape(settings.protocolName))' for '--protocol': expected one of \(SimServerProtocols.names.joined(separator: ", "))")
+        }
         settings.appKey = try arguments.required("app-key")
         settings.appSecret = try arguments.required("app-secret")
         settings.prefix = try SimCommands.prefix(arguments)

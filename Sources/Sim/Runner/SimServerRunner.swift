@@ -1,3 +1,4 @@
+import Protocols
 import Transport
 import Vocabulary
 import WebSocket
@@ -9,7 +10,7 @@ public final class SimServerRunner {
     public let loop: EventLoop
     /// The server's log lines (connections, subscriptions, refusals); nil to drop them.
     public var onLog: ((String) -> Void)?
-    public private(set) var server: SimServer
+    public private(set) var server: any SimProtocolServer
     private var listener: TCPListener?
     private var connections: [SimConnectionID: ServerSocket] = [:]
     private var timers: [SimServerTimer: TimerHandle] = [:]
@@ -17,9 +18,11 @@ public final class SimServerRunner {
     /// How long a close we sent waits for the client's close before the TCP close.
     private let closeWait: Int64 = 2_000_000
 
+    /// A runner for `settings.protocolName`'s machine (Bird's when no protocol has that
+    /// name: the CLI checks the name first).
     public init(loop: EventLoop, settings: SimServerSettings, seed: UInt64) {
         self.loop = loop
-        self.server = SimServer(settings: settings, seed: seed)
+        self.server = SimServerProtocols.make(settings, seed: seed) ?? SimServer(settings: settings, seed: seed)
     }
 
     /// Binds and starts serving; returns the bound address ("127.0.0.1:43121").
@@ -85,7 +88,9 @@ public final class SimServerRunner {
                 refuse(socket, status: 400, "expected a WebSocket upgrade (GET with Upgrade: websocket)")
                 return
             }
-            socket.tcp.write(WebSocketHandshake.response(accepting: request).serialized)
+            let offered = UpgradeEvidence(target: request.target, headers: request.headers).subprotocols
+            let accepted = server.acceptedSubprotocol(offered: offered).map { [HeaderField("Sec-WebSocket-Protocol", $0)] } ?? []
+            socket.tcp.write(WebSocketHandshake.response(accepting: request, extraHeaders: accepted).serialized)
             socket.phase = .open
             perform(server.handle(.opened(id, path: request.target), now: loop.now))
             let rest = socket.parser.remainder

@@ -1,0 +1,43 @@
+import Vocabulary
+
+/// A wire protocol the simulator server speaks, without sockets: the runner feeds it every
+/// connection's events and carries out its commands. Bird/Pusher is `SimServer`; each
+/// protocol pack adds its own machine (Socket.IO, graphql-ws, Phoenix, SignalR) and one
+/// line in `SimServerProtocols.all`, so the runner, the CLI and the demo never know which
+/// protocol they serve.
+public protocol SimProtocolServer: Sendable {
+    /// The subprotocol the server accepts from the client's offered `Sec-WebSocket-Protocol`
+    /// list, echoed in the 101 response; nil to echo none (the default).
+    func acceptedSubprotocol(offered: [String]) -> String?
+    /// What to do at start (the first periodic timer, say).
+    mutating func start(now: SimMicros) -> [SimServerCommand]
+    mutating func handle(_ event: SimServerEvent, now: SimMicros) -> [SimServerCommand]
+}
+
+extension SimProtocolServer {
+    public func acceptedSubprotocol(offered: [String]) -> String? { nil }
+}
+
+extension SimServer: SimProtocolServer {}
+
+/// The protocols `faultline sim server --protocol NAME` can speak, by name, in the order
+/// `--help` lists them. A pack registers one line here.
+public enum SimServerProtocols {
+    public struct Registration: Sendable {
+        public var name: String
+        public var summary: String
+        public var make: @Sendable (_ settings: SimServerSettings, _ seed: UInt64) -> any SimProtocolServer
+    }
+
+    public static let all: [Registration] = [
+        Registration(name: "bird", summary: "Bird Realtime / Pusher protocol 7 (the default)",
+                     make: { SimServer(settings: $0, seed: $1) }),
+    ]
+
+    public static var names: [String] { all.map(\.name) }
+
+    /// The server machine for `settings.protocolName`; nil when no protocol has that name.
+    public static func make(_ settings: SimServerSettings, seed: UInt64) -> (any SimProtocolServer)? {
+        all.first { $0.name == settings.protocolName }?.make(settings, seed)
+    }
+}
