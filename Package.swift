@@ -36,7 +36,7 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     ("ProxyCore", ["Vocabulary", "WebSocket", "Protocols", "ProtocolTable", "Capture", "Faults"], nil),
     // Shells
     ("Transport", ["COpenSSL", "CUV"], nil),
-    ("Replay", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture", "Lifecycle", "Transport"], nil),
+    ("Replay", ["Vocabulary", "JSON", "WebSocket", "Protocols", "ProtocolTable", "Capture", "Lifecycle", "Transport"], nil),
     ("Sim", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Bird", "Transport"], nil),
     ("CLI", ["Vocabulary"], nil),
     ("ControlAPI", ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Transport", "CLI", "CUV"], nil),

@@ -18,9 +18,10 @@ extension FuzzTarget {
         }
         guard let recordings = try? ReplayLoader.load({ RecordList(records) }, selection: .allClients) else { return }
         let timing = ReplayTiming(speed: nil, maxGap: 1_000, patience: 1_000)
+        let wire = ReplayProtocol.detect(in: recordings)
         for recording in recordings {
             for role in [Side.server, .client] {
-                var config = ReplayScript.Config(role: role, timing: timing)
+                var config = ReplayScript.Config(role: role, wire: wire, timing: timing)
                 config.connectTimeout = 1_000
                 var script = ReplayScript(recording, config: config)
                 var now: Micros = 0

@@ -15,7 +15,7 @@ public struct FrameMatcher: Sendable {
     /// The live value last seen for each mapped field name ("socket_id" -> "999.1").
     public private(set) var liveFields: [String: String] = [:]
 
-    public init(rules: MatchRules = .birdDefaults) { self.rules = rules }
+    public init(rules: MatchRules = MatchRules()) { self.rules = rules }
 
     public enum Verdict: Sendable, Hashable {
         /// Equal modulo the rules.

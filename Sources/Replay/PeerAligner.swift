@@ -16,25 +16,22 @@ struct PeerAligner: Sendable {
         case extra(Frame)
         case missing(FrameRecord)
 
-        func deviation(conn: ConnectionID, now: Micros) -> Deviation {
+        /// The deviation this outcome is; `name` gives a frame's event name for the report.
+        func deviation(conn: ConnectionID, now: Micros, name: (Opcode, [UInt8]) -> String) -> Deviation {
             switch self {
             case .otherOrder(let record, let frame):
                 return Deviation(kind: .otherOrder, conn: conn, t: now, expected: Deviation.summary(record),
-                                 observed: Deviation.summary(frame), event: Self.event(record.opcode, record.payload))
+                                 observed: Deviation.summary(frame), event: name(record.opcode, record.payload))
             case .different(let record, let frame, let details):
                 return Deviation(kind: .different, conn: conn, t: now, expected: Deviation.summary(record),
-                                 observed: Deviation.summary(frame), details: details, event: Self.event(record.opcode, record.payload))
+                                 observed: Deviation.summary(frame), details: details, event: name(record.opcode, record.payload))
             case .extra(let frame):
                 return Deviation(kind: .extra, conn: conn, t: now, observed: Deviation.summary(frame),
-                                 event: Self.event(frame.opcode, frame.payload))
+                                 event: name(frame.opcode, frame.payload))
             case .missing(let record):
                 return Deviation(kind: .missing, conn: conn, t: now, expected: Deviation.summary(record),
-                                 event: Self.event(record.opcode, record.payload))
+                                 event: name(record.opcode, record.payload))
             }
-        }
-
-        static func event(_ opcode: Opcode, _ payload: [UInt8]) -> String {
-            PeerFrameClasses.event(opcode: opcode, payload: payload)
         }
     }
 

@@ -1,8 +1,9 @@
 import Capture
+import Protocols
 import Vocabulary
 import WebSocket
 
-/// How a replay treats each kind (event name) of frame the live peer sends. Not every
+/// How a replay treats each event (by name, and by the kind its protocol entry gives it) the live peer sends. Not every
 /// recorded peer frame is an answer to our side's script: a server pushes events on its own
 /// timer and relays what other clients did. Waiting for those, or requiring them to repeat
 /// word for word, makes a replay slow and noisy; so each event name gets a treatment.
@@ -37,19 +38,18 @@ public struct PeerFrameClasses: Sendable, Hashable {
         self.ignored = ignored
     }
 
-    /// The treatment of frames with this event name (see `PeerFrameClasses.event`).
-    public func treatment(of event: String) -> Treatment {
-        if ignored.contains(event) { return .ignored }
-        if others.contains(event) || (peerIsServer && Self.causedByOthers(event)) { return .others }
-        if timer.contains(event) { return .timer }
-        return .strict
+    /// The treatment of a frame carrying `event` (see `FrameEvent`).
+    func treatment(of event: FrameEvent) -> Treatment {
+        treatment(of: event.name, kind: event.kind)
     }
 
-    /// The name a frame is classified and reported under: the `event` of a JSON text frame,
-    /// else the opcode ("close", "binary", "text" for text that is not such JSON).
-    public static func event(opcode: Opcode, payload: [UInt8]) -> String {
-        if opcode == .text, let name = FrameMatcher.json(payload)?["event"]?.stringValue { return name }
-        return opcode.name
+    /// The treatment of frames with this event name and kind (nil: the frame carries no
+    /// event its protocol decodes).
+    public func treatment(of name: String, kind: RealtimeEventKind?) -> Treatment {
+        if ignored.contains(name) { return .ignored }
+        if others.contains(name) || (peerIsServer && kind.map(Self.causedByOthers) == true) { return .others }
+        if timer.contains(name) { return .timer }
+        return .strict
     }
 
     // MARK: Learning the classes from the recording
@@ -63,35 +63,39 @@ public struct PeerFrameClasses: Sendable, Hashable {
     /// channel in a burst is not a timer).
     public static let repeatGap: Micros = 1_000_000
 
-    /// Realtime (Bird, Pusher) events whose role the protocol fixes: requests and answers
-    /// of the connection, subscription, sign-in and ping exchanges are always strict.
-    static let protocolExchanges = [
-        ":connection_established", ":subscription_succeeded", ":subscription_error", ":signin_success",
-        ":error", ":ping", ":pong", ":subscribe", ":unsubscribe", ":signin",
+    /// The kinds of the connection's own exchanges (its handshake, subscriptions, sign-in,
+    /// pings and errors): requests and answers whose role the protocol fixes, always strict.
+    static let protocolExchanges: Set<RealtimeEventKind> = [
+        .connectionEstablished, .subscriptionSucceeded, .subscriptionError, .signinSuccess,
+        .error, .ping, .pong, .subscribe, .unsubscribe, .signin,
     ]
 
-    /// Realtime events a server sends because of another client.
-    static func causedByOthers(_ event: String) -> Bool {
-        event.hasPrefix("client-") || event.hasSuffix(":member_added") || event.hasSuffix(":member_removed")
+    /// The kinds a server sends because of another client: client events it relays,
+    /// presence members coming and going.
+    static func causedByOthers(_ kind: RealtimeEventKind) -> Bool {
+        kind == .clientEvent || kind == .memberAdded || kind == .memberRemoved
     }
 
     /// Learns the classes from the recorded connections a replay plays, `role` being our side.
     ///
-    /// Close frames, pings and pongs are never classified (they are the connection's own
-    /// life). With a server as the peer, client events and presence member events are
-    /// `others`. Any other event name is strict when it looks like an answer to our frames
+    /// Each recording's frames are decoded with its own instance of `wire`'s entry. Close
+    /// frames, pings and pongs are never classified (they are the connection's own life),
+    /// nor are the kinds of `protocolExchanges`. With a server as the peer, client events
+    /// and presence member events are `others`. Any other event name is strict when it looks like an answer to our frames
     /// (nine in ten came within `responseWindow` after one of ours, at lags that vary by
     /// `lagSpread` at most) or like something we answer (nine in ten followed by one of ours
     /// the same way), and `timer` otherwise: busy traffic puts timer events close to our
     /// frames too, but at scattered lags, where a cause and its effect keep their latency. The handshake counts as our first frame. A client's
-    /// client events (`client-*`, from a client peer) are the application's own initiative:
+    /// client events (kind `clientEvent`, from a client peer) are the application's own initiative:
     /// when one repeats within a connection, `repeatGap` or more apart, it is `timer` too (clients that trigger on a
     /// timer at once make their events look like answers to each other's relayed ones).
-    public static func learn(from recordings: [RecordedConnection], role: Side, ignoring ignored: Set<String> = []) -> PeerFrameClasses {
+    public static func learn(from recordings: [RecordedConnection], role: Side, ignoring ignored: Set<String> = [],
+                             wire: ReplayProtocol) -> PeerFrameClasses {
         var classes = PeerFrameClasses(ignored: ignored)
         classes.peerIsServer = role == .client
         var tally: [String: Tally] = [:]
         for recording in recordings {
+            var decoder = wire.instance()
             var clientEvents: [String: Micros] = [:]
             let start = recording.response?.t ?? recording.request?.t ?? recording.openedAt
             // Capture order is time order, but clamp anyway: the searches need ascending times.
@@ -99,13 +103,14 @@ public struct PeerFrameClasses: Sendable, Hashable {
             for i in ours.indices.dropFirst() where ours[i] < ours[i - 1] { ours[i] = ours[i - 1] }
             for frame in recording.frames where frame.from == role.other && RecordedConnection.wasSent(frame) {
                 guard ![.close, .ping, .pong].contains(frame.opcode) else { continue }
-                let name = event(opcode: frame.opcode, payload: frame.payload)
-                if protocolExchanges.contains(where: { name.hasSuffix($0) }) { continue }
-                if role == .client && causedByOthers(name) {
+                let event = FrameEvent(opcode: frame.opcode, payload: frame.payload, wire: &decoder)
+                let name = event.name
+                if let kind = event.kind, protocolExchanges.contains(kind) { continue }
+                if role == .client, let kind = event.kind, causedByOthers(kind) {
                     classes.others.insert(name)
                     continue
                 }
-                if role == .server && name.hasPrefix("client-") {
+                if role == .server && event.kind == .clientEvent {
                     if let first = clientEvents[name], frame.t - first >= repeatGap { classes.timer.insert(name) }
                     if clientEvents[name] == nil { clientEvents[name] = frame.t }
                 }

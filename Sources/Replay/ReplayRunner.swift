@@ -40,16 +40,20 @@ public final class ReplayRunner {
         /// to a recorded client by its key (`--all-clients`), instead of playing the
         /// recorded connections one after another to whoever connects.
         public var allClients = false
+        /// The protocol the recordings speak (`ReplayProtocol.detect`, or one named).
+        public var wire: ReplayProtocol
 
-        public init(mode: Mode, timing: ReplayTiming = ReplayTiming(), rules: MatchRules = .birdDefaults,
+        /// `rules` default to the fields `wire`'s entry says differ between runs.
+        public init(mode: Mode, wire: ReplayProtocol, timing: ReplayTiming = ReplayTiming(), rules: MatchRules? = nil,
                     strict: Bool = false, signer: AuthSigner? = nil, seed: UInt64 = 1,
                     upstreamTLS: TLSContext? = nil, listenerTLS: TLSContext? = nil) {
+            self.wire = wire
             self.signer = signer
             self.upstreamTLS = upstreamTLS
             self.listenerTLS = listenerTLS
             self.mode = mode
             self.timing = timing
-            self.rules = rules
+            self.rules = rules ?? MatchRules(wire.volatileFields)
             self.strict = strict
             self.seed = seed
         }
@@ -110,7 +114,7 @@ public final class ReplayRunner {
         self.recordings = recordings
         self.options = options
         let role: Side = if case .server = options.mode { .server } else { .client }
-        classes = PeerFrameClasses.learn(from: recordings, role: role, ignoring: options.ignoredEvents)
+        classes = PeerFrameClasses.learn(from: recordings, role: role, ignoring: options.ignoredEvents, wire: options.wire)
         for recording in recordings {
             let id = recording.client ?? "conn \(recording.conn)"
             clientOfConnection[recording.conn] = recording.client
@@ -183,7 +187,7 @@ public final class ReplayRunner {
         let recording = recordings[accepted]
         accepted += 1
         connectionsPlayed += 1
-        var config = ReplayScript.Config(role: .server, timing: options.timing, rules: options.rules,
+        var config = ReplayScript.Config(role: .server, wire: options.wire, timing: options.timing, rules: options.rules,
                                          seed: options.seed &+ UInt64(accepted))
         config.classes = classes
         let script = ReplayScript(recording, config: config)
@@ -209,7 +213,7 @@ public final class ReplayRunner {
                 }
             }
         }
-        let placeholder = ReplayScript(lanes[0].connections[0], config: ReplayScript.Config(role: .server))
+        let placeholder = ReplayScript(lanes[0].connections[0], config: ReplayScript.Config(role: .server, wire: options.wire))
         let liveConnection = LiveConnection(runner: self, script: placeholder)
         liveConnection.awaitsClient = true
         live[ObjectIdentifier(liveConnection)] = liveConnection
@@ -245,7 +249,7 @@ public final class ReplayRunner {
         accepted += 1
         connectionsPlayed += 1
         liveConnection.lane = i
-        var config = ReplayScript.Config(role: .server, timing: options.timing, rules: options.rules,
+        var config = ReplayScript.Config(role: .server, wire: options.wire, timing: options.timing, rules: options.rules,
                                          seed: options.seed &+ UInt64(accepted))
         config.classes = classes
         return ReplayScript(recording, config: config)
@@ -336,7 +340,7 @@ public final class ReplayRunner {
         let defaultPort = options.upstreamTLS == nil ? 80 : 443
         let hostHeader = (host.contains(":") ? "[\(host)]" : host) + (port == defaultPort ? "" : ":\(port)")
         var config = ReplayScript.Config(
-            role: .client, timing: options.timing, rules: options.rules, copy: copy, host: hostHeader,
+            role: .client, wire: options.wire, timing: options.timing, rules: options.rules, copy: copy, host: hostHeader,
             target: target, signer: options.signer, seed: options.seed &+ UInt64(copy * 1_000_003 + index))
         config.connectTimeout = options.connectTimeout
         config.classes = classes

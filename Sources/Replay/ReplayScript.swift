@@ -75,13 +75,17 @@ public struct ReplayScript: Sendable {
         /// Which peer frames are waited for and compared one by one, and which loosely
         /// (learnt from the recording; empty: every frame strictly).
         public var classes = PeerFrameClasses()
+        /// The protocol the recording speaks: names frames' events and gives their kinds.
+        public var wire: ReplayProtocol
 
-        public init(role: Side, timing: ReplayTiming = ReplayTiming(), rules: MatchRules = .birdDefaults,
+        /// `rules` default to the fields `wire`'s entry says differ between runs.
+        public init(role: Side, wire: ReplayProtocol, timing: ReplayTiming = ReplayTiming(), rules: MatchRules? = nil,
                     copy: Int = 1, host: String? = nil, target: String? = nil, signer: AuthSigner? = nil, seed: UInt64 = 1) {
+            self.wire = wire
             self.signer = signer
             self.role = role
             self.timing = timing
-            self.rules = rules
+            self.rules = rules ?? MatchRules(wire.volatileFields)
             self.copy = copy
             self.host = host
             self.target = target
@@ -120,6 +124,10 @@ public struct ReplayScript: Sendable {
     var phase: Phase
     /// The latest executed step: (recorded time, live time).
     var lastStep: (recorded: Micros, live: Micros) = (0, 0)
+    /// Decodes the live peer's messages (its own instance: it learns the live dialect).
+    var liveDecoder: any WireProtocol
+    /// The socket id the live peer's handshake gave, for re-signing auth.
+    var liveSocketID: String?
     /// Whether pings from the peer were answered in the recording.
     let answersPings: Bool
     var peerEnded = false
@@ -143,6 +151,7 @@ public struct ReplayScript: Sendable {
         var steps: [Step] = []
         var expected: [FrameRecord] = []
         var peerPings = 0, ourPongs = 0
+        var recordedDecoder = config.wire.instance()
         for frame in recording.frames {
             if frame.from == mine {
                 guard RecordedConnection.arrived(frame) else { continue }
@@ -153,11 +162,11 @@ public struct ReplayScript: Sendable {
                 if frame.opcode == .ping { peerPings += 1; continue }
                 if frame.opcode == .pong { continue }
                 if frame.opcode != .close {
-                    let event = PeerFrameClasses.event(opcode: frame.opcode, payload: frame.payload)
+                    let event = FrameEvent(opcode: frame.opcode, payload: frame.payload, wire: &recordedDecoder)
                     let treatment = config.classes.treatment(of: event)
                     if treatment != .strict {
                         // Not waited for: no step depends on it.
-                        loose.noteRecorded(event, treatment, at: RecordedConnection.sentAt(frame))
+                        loose.noteRecorded(event.name, treatment, at: RecordedConnection.sentAt(frame))
                         continue
                     }
                 }
@@ -173,6 +182,7 @@ public struct ReplayScript: Sendable {
         self.aligner = PeerAligner(expected: expected, matcher: FrameMatcher(rules: config.rules))
         self.phase = config.role == .client ? .connecting : .awaitingRequest
         self.generator = SeededGenerator(seed: config.seed)
+        self.liveDecoder = config.wire.instance()
     }
 
     /// Deviations found so far are reported through `.report`; this says whether the
@@ -221,10 +231,11 @@ public struct ReplayScript: Sendable {
         case .close:
             break
         default:
-            let event = PeerFrameClasses.event(opcode: frame.opcode, payload: frame.payload)
+            let event = FrameEvent(opcode: frame.opcode, payload: frame.payload, wire: &liveDecoder)
+            if let socketID = event.socketID { liveSocketID = socketID }
             let treatment = config.classes.treatment(of: event)
             if treatment != .strict {
-                loose.noteLive(event, treatment, at: now)
+                loose.noteLive(event.name, treatment, at: now)
                 return
             }
         }
@@ -345,7 +356,7 @@ public struct ReplayScript: Sendable {
             var payload = record.payload
             if config.role == .client {
                 payload = aligner.matcher.rewrite(payload)
-                if let signer = config.signer, let socketID = aligner.matcher.liveFields["socket_id"] {
+                if let signer = config.signer, let socketID = liveSocketID {
                     payload = signer.resign(payload, socketID: socketID)
                 }
             }
@@ -390,7 +401,11 @@ public struct ReplayScript: Sendable {
     }
 
     func deviation(_ outcome: PeerAligner.Outcome, now: Micros) -> Deviation {
-        var deviation = outcome.deviation(conn: recording.conn, now: now)
+        let wire = config.wire
+        var deviation = outcome.deviation(conn: recording.conn, now: now) { opcode, payload in
+            var decoder = wire.instance()
+            return FrameEvent(opcode: opcode, payload: payload, wire: &decoder).name
+        }
         deviation.copy = config.copy
         return deviation
     }

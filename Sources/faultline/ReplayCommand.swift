@@ -113,7 +113,6 @@ enum ReplayCommand: Command {
         case (nil, nil):
             selection = .firstClient
         }
-        let rules = MatchRules.birdDefaults.ignoring(arguments.all("ignore-field"))
 
         let recordings: [RecordedConnection]
         let name = path == "-" ? "<stdin>" : path
@@ -130,8 +129,10 @@ enum ReplayCommand: Command {
         }
         guard !recordings.isEmpty else { throw UsageError("\(name): the selection holds no connections") }
 
-        var options = ReplayRunner.Options(mode: mode, timing: timing, rules: rules, strict: arguments.flag("strict"),
-                                           signer: arguments.value("app-secret").map { AuthSigner(secret: $0, wire: ProtocolTable.standard.entry(for: "bird")) },
+        let wire = ReplayProtocol.detect(in: recordings)
+        let rules = MatchRules(wire.volatileFields).ignoring(arguments.all("ignore-field"))
+        var options = ReplayRunner.Options(mode: mode, wire: wire, timing: timing, rules: rules, strict: arguments.flag("strict"),
+                                           signer: arguments.value("app-secret").map { AuthSigner(secret: $0, wire: wire.instance()) },
                                            upstreamTLS: tls.upstream, listenerTLS: tls.listener)
         options.ignoredEvents = Set(arguments.all("ignore-event"))
         options.allClients = allClients

@@ -30,7 +30,7 @@ import WebSocket
         var recording = Fixture.conversation()
         recording.serverEnd = nil
         recording.clientEnd = nil
-        var replay = ReplayScript(recording, config: ReplayScript.Config(role: .client, host: "h:1", signer: AuthSigner(secret: "s3cret", wire: BirdDecoder())))
+        var replay = ReplayScript(recording, config: ReplayScript.Config(role: .client, wire: .bird, host: "h:1", signer: AuthSigner(secret: "s3cret", wire: BirdDecoder())))
         let out = replay.handle(.connected, now: 0)
         var parser = HTTPHeadParser()
         parser.append(try #require(out.writes.first))

@@ -6,7 +6,7 @@ import WebSocket
 /// The script playing the client against a live server.
 @Suite struct ClientReplayTests {
     func script(_ recording: RecordedConnection = Fixture.conversation()) -> ReplayScript {
-        ReplayScript(recording, config: ReplayScript.Config(role: .client, host: "127.0.0.1:9"))
+        ReplayScript(recording, config: ReplayScript.Config(role: .client, wire: .bird, host: "127.0.0.1:9"))
     }
 
     /// Connects and completes the handshake with a correct response.

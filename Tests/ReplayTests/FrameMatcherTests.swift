@@ -1,10 +1,11 @@
+import Bird
 import Capture
 import Testing
 import WebSocket
 @testable import Replay
 
 @Suite struct FrameMatcherTests {
-    let matcher = FrameMatcher(rules: .birdDefaults)
+    let matcher = FrameMatcher(rules: MatchRules(BirdDecoder.volatileFields))
 
     func compare(_ recorded: String, _ observed: String, with matcher: FrameMatcher? = nil) -> FrameMatcher.Comparison {
         (matcher ?? self.matcher).compare(recorded: Fixture.text(1, 0, .client, recorded), observed: .text(observed))
@@ -65,7 +66,7 @@ import WebSocket
     }
 
     @Test func extraIgnoredFieldsFromTheCommandLine() {
-        let rules = MatchRules.birdDefaults.ignoring(["channel", "socket_id"])
+        let rules = MatchRules(BirdDecoder.volatileFields).ignoring(["channel", "socket_id"])
         #expect(rules.ignored.contains("channel") && !rules.mapped.contains("socket_id"))
         let observed = #"{"event":"bird:subscribe","data":{"channel":"private-other","auth":"x"}}"#
         #expect(compare(Fixture.subscribe, observed, with: FrameMatcher(rules: rules)).verdict == .same)

@@ -35,15 +35,15 @@ import WebSocket
     }
 
     @Test func timerEventsOthersEventsAndAnswersAreToldApart() {
-        let classes = PeerFrameClasses.learn(from: [Self.pushed()], role: .client)
+        let classes = PeerFrameClasses.learn(from: [Self.pushed()], role: .client, wire: .bird)
         #expect(classes.timer == ["sim-event"])
         #expect(classes.others == ["client-chat", "bird_internal:member_added"])
-        #expect(classes.treatment(of: "bird_internal:subscription_succeeded") == .strict)
-        #expect(classes.treatment(of: "bird:connection_established") == .strict)
+        #expect(classes.treatment(of: "bird_internal:subscription_succeeded", kind: .subscriptionSucceeded) == .strict)
+        #expect(classes.treatment(of: "bird:connection_established", kind: .connectionEstablished) == .strict)
         // As the server, the same frames are the live peer's part: another client's events
         // are not "others" then.
-        #expect(PeerFrameClasses.learn(from: [Self.pushed()], role: .server).others.isEmpty)
-        #expect(PeerFrameClasses.learn(from: [Self.pushed()], role: .client, ignoring: ["sim-event"]).treatment(of: "sim-event") == .ignored)
+        #expect(PeerFrameClasses.learn(from: [Self.pushed()], role: .server, wire: .bird).others.isEmpty)
+        #expect(PeerFrameClasses.learn(from: [Self.pushed()], role: .client, ignoring: ["sim-event"], wire: .bird).treatment(of: "sim-event", kind: .other) == .ignored)
     }
 
     /// With a client sending every 300 ms, every tick (every 400 ms) comes within the
@@ -58,7 +58,7 @@ import WebSocket
             recording.frames.append(Fixture.text(1, t, .server, Self.tick))
         }
         recording.frames.sort { $0.t < $1.t }
-        #expect(PeerFrameClasses.learn(from: [recording], role: .client).timer == ["sim-event"])
+        #expect(PeerFrameClasses.learn(from: [recording], role: .client, wire: .bird).timer == ["sim-event"])
     }
 
     /// A server answer that always follows the client's request (within the response
@@ -72,11 +72,11 @@ import WebSocket
             Fixture.text(1, 4_000_000, .client, #"{"event":"client-typing","data":{}}"#),
             Fixture.text(1, 4_005_000, .server, #"{"event":"typing-ack","data":{}}"#),
         ]
-        #expect(PeerFrameClasses.learn(from: [recording], role: .client).treatment(of: "typing-ack") == .strict)
+        #expect(PeerFrameClasses.learn(from: [recording], role: .client, wire: .bird).treatment(of: "typing-ack", kind: .other) == .strict)
     }
 
     func open(_ recording: RecordedConnection, classes: PeerFrameClasses, speed: Double? = nil) throws -> ReplayScript {
-        var config = ReplayScript.Config(role: .client, timing: ReplayTiming(speed: speed), host: "127.0.0.1:9")
+        var config = ReplayScript.Config(role: .client, wire: .bird, timing: ReplayTiming(speed: speed), host: "127.0.0.1:9")
         config.classes = classes
         var replay = ReplayScript(recording, config: config)
         let out = replay.handle(.connected, now: 0)
@@ -92,7 +92,7 @@ import WebSocket
     /// recorded before it (which a live server without those clients never sends).
     @Test func framesNothingOfOursCausedAreNotWaitedFor() throws {
         let recording = Self.pushed()
-        var replay = try open(recording, classes: PeerFrameClasses.learn(from: [recording], role: .client))
+        var replay = try open(recording, classes: PeerFrameClasses.learn(from: [recording], role: .client, wire: .bird))
         #expect(replay.handle(.frame(.text(Fixture.established)), now: 2_000).sentTexts == [Fixture.subscribe])
         let answered = replay.handle(.frame(.text(Fixture.succeeded)), now: 3_000)
         #expect(answered.sentFrames.map(\.opcode) == [.close])
@@ -109,7 +109,7 @@ import WebSocket
     /// live connection's lifetime; a count far off is a difference, with the numbers.
     @Test func timerEventsAreMatchedByCountNotContent() throws {
         let recording = Self.pushed()
-        let classes = PeerFrameClasses.learn(from: [recording], role: .client)
+        let classes = PeerFrameClasses.learn(from: [recording], role: .client, wire: .bird)
         var replay = try open(recording, classes: classes, speed: 1)
         _ = replay.handle(.frame(.text(Fixture.established)), now: 10_000)
         _ = replay.handle(.timer, now: 50_000)

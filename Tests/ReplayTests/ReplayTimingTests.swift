@@ -23,7 +23,7 @@ import WebSocket
 
     @Test func waitingForAPeerFrameIsCappedByMaxGap() {
         let timing = ReplayTiming(speed: nil, maxGap: 10_000, patience: 5_000_000)
-        var replay = ReplayScript(dayLongGap(), config: ReplayScript.Config(role: .server, timing: timing))
+        var replay = ReplayScript(dayLongGap(), config: ReplayScript.Config(role: .server, wire: .bird, timing: timing))
         let opened = replay.handle(.request(Fixture.liveRequest()), now: 100)
         #expect(opened.sentTexts == [Fixture.established])
         // The subscription is due at most 10 ms after the greeting, plus the patience.
@@ -35,7 +35,7 @@ import WebSocket
     @Test func withoutMaxGapThePeersRecordedGapIsKept() {
         // The peer keeps its own clock: a client's idle ping comes after its timeout
         // whatever our speed, so only --max-gap shortens the wait for it.
-        var replay = ReplayScript(dayLongGap(), config: ReplayScript.Config(role: .server, timing: ReplayTiming(speed: nil)))
+        var replay = ReplayScript(dayLongGap(), config: ReplayScript.Config(role: .server, wire: .bird, timing: ReplayTiming(speed: nil)))
         let opened = replay.handle(.request(Fixture.liveRequest()), now: 100)
         #expect(opened.schedules == [100 + 86_400_000_000 + 40_000 + 5_000_000])
     }

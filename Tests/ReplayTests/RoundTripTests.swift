@@ -1,3 +1,4 @@
+import Bird
 import Capture
 import Foundation
 import JSON
@@ -57,7 +58,7 @@ import WebSocket
         guard a.count == b.count else { return ["\(b.count) connections (recorded \(a.count))"] }
         var problems: [String] = []
         for (index, (left, right)) in zip(a, b).enumerated() {
-            var matcher = FrameMatcher(rules: .birdDefaults)
+            var matcher = FrameMatcher(rules: MatchRules(BirdDecoder.volatileFields))
             for side in [Side.server, .client] {
                 let x = left[side] ?? [], y = right[side] ?? []
                 if x.count != y.count {

@@ -6,7 +6,7 @@ import WebSocket
 /// The script playing the server against a live client, driven by hand with a fake clock.
 @Suite struct ServerReplayTests {
     func script(_ recording: RecordedConnection = Fixture.conversation()) -> ReplayScript {
-        ReplayScript(recording, config: ReplayScript.Config(role: .server))
+        ReplayScript(recording, config: ReplayScript.Config(role: .server, wire: .bird))
     }
 
     @Test func answersTheUpgradeAsRecordedWithAFreshAcceptKey() throws {

@@ -19,6 +19,12 @@ extension BirdDecoder {
         return "a message is the Pusher-protocol event \(name)"
     }
 
+    /// `auth` signs the socket id and `channel_data` goes with it; `socket_id` is the
+    /// server's new id on every connection.
+    public static var volatileFields: VolatileFields {
+        VolatileFields(ignored: ["auth", "channel_data"], mapped: ["socket_id"])
+    }
+
     public func rewriteHandshake(_ payload: [UInt8], event: RealtimeEvent, _ change: HandshakeChange) -> HandshakeRewrite? {
         guard event.kind == .connectionEstablished else { return nil }
         return BirdHandshake.rewrite(payload, change)

@@ -53,6 +53,10 @@ public protocol WireProtocol: Sendable {
     /// Auth re-signed for a new connection's socket id (a replay sends recorded messages
     /// on a new connection); the payload unchanged when it carries no auth to sign.
     func resign(_ payload: [UInt8], socketID: String, secret: String) -> [UInt8]
+    /// The message fields that differ between two runs of one session by their nature (a
+    /// signature over the connection's id, the id itself), for `replay`'s comparison of
+    /// recorded and live messages. Empty (the default) for a protocol without such fields.
+    static var volatileFields: VolatileFields { get }
 }
 
 extension WireProtocol {
@@ -63,6 +67,22 @@ extension WireProtocol {
     }
     public func checkAuth(of event: RealtimeEvent, socketID: String, secret: String) -> AuthCheck? { nil }
     public func resign(_ payload: [UInt8], socketID: String, secret: String) -> [UInt8] { payload }
+    public static var volatileFields: VolatileFields { VolatileFields() }
+}
+
+/// Fields of a protocol's JSON messages that differ between runs of the same session,
+/// named as they appear at any depth (inside JSON held in strings too).
+public struct VolatileFields: Sendable, Hashable {
+    /// Never compared: values nobody can predict (a signature over the live socket id).
+    public var ignored: Set<String>
+    /// Compared through a mapping learnt on first sight: the recorded value stands for the
+    /// live one from then on (the socket id the live handshake gave).
+    public var mapped: Set<String>
+
+    public init(ignored: Set<String> = [], mapped: Set<String> = []) {
+        self.ignored = ignored
+        self.mapped = mapped
+    }
 }
 
 /// What a handshake fault changes in the server's handshake event.
