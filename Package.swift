@@ -48,7 +48,7 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     // through the control API's one contract.
     ("UI", ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Lifecycle", "Reports", "Transport", "ControlAPI"], nil),
     // The proxy's I/O shell: listener, relay pairs, forward mode, recording, live view.
-    ("ProxyShell", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture", "Faults", "Lifecycle", "ProxyCore", "Transport", "CLI", "ControlAPI", "Reports"], nil),
+    ("ProxyShell", ["Vocabulary", "JSON", "WebSocket", "Protocols", "ProtocolTable", "Capture", "Faults", "Lifecycle", "ProxyCore", "Transport", "CLI", "ControlAPI", "Reports"], nil),
     // `faultline demo`'s scenario and run: sim server, recording proxy with faults, clients.
     ("Demo", ["Vocabulary", "Capture", "Faults", "Lifecycle", "Transport", "Sim", "CLI", "Reports", "ProxyShell"], nil),
     // The in-process API for client test suites (the `FaultlineKit` product).
@@ -77,7 +77,7 @@ let testDependencies: [String: [Target.Dependency]] = [
     "CLI": ["TestSupport"],
     "Inputs": ["Vocabulary", "JSON", "WebSocket", "Capture", "CLI", "Pcap"],
     "Reports": ["Vocabulary", "JSON", "WebSocket", "Capture", "Lifecycle", "TestSupport", "faultline"],
-    "ProxyShell": ["Vocabulary", "WebSocket", "Capture", "ProxyCore", "Transport", "Sim", "ControlAPI", "TestSupport"],
+    "ProxyShell": ["Vocabulary", "WebSocket", "Protocols", "ProtocolTable", "Capture", "Lifecycle", "ProxyCore", "Transport", "Sim", "ControlAPI", "TestSupport"],
     "FaultlineKit": ["WebSocket", "Faults", "TestSupport"],
     "Demo": ["Faults"],
     "UI": ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Lifecycle", "Reports", "Transport", "ControlAPI", "TestSupport", "faultline"],

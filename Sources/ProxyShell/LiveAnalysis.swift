@@ -1,6 +1,7 @@
 import CLI
 import Capture
 import Lifecycle
+import ProtocolTable
 import Reports
 import Transport
 import Vocabulary
@@ -16,13 +17,18 @@ import Vocabulary
 /// Every method must be called on the loop's thread.
 package final class LiveAnalysis {
     private var analyzer: LiveAnalyzer
+    /// Without a spec given: the detection that chooses it, and the records held until it
+    /// does (see `init(detecting:)`); nil once decided or when a spec was given.
+    private var pending: PendingDetection?
     /// Totals for the summary line.
     package private(set) var clients = 0
     package private(set) var connections = 0
     package private(set) var errors = 0
     package private(set) var warnings = 0
     package private(set) var undetermined = 0
-    package let spec: LifecycleSpec
+    /// The spec judging the clients: the one given, or the one detection chose (until it
+    /// decides, the fallback spec, which nothing has been judged by yet).
+    package private(set) var spec: LifecycleSpec
     /// Show transitions and new clients, not only findings and faults.
     package let transitions: Bool
     /// Where lines go: standard error by default, a closure in tests and the demo.
@@ -49,6 +55,20 @@ package final class LiveAnalysis {
         analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: spec))
     }
 
+    /// No spec given: the spec is chosen as `analyze` chooses it on the capture, by the
+    /// protocol table's detection on the first upgrade request and the first messages,
+    /// and `load` makes it from the chosen spec's name (nil: keep `fallback`). Records wait
+    /// until detection decides, at most `PendingDetection.recordLimit` of them and
+    /// `byteLimit` bytes, or `patience` of record time; then the spec is chosen with
+    /// what was seen, one line says which and why, and the held records are judged.
+    package init(detecting fallback: LifecycleSpec, transitions: Bool, table: ProtocolTable = .standard,
+                 load: @escaping (String) -> LifecycleSpec?) {
+        self.spec = fallback
+        self.transitions = transitions
+        analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: fallback))
+        pending = PendingDetection(detection: EntryDetection(table: table), load: load)
+    }
+
     /// Hooks into `server` (every record it produces) and starts the 1 s clock.
     package func attach(to server: ProxyServer) {
         server.recordObserver = { [unowned self] record in feed(record) }
@@ -62,6 +82,11 @@ package final class LiveAnalysis {
     package func feed(_ record: CaptureRecord) {
         guard !finished else { return }
         if let t = record.time { last = max(last, t) }
+        if pending != nil {
+            guard pending!.hold(record, at: last) else { return }
+            decide()
+            return
+        }
         let events = analyzer.feed(record)
         onEvents?(events, last)
         show(events)
@@ -70,6 +95,10 @@ package final class LiveAnalysis {
     package func advance(to now: Micros) {
         guard !finished else { return }
         last = max(last, now)
+        if let pending {
+            guard pending.outwaited(at: now) else { return }
+            decide()
+        }
         let events = analyzer.advance(to: now)
         onEvents?(events, last)
         show(events)
@@ -81,6 +110,7 @@ package final class LiveAnalysis {
         guard !finished else { return }
         timer?.cancel()
         timer = nil
+        if pending != nil { decide() }
         show(analyzer.finish(at: max(last, time ?? last)))
         finished = true
         emit("live analysis (spec \(spec.name)): \(summaryLine)")
@@ -95,6 +125,22 @@ package final class LiveAnalysis {
     /// The proxy's exit status under `--fail-on`: 1 when a finding at or above it was seen.
     package func exitStatus(failOn: FailOn) -> Int32 {
         failOn.fails(errors: errors, warnings: warnings) ? 1 : 0
+    }
+
+    /// Ends the detection: the spec it chose judges the records held so far, then the rest.
+    private func decide() {
+        guard let decided = pending else { return }
+        pending = nil
+        if let chosen = decided.load(decided.detection.specName) {
+            spec = chosen
+            analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: chosen))
+        }
+        emit(TerminalText.escape("live analysis: " + decided.detection.line))
+        for record in decided.held {
+            let events = analyzer.feed(record)
+            onEvents?(events, last)
+            show(events)
+        }
     }
 
     private func show(_ events: [AnalysisEvent]) {
@@ -124,5 +170,37 @@ package final class LiveAnalysis {
                 emit("+\(LiveTime.seconds(at)) \(text)" + (t < at ? " (at \(LiveTime.seconds(t)))" : ""))
             }
         }
+    }
+}
+
+/// The live analysis's spec detection: the table's `EntryDetection` over the first records,
+/// which are held (bounded) until it decides.
+struct PendingDetection {
+    /// Records held at most: detection's own limit.
+    static let recordLimit = EntryDetection.recordLimit
+    /// Bytes of frame payload held at most (large frames are not kept waiting).
+    static let byteLimit = 8 << 20
+    /// Record time after the first record past which the spec is chosen anyway (a client
+    /// that sends nothing yet is judged by what its upgrade showed).
+    static let patience: Micros = 2_000_000
+
+    var detection: EntryDetection
+    var held: [CaptureRecord] = []
+    var heldBytes = 0
+    var firstAt: Micros?
+    let load: (String) -> LifecycleSpec?
+
+    /// Holds `record`; true when the spec must be chosen now.
+    mutating func hold(_ record: CaptureRecord, at now: Micros) -> Bool {
+        if firstAt == nil { firstAt = now }
+        held.append(record)
+        if case .frame(let frame) = record { heldBytes += frame.payload.count }
+        let decided = detection.offer(record)
+        return decided || held.count >= Self.recordLimit || heldBytes >= Self.byteLimit || outwaited(at: now)
+    }
+
+    func outwaited(at now: Micros) -> Bool {
+        guard let firstAt else { return false }
+        return now - firstAt >= Self.patience
     }
 }

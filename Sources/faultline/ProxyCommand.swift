@@ -262,13 +262,19 @@ enum ProxyCommand: Command {
     }
 
     /// The live lifecycle check: with `--spec` (findings only, or everything with `--live`),
-    /// or with `--live` or `--ui` alone against the default spec `bird`, with the spec values
-    /// given (`--pong-timeout` ...). Nil when none is given.
+    /// or with `--live` or `--ui` alone against the spec the protocol table's detection
+    /// chooses, as `analyze` would on the capture (the default spec `bird` when spec values
+    /// such as `--pong-timeout` are given without `--spec`). Nil when none is given.
     static func liveAnalysis(_ arguments: ParsedArguments) throws(UsageError) -> LiveAnalysis? {
         let live = arguments.flag("live")
         guard let name = arguments.value("spec") ?? (live || arguments.value("ui") != nil ? SpecOptions.defaultSpec : nil) else { return nil }
-        let spec = try SpecOptions.overrides(arguments).apply(to: SpecOptions.load(name, arguments))
-        return LiveAnalysis(spec: spec, transitions: live)
+        let overrides = try SpecOptions.overrides(arguments)
+        let spec = try overrides.apply(to: SpecOptions.load(name, arguments))
+        // Neither --spec nor a spec value: the spec is detected, as analyze detects it.
+        guard arguments.all("spec").isEmpty && overrides.recorded.isEmpty else {
+            return LiveAnalysis(spec: spec, transitions: live)
+        }
+        return LiveAnalysis(detecting: spec, transitions: live) { name in try? SpecLoader.load(name) }
     }
 
     /// "65536", "512K", "64M", "1G" (powers of 1024).

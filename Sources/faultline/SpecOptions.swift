@@ -50,13 +50,15 @@ enum SpecOptions {
         }
     }
 
-    /// What a proxy's capture records: the spec it checks live (`--spec`, or bird with
-    /// `--live`) or would be judged by, and the values given on its command line. Nil
-    /// when no spec option was given at all: the capture then says nothing.
+    /// What a proxy's capture records: the spec it checks live (`--spec`, or bird when
+    /// spec values are given without it) or would be judged by, and the values given on
+    /// its command line. Nil when no spec option was given at all: the capture then says
+    /// nothing, and analyze detects the spec as `--live` did.
     static func recorded(_ arguments: ParsedArguments) throws(UsageError) -> RecordedSpec? {
         let values = try overrides(arguments).recorded
         let name = arguments.all("spec").last
-        guard name != nil || arguments.flag("live") || !values.isEmpty else { return nil }
+        // `--live` alone detects its spec as analyze will: nothing to record then.
+        guard name != nil || !values.isEmpty else { return nil }
         return RecordedSpec(name: name ?? defaultSpec, overrides: values)
     }
 
