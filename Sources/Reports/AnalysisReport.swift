@@ -363,9 +363,13 @@ func seconds(_ t: Micros) -> String {
 }
 
 /// Escapes text for XML and HTML attributes and content: the JUnit and HTML reports' one
-/// escaping function. The characters XML 1.0 forbids even as references (C0 controls
-/// other than tab, LF and CR; U+FFFE and U+FFFF) become "?", so the document stays
-/// well-formed whatever a capture holds.
+/// escaping function. Markup characters become references. Control characters other than
+/// tab, LF and CR, C1 controls (U+0080 to U+009F), the line and paragraph separators, and
+/// the bidirectional overrides and isolates (which make a page show text in another order
+/// than it holds) are written as the terminal writes them (`\x1b`, `\u{202E}`): visible,
+/// never acted on, and well-formed, since XML 1.0 forbids C0 controls even as references
+/// and HTML maps C1 references to other characters. U+FFFE and U+FFFF, which XML forbids
+/// too, become "?".
 package func escapeXML(_ text: String) -> String {
     var out = ""
     out.reserveCapacity(text.count)
@@ -376,14 +380,10 @@ package func escapeXML(_ text: String) -> String {
         case ">": out += "&gt;"
         case "\"": out += "&quot;"
         case "'": out += "&#39;"
-        default:
-            // XML 1.0 forbids most control characters even as references.
-            if (scalar.value < 0x20 && scalar != "\n" && scalar != "\t" && scalar != "\r") || scalar.value == 0xFFFE
-                || scalar.value == 0xFFFF {
-                out += "?"
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
+        case "\n", "\t", "\r": out.unicodeScalars.append(scalar)
+        case _ where DisplayUnsafe.contains(scalar): out += DisplayUnsafe.escaped(String(scalar))
+        case "\u{FFFE}", "\u{FFFF}": out += "?"
+        default: out.unicodeScalars.append(scalar)
         }
     }
     return out
