@@ -167,6 +167,8 @@ package final class ForwardClient {
         switch ProxyRequestRouter.route(request) {
         case .reject(let status, let message):
             reject(status: status, message: message)
+        case .forward(let target, _) where refusesLoop(to: target), .connect(let target) where refusesLoop(to: target):
+            return
         case .forward(let target, let rewritten):
             dispatch(rewritten, to: target, rest: rest)
         case .connect(let target):
@@ -240,6 +242,16 @@ package final class ForwardClient {
         let tunnel = ForwardTunnel(proxy: proxy, client: tcp, target: target, firstBytes: bytes, detail: detail, replied: replied)
         proxy.track(tunnel)
         tunnel.start()
+    }
+
+    /// Answers 508 when `target` is a listener of this process's proxies (this one, say):
+    /// relaying there would bring the request back in, again and again.
+    private func refusesLoop(to target: ForwardTarget) -> Bool {
+        let address = HostPort(host: target.host, port: target.port)
+        guard let own = ProxyListeners.process.withLock({ $0.listener(reachedBy: address) }) else { return false }
+        reject(status: 508, message: "faultline: loop detected: the target \(target.authority) is this process's own proxy "
+                   + "listener \(own); relaying there would loop")
+        return true
     }
 
     private func reject(status: Int, message: String) {

@@ -7,7 +7,9 @@ import Vocabulary
 /// (A's upstream is B, B's is A). `ProxyServer.start` refuses both before it accepts
 /// anything, by following upstreams through the listeners this process runs. What this
 /// cannot see (a host name that resolves to this machine, a ring through another process)
-/// the `Via` header catches on the wire (`ViaHeader`, answered 508).
+/// the `Via` header catches on the wire (`ViaHeader`, answered 508). A forward proxy's
+/// targets come per request: a CONNECT or absolute-form request whose target is one of
+/// these listeners is answered 508 (`ForwardClient`), tunnel or not.
 package struct ProxyListeners: Sendable {
     /// Each running proxy's bound listener and the upstreams it forwards to.
     package private(set) var running: [(listener: HostPort, upstreams: [HostPort])] = []
@@ -55,6 +57,13 @@ package struct ProxyListeners: Sendable {
 
     private static func isLoopback(_ host: String) -> Bool {
         host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1" || host.hasPrefix("127.")
+    }
+
+    /// The running listener that a connection to `target` would arrive at, if any: a
+    /// forward proxy asked to CONNECT to (or fetch from) its own address would relay each
+    /// request into itself.
+    package func listener(reachedBy target: HostPort) -> HostPort? {
+        running.first { Self.reaches(target, $0.listener) }?.listener
     }
 
     /// The proxies of this process (every `ProxyServer` registers its listener while it runs).

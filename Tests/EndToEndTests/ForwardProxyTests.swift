@@ -91,4 +91,24 @@ struct ForwardProxyTests {
         // TLS handshakes and the records of an echoed message: bytes both ways.
         #expect((tunnels.last?.bytesUp ?? 0) > 200 && (tunnels.last?.bytesDown ?? 0) > 200, "\(tunnels)")
     }
+
+    @Test("a CONNECT or absolute-form request to the forward proxy's own address is answered 508, not relayed into itself")
+    func selfTargetIsALoop() throws {
+        let rig = try ForwardRig([])
+        // Absolute form: curl asks the proxy for http://its-own-address/.
+        let get = try ChildProcess("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20",
+                                                     "-x", rig.proxyURL, "http://127.0.0.1:\(rig.port)/"])
+        _ = get.waitForExit(timeout: 30)
+        #expect(get.output.joined() == "508", "\(get.errorOutput)")
+        // CONNECT (-p tunnels through the proxy, as a passthrough client would), by name.
+        let connect = try ChildProcess("/usr/bin/curl", ["-sS", "-p", "-o", "/dev/null", "--max-time", "20",
+                                                         "-x", rig.proxyURL, "http://localhost:\(rig.port)/"])
+        _ = connect.waitForExit(timeout: 30)
+        #expect(connect.errorOutput.joined().contains("508"), "\(connect.errorOutput)")
+
+        let capture = try rig.stop()
+        let loops = capture.notes.filter { $0.message.contains("loop detected") }
+        #expect(loops.count == 2, "\(capture.notes)")
+        #expect(capture.tunnels.isEmpty && capture.exchanges.isEmpty, "nothing was relayed")
+    }
 }
