@@ -44,6 +44,9 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     // recordings' parts, a capture still being written, standard input kept for rereading.
     ("Inputs", ["Vocabulary", "Capture", "Pcap", "CLI"], nil),
     ("Reports", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture", "Lifecycle", "CLI"], nil),
+    // One analysis run (inputs, spec, options -> events and a report) for the CLI, the demo,
+    // FaultlineKit; the sharded engine (`--jobs`).
+    ("Analysis", ["Vocabulary", "Capture", "Protocols", "ProtocolTable", "Lifecycle", "CLI", "Inputs", "Reports"], nil),
     // The web UI (`proxy --ui`, `faultline ui`): embedded page, live update hub, actions
     // through the control API's one contract.
     ("UI", ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Lifecycle", "Reports", "Transport", "ControlAPI"], nil),
@@ -77,6 +80,7 @@ let testDependencies: [String: [Target.Dependency]] = [
     "CLI": ["TestSupport"],
     "Inputs": ["Vocabulary", "JSON", "WebSocket", "Capture", "CLI", "Pcap"],
     "Reports": ["Vocabulary", "JSON", "WebSocket", "Capture", "Lifecycle", "TestSupport", "faultline"],
+    "Analysis": ["Vocabulary", "Capture", "Lifecycle", "Reports", "TestSupport", "faultline"],
     "ProxyShell": ["Vocabulary", "WebSocket", "Capture", "ProxyCore", "Transport", "Sim", "ControlAPI", "TestSupport"],
     "FaultlineKit": ["WebSocket", "Faults", "TestSupport"],
     "Demo": ["Faults"],

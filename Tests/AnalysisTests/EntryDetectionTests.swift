@@ -1,7 +1,7 @@
 import Capture
 import Testing
 import Vocabulary
-@testable import Lifecycle
+@testable import Analysis
 
 /// `analyze` without `--spec`: the entry (and so the spec) chosen from the first upgrade
 /// request and messages, the reason said, and the records read ahead handed on unchanged.
