@@ -80,7 +80,7 @@ let testDependencies: [String: [Target.Dependency]] = [
     "CLI": ["TestSupport"],
     "Inputs": ["Vocabulary", "JSON", "WebSocket", "Capture", "CLI", "Pcap"],
     "Reports": ["Vocabulary", "JSON", "WebSocket", "Capture", "Lifecycle", "TestSupport", "faultline"],
-    "Analysis": ["Vocabulary", "Capture", "Lifecycle", "Reports", "TestSupport", "faultline"],
+    "Analysis": ["Vocabulary", "WebSocket", "Capture", "Lifecycle", "Reports", "TestSupport", "faultline"],
     "ProxyShell": ["Vocabulary", "WebSocket", "Capture", "ProxyCore", "Transport", "Sim", "ControlAPI", "TestSupport"],
     "FaultlineKit": ["WebSocket", "Faults", "TestSupport"],
     "Demo": ["Faults"],

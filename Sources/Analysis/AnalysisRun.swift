@@ -76,9 +76,10 @@ public struct AnalysisRun {
         warnings += feed.warnings
         var report = feed.builder().build(spec: spec, inputs: inputs, grouping: options.clientKey.description,
                                           prefix: feed.prefix, warnings: warnings, endTime: feed.end,
-                                          unchecked: RuleRegistry.unchecked(spec: spec, appSecret: options.appSecret),
+                                          unchecked: RuleRegistry.unchecked(spec: spec, appSecret: options.appSecret,
+                                                                            authSeen: feed.authSeen),
                                           failOn: options.failOn, startedAt: sets.count == 1 ? feed.startedAt : nil)
-        report.authRequests = feed.linker?.links ?? []
+        report.authRequests = feed.authRequests
         // Each connection's replica: when merging, or when a lone capture names its replica.
         if let fleet = fleetSource {
             report.labelReplicas { fleet.replica(of: $0).map { fleet.replicas[$0] } }
@@ -90,7 +91,8 @@ public struct AnalysisRun {
 }
 
 /// The inputs of one run fed to the engine one after another, and what is gathered beside
-/// the engine's events: the last time seen, the stream errors, the auth exchanges.
+/// the engine's events: the last time seen, the stream errors, the auth exchanges and
+/// whether any auth was seen.
 private struct Feed {
     let spec: LifecycleSpec
     let options: AnalysisOptions
@@ -105,17 +107,18 @@ private struct Feed {
     private(set) var end: Micros = 0
     private(set) var startedAt: Int64?
     private(set) var replicaName: String?
-    /// Auth requests are paired with subscribes within one input (connection numbers are per input).
-    private(set) var linker: AuthRequestLinker?
+    /// Auth requests paired with subscribes, reported for one input alone (connection
+    /// numbers are per input).
+    private(set) var authRequests: [AuthRequestLink] = []
+    /// Whether any input's subscribes or sign-ins carried auth (else the rules judging auth
+    /// had nothing to check, and the report says so).
+    private(set) var authSeen = false
 
     init(spec: LifecycleSpec, options: AnalysisOptions, inputCount: Int) {
         self.spec = spec
         self.options = options
         self.inputCount = inputCount
         single = ReportBuilder(limits: options.limits)
-        if inputCount == 1 {
-            linker = AuthRequestLinker(wire: ProtocolTable.standard.entry(for: spec.events.rawValue, prefix: options.prefix ?? spec.prefix))
-        }
     }
 
     /// Input `input` (its files `parts`) read to its end through the engine.
@@ -133,6 +136,7 @@ private struct Feed {
         let progress = options.showsProgress ? InputProgress.line(label, reading: set) : nil
         defer { progress?.finish() }
         var warnings: [String] = []
+        var linker = AuthRequestLinker(wire: ProtocolTable.standard.entry(for: spec.events.rawValue, prefix: options.prefix ?? spec.prefix))
         func look(at record: CaptureRecord) {
             progress?.tick()
             inventory.observe(record)
@@ -141,7 +145,7 @@ private struct Feed {
                 // Stream errors mean frames the analysis did not see: reported.
                 warnings.append(several ? "\(path): \(line)" : line)
             }
-            linker?.observe(record)
+            linker.observe(record)
         }
         let analyzerNotes: [String]
         if options.jobs > 1 {
@@ -175,7 +179,8 @@ private struct Feed {
         end = max(end, last)
         // The first input's wall-clock start: with several, times stay relative to their own.
         if i == 0, source.header.startedAt > 0 { startedAt = source.header.startedAt }
-        if !several { replicaName = source.header.replicaName }
+        if !several { (replicaName, authRequests) = (source.header.replicaName, linker.links) }
+        authSeen = authSeen || linker.authSeen
         self.warnings += warnings
         self.warnings += source.warnings.map { several ? "\(path): \($0)" : $0 }
         self.warnings += analyzerNotes   // clients analyzed at connection level, said so
