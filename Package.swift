@@ -55,7 +55,7 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     // `faultline demo`'s scenario and run: sim server, recording proxy with faults, clients.
     ("Demo", ["Vocabulary", "Capture", "Faults", "Lifecycle", "Transport", "Sim", "CLI", "Reports", "ProxyShell"], nil),
     // The in-process API for client test suites (the `FaultlineKit` product).
-    ("FaultlineKit", ["Vocabulary", "JSON", "Capture", "Faults", "Lifecycle", "Transport", "Sim", "ProxyShell"], nil),
+    ("FaultlineKit", ["Vocabulary", "JSON", "Capture", "Faults", "Lifecycle", "Transport", "Sim", "ProxyShell", "CLI", "Reports", "Analysis"], nil),
 ]
 
 /// What each test target imports besides its library. `faultline` (the executable) is
