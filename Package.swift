@@ -36,7 +36,7 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     ("ProxyCore", ["Vocabulary", "WebSocket", "Protocols", "ProtocolTable", "Capture", "Faults"], nil),
     // Shells
     ("Transport", ["COpenSSL", "CUV"], nil),
-    ("Replay", ["Vocabulary", "JSON", "WebSocket", "Protocols", "ProtocolTable", "Capture", "Lifecycle", "Transport"], nil),
+    ("Replay", ["Vocabulary", "JSON", "WebSocket", "Protocols", "ProtocolTable", "Capture", "Lifecycle", "Analysis", "Transport"], nil),
     ("Sim", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Bird", "Transport"], nil),
     ("CLI", ["Vocabulary"], nil),
     ("ControlAPI", ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Transport", "CLI", "CUV"], nil),
@@ -44,15 +44,18 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     // recordings' parts, a capture still being written, standard input kept for rereading.
     ("Inputs", ["Vocabulary", "Capture", "Pcap", "CLI"], nil),
     ("Reports", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture", "Lifecycle", "CLI"], nil),
+    // One analysis run (inputs, spec, options -> events and a report) for the CLI, the demo,
+    // FaultlineKit; the sharded engine (`--jobs`).
+    ("Analysis", ["Vocabulary", "Capture", "Protocols", "ProtocolTable", "Lifecycle", "CLI", "Inputs", "Reports"], nil),
     // The web UI (`proxy --ui`, `faultline ui`): embedded page, live update hub, actions
     // through the control API's one contract.
     ("UI", ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Lifecycle", "Reports", "Transport", "ControlAPI"], nil),
     // The proxy's I/O shell: listener, relay pairs, forward mode, recording, live view.
-    ("ProxyShell", ["Vocabulary", "JSON", "WebSocket", "Protocols", "ProtocolTable", "Capture", "Faults", "Lifecycle", "ProxyCore", "Transport", "CLI", "ControlAPI", "Reports"], nil),
+    ("ProxyShell", ["Vocabulary", "JSON", "WebSocket", "Protocols", "ProtocolTable", "Capture", "Faults", "Lifecycle", "Analysis", "ProxyCore", "Transport", "CLI", "ControlAPI", "Reports"], nil),
     // `faultline demo`'s scenario and run: sim server, recording proxy with faults, clients.
     ("Demo", ["Vocabulary", "Capture", "Faults", "Lifecycle", "Transport", "Sim", "CLI", "Reports", "ProxyShell"], nil),
     // The in-process API for client test suites (the `FaultlineKit` product).
-    ("FaultlineKit", ["Vocabulary", "JSON", "Capture", "Faults", "Lifecycle", "Transport", "Sim", "ProxyShell"], nil),
+    ("FaultlineKit", ["Vocabulary", "JSON", "Capture", "Faults", "Lifecycle", "Transport", "Sim", "ProxyShell", "CLI", "Reports", "Analysis"], nil),
 ]
 
 /// What each test target imports besides its library. `faultline` (the executable) is
@@ -77,6 +80,7 @@ let testDependencies: [String: [Target.Dependency]] = [
     "CLI": ["TestSupport"],
     "Inputs": ["Vocabulary", "JSON", "WebSocket", "Capture", "CLI", "Pcap"],
     "Reports": ["Vocabulary", "JSON", "WebSocket", "Capture", "Lifecycle", "TestSupport", "faultline"],
+    "Analysis": ["Vocabulary", "WebSocket", "Capture", "Lifecycle", "Reports", "TestSupport", "faultline"],
     "ProxyShell": ["Vocabulary", "WebSocket", "Protocols", "ProtocolTable", "Capture", "Lifecycle", "ProxyCore", "Transport", "Sim", "ControlAPI", "TestSupport"],
     "FaultlineKit": ["WebSocket", "Faults", "TestSupport"],
     "Demo": ["Faults"],

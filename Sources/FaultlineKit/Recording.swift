@@ -32,27 +32,16 @@ public struct Recording: Sendable, Hashable {
     /// The capture analyzed again from its file, as `faultline analyze --spec SPEC` does:
     /// `spec` is a built-in spec (bird, pusher, websocket, agora-rtm, agora-rtm-stream) or a
     /// spec file's path. Throws `FaultlineKitError` for an unknown spec, a recording made
-    /// without a file, or an unreadable capture.
+    /// without a file, or an unreadable capture. `analysis(spec:)` has what else it found.
     public func findings(spec: String) throws(FaultlineKitError) -> [Finding] {
+        try analysis(spec: spec).findings
+    }
+
+    /// The whole analysis of the capture file with `spec`: its findings, undetermined
+    /// checks, warnings and unchecked rules (`CaptureAnalysis`).
+    public func analysis(spec: String) throws(FaultlineKitError) -> CaptureAnalysis {
         guard let path else { throw FaultlineKitError("the proxy recorded to no file: give start(recordingTo:) a path") }
-        let loaded = try Self.loadSpec(spec)
-        var analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: loaded))
-        var events: [AnalysisEvent] = []
-        var last: Micros = 0
-        do {
-            var reader = try CaptureReader(path: path)
-            while let record = try reader.nextRecord() {
-                if let t = record.time { last = max(last, t) }
-                events += analyzer.feed(record)
-            }
-        } catch {
-            throw FaultlineKitError("\(path): \(error)")
-        }
-        events += analyzer.finish(at: last)
-        return events.compactMap { event in
-            guard case .finding(let finding) = event else { return nil }
-            return Finding(finding)
-        }
+        return try CaptureAnalysis(path: path, spec: spec)
     }
 
     static func loadSpec(_ spec: String) throws(FaultlineKitError) -> LifecycleSpec {

@@ -1,5 +1,6 @@
 import CLI
 import Capture
+import Analysis
 import Lifecycle
 import ProtocolTable
 import Reports

@@ -1,4 +1,5 @@
 import Capture
+import Analysis
 import Lifecycle
 import ProtocolTable
 import Protocols

@@ -26,7 +26,7 @@ public struct ReplayInputError: Error, Sendable, Hashable, CustomStringConvertib
 /// One client of the capture as `faultline analyze` names it: its id (`client-2`, in
 /// order of first appearance), its grouping key (`127.0.0.1 | BirdRealtime/2.3 |
 /// /app/key?protocol=7`) and its connections. The analyzer's own grouping decides
-/// (`LiveAnalyzer`, default `ClientKeyMode`): one key, connections one after another is one
+/// (`ClientGrouping`, default `ClientKeyMode`): one key, connections one after another is one
 /// client; overlapping connections of one key are different clients.
 public struct ReplayClient: Sendable, Hashable {
     public var id: String
@@ -70,30 +70,24 @@ public enum ReplayLoader {
     }
 
     /// The clients of the capture as the analyzer groups them, in order of first
-    /// appearance: the analyzer itself reads the capture (its grouping depends on when it
-    /// sees a connection's close handshake, so it gets every record).
+    /// appearance (`ClientGrouping`: its grouping depends on when it sees a connection's
+    /// close handshake, so it gets every record; no timeline is built).
     static func clients(_ source: any RecordSource) throws -> [ReplayClient] {
         var source = source
-        let spec: LifecycleSpec
-        do { spec = try SpecLoader.load("bird") } catch { throw ReplayInputError("the built-in bird spec does not load: \(error)") }
-        var analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: spec))
+        var grouping: ClientGrouping
+        do { grouping = try ClientGrouping() } catch { throw ReplayInputError("the built-in bird spec does not load: \(error)") }
         var clients: [ReplayClient] = []
         var index: [String: Int] = [:]
-        func take(_ events: [AnalysisEvent]) {
-            for event in events {
-                switch event {
-                case .client(let info):
-                    index[info.id] = clients.count
-                    clients.append(ReplayClient(id: info.id, key: info.key, connections: []))
-                case .connection(let conn, let id):
-                    if let i = index[id], !clients[i].connections.contains(conn) { clients[i].connections.append(conn) }
-                default:
-                    break
-                }
+        func take(_ conn: ConnectionID, _ info: ClientInfo) {
+            let i = index[info.id] ?? clients.count
+            if i == clients.count {
+                index[info.id] = i
+                clients.append(ReplayClient(id: info.id, key: info.key, connections: []))
             }
+            if !clients[i].connections.contains(conn) { clients[i].connections.append(conn) }
         }
-        while let record = try source.next() { take(analyzer.feed(record)) }
-        take(analyzer.finish())
+        while let record = try source.next() { grouping.observe(record, grouped: take) }
+        grouping.finish(grouped: take)
         return clients
     }
 

@@ -5,19 +5,16 @@ import Vocabulary
 
 /// Which records `faultline frames` prints: the `--conn`, `--client`, `--from` and
 /// `--event` filters, decided per record. `--client` uses the analyzer's own grouping (the
-/// ids `analyze` reports): its `ClientRouter` sees every record, but no client timeline
-/// is built (what made `frames --client` grow to gigabytes on a million connections, when
-/// it ran the whole analyzer); the others are plain tests.
+/// ids `analyze` reports, `ClientGrouping`): no client timeline is built (what made
+/// `frames --client` grow to gigabytes on a million connections, when it ran the whole
+/// analyzer); the others are plain tests.
 package struct FrameSelection {
     package var connections: Set<ConnectionID>?
     package var client: String?
     package var from: Side?
     package var event: String?
     /// Connection -> client id, from the analyzer's grouping (only with `--client`).
-    private var router: ClientRouter?
-    private var steps: [RoutedStep] = []
-    /// Each client's id, by its ordinal in the router.
-    private var clientIDs: [String] = []
+    private var grouping: ClientGrouping?
     private var clientOf: [ConnectionID: String] = [:]
     /// Opens of connections not yet grouped (grouping waits for the upgrade request), kept
     /// to be printed once their client is known; bounded like the analyzer's own.
@@ -42,8 +39,7 @@ package struct FrameSelection {
         event = arguments.value("event")
         client = arguments.value("client")
         if client != nil {
-            // Grouping does not depend on the spec; the default one is as good as any.
-            do { router = ClientRouter(options: AnalyzerOptions(spec: try SpecLoader.load("bird"))) } catch {
+            do { grouping = try ClientGrouping() } catch {
                 throw UsageError("\(command): --client: \(error)")
             }
         }
@@ -53,22 +49,12 @@ package struct FrameSelection {
     /// known comes out just before the record that revealed it).
     package mutating func select(_ record: CaptureRecord, all: Bool) -> [CaptureRecord] {
         var released: [CaptureRecord] = []
-        if router != nil {
-            steps.removeAll(keepingCapacity: true)
-            router!.route(record, into: &steps)
-            for step in steps {
-                let conn: ConnectionID, id: String
-                switch step {
-                case .newClient(let ordinal, let info):
-                    // Ordinals come in order (0, 1, ...); the loop only guards the index.
-                    while clientIDs.count <= ordinal { clientIDs.append("") }
-                    clientIDs[ordinal] = info.id
-                    continue
-                case .open(let ordinal, let open):
-                    (conn, id) = (open.conn, clientIDs[ordinal])
-                default:
-                    continue
-                }
+        if var grouping {
+            self.grouping = nil   // held alone while it routes (no copy)
+            var grouped: [(conn: ConnectionID, id: String)] = []
+            grouping.observe(record) { grouped.append(($0, $1.id)) }
+            self.grouping = grouping
+            for (conn, id) in grouped {
                 clientOf[conn] = id
                 if let open = pendingOpens.removeValue(forKey: conn), id == client, all, matches(open) { released.append(open) }
             }

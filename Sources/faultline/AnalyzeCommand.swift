@@ -1,3 +1,4 @@
+import Analysis
 import CLI
 import Capture
 import Foundation
@@ -71,124 +72,17 @@ enum AnalyzeCommand: Command {
             }
             clientKey = parsed
         }
-        let inputs = arguments.positionals
-        let filter = InputSources.Options(filter: arguments.value("filter"))
-        // A rotated recording's parts are one input; each other input stands alone, unless
-        // --merge makes them all one session.
-        var sets: [[String]]
-        var warnings: [String]
-        var merged: FleetMerge.Plan?
-        if arguments.flag("merge") {
-            let maxSkew = try SpecOptions.duration(arguments, "max-skew") ?? 50_000
-            let grouping = clientKey
-            merged = try FleetMerge.open(inputs, options: filter, keyOf: { grouping.key(open: $0, request: $1) },
-                                         maxSkew: maxSkew, command: command)
-            (sets, warnings) = ([inputs], merged?.notes ?? [])
-        } else {
-            (sets, warnings) = InputSets.group(inputs)
-        }
         try FleetInputs.checkSkew(arguments, command: command)
-        let fleetSource = merged?.source   // each connection's replica, read after the merge
-        // The spec: --spec; else the one the first input was recorded under; else the protocol
-        // table's choice from the first input's upgrade and first messages (with --merge, the
-        // merged session's), read ahead once: the source hands them on to the analysis.
-        var firstSource: any RecordSource = try fleetSource ?? InputSets.open(sets[0], options: filter)
-        let recorded = firstSource.header.spec
-        var spec: LifecycleSpec
-        if arguments.all("spec").isEmpty && recorded == nil {
-            var detection = EntryDetection()
-            firstSource = try ReadAheadSource(firstSource, detecting: &detection)
-            spec = try SpecOptions.overrides(arguments).apply(to: SpecOptions.load(detection.specName, arguments))
-            Console.err(TerminalText.escape("\(command): \(detection.line)") + "\n")
-        } else {
-            let resolved = try SpecOptions.resolve(arguments, recorded: recorded, input: sets[0][0])
-            if let note = resolved.note { Console.err(TerminalText.escape(note) + "\n") }
-            spec = resolved.spec
-        }
         let jobs = try arguments.parse("jobs", as: "a number of threads from 1 to 256") { text in
             Int(text).flatMap { (1...256).contains($0) ? $0 : nil }
         } ?? defaultJobs
-        var builder = ReportBuilder()
-        /// With several jobs: one merged builder per input, merged again at the end.
-        var parts: [ReportBuilder] = []
-        var stepsSoFar = 0
-        var clientsSoFar = 0
-        var replicaOf: (ConnectionID) -> String? = { _ in nil }
-        var prefix: String?
-        var end: Micros = 0
-        var startedAt: Int64?
-        // Auth requests are paired with subscribes within one input (connection numbers are per input).
-        var linker = sets.count == 1 ? AuthRequestLinker(wire: ProtocolTable.standard.entry(for: spec.events.rawValue, prefix: arguments.value("protocol-prefix") ?? spec.prefix)) : nil
-        for (i, set) in sets.enumerated() {
-            let path = set[0]
-            var source = try i == 0 ? firstSource : InputSets.open(set, options: filter)
-            if i > 0, arguments.all("spec").isEmpty, source.header.spec != recorded {
-                Console.err(TerminalText.escape("\(command): \(path): recorded under another spec than the first input; judged by the first's (--spec NAME chooses one for all)") + "\n")
-            }
-            let options = AnalyzerOptions(
-                spec: spec, clientKey: clientKey, prefix: arguments.value("protocol-prefix"),
-                appSecret: arguments.value("app-secret"), clientIDPrefix: sets.count > 1 ? "\(i + 1)/" : "")
-            var last: Micros = 0
-            var notes = StreamNotes()
-            var inventory = InputInventory()
-            let progress = InputProgress.line("analyze \(sets.count > 1 ? "\(i + 1)/\(sets.count)" : "")".trimmingCharacters(in: .whitespaces), reading: set)
-            defer { progress?.finish() }
-            func look(at record: CaptureRecord) {
-                progress?.tick()
-                inventory.observe(record)
-                if let t = record.time { last = max(last, t) }
-                if case .note(let note) = record, let line = notes.take(note) {
-                    // Stream errors mean frames the analysis did not see: reported.
-                    warnings.append(sets.count > 1 ? "\(path): \(line)" : line)
-                }
-                linker?.observe(record)
-            }
-            let analyzerNotes: [String]
-            if jobs > 1 {
-                let analysis = ShardedAnalysis(options: options, jobs: jobs, firstStep: stepsSoFar, firstOrdinal: clientsSoFar)
-                while let record = try source.next() {
-                    look(at: record)
-                    analysis.feed(record)
-                }
-                if let line = notes.omittedLine { warnings.append(sets.count > 1 ? "\(path): \(line)" : line) }
-                let result = analysis.finish(at: last)
-                parts.append(result.builder)
-                stepsSoFar = analysis.lastStep
-                clientsSoFar += analysis.clientCount
-                analyzerNotes = result.notes
-                prefix = prefix ?? result.prefix
-            } else {
-                var analyzer = LiveAnalyzer(options: options)
-                while let record = try source.next() {
-                    look(at: record)
-                    builder.add(analyzer.feed(record))
-                }
-                if let line = notes.omittedLine { warnings.append(sets.count > 1 ? "\(path): \(line)" : line) }
-                analyzer.finish(at: last) { builder.add($0) }
-                analyzerNotes = analyzer.notes
-                prefix = prefix ?? analyzer.prefix
-            }
-            // An input without a connection is a broken setup, not a clean result.
-            if let message = inventory.noConnectionMessage(path, source: (source as? ReadAheadSource)?.underlying ?? source) { throw UsageError("\(command): \(message)") }
-            end = max(end, last)
-            // The first input's wall-clock start: with several, times stay relative to their own.
-            if i == 0, source.header.startedAt > 0 { startedAt = source.header.startedAt }
-            // Each connection's replica: when merging, or when a lone capture names its replica.
-            if let fleet = fleetSource {
-                replicaOf = { fleet.replica(of: $0).map { fleet.replicas[$0] } }
-            } else if sets.count == 1, let name = source.header.replicaName {
-                replicaOf = { _ in name }
-            }
-            warnings += source.warnings.map { sets.count > 1 ? "\(path): \($0)" : $0 }
-            warnings += analyzerNotes   // clients analyzed at connection level, said so
-        }
-        if jobs > 1 { builder = ReportBuilder.merged(consume parts) }
-        var report = (consume builder).build(spec: spec, inputs: inputs, grouping: clientKey.description, prefix: prefix,
-                                   warnings: warnings, endTime: end,
-                                   unchecked: RuleRegistry.unchecked(spec: spec, appSecret: arguments.value("app-secret")),
-                                   failOn: failOn, startedAt: sets.count == 1 ? startedAt : nil)
-        report.authRequests = linker?.links ?? []
-        report.labelReplicas(replicaOf)
+        let options = AnalysisOptions(
+            spec: SpecChoice(named: arguments.all("spec").isEmpty ? nil : arguments.value("spec"), overrides: try SpecOptions.overrides(arguments)),
+            clientKey: clientKey, prefix: arguments.value("protocol-prefix"), appSecret: arguments.value("app-secret"),
+            jobs: jobs, failOn: failOn, filter: arguments.value("filter"), merge: arguments.flag("merge"),
+            maxSkew: try SpecOptions.duration(arguments, "max-skew") ?? 50_000, showsProgress: true, command: command)
+        let run = AnalysisRun(inputs: arguments.positionals, options: options) { Console.err(TerminalText.escape($0) + "\n") }
+        let report = try run.run()
         if let output = arguments.value("output") {
             guard write(report, as: format, toFile: output) else {
                 throw UsageError("\(command): --output: cannot write '\(output)'")

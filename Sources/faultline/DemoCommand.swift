@@ -1,3 +1,4 @@
+import Analysis
 import CLI
 import Demo
 import Capture
@@ -87,21 +88,9 @@ enum DemoCommand: Command {
         return ExitStatus.failure
     }
 
-    /// The recording analysed exactly as `faultline analyze` would, with the demo's spec.
+    /// The recording analysed exactly as `faultline analyze --spec` would, with the demo's spec.
     static func analyze(_ path: String, spec: LifecycleSpec) throws -> AnalysisReport {
-        var source = try InputSources.open(path)
-        var analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: spec))
-        var builder = ReportBuilder()
-        var last: Micros = 0
-        while let record = try source.next() {
-            if let t = record.time { last = max(last, t) }
-            builder.add(analyzer.feed(record))
-        }
-        builder.add(analyzer.finish(at: last))
-        return builder.build(spec: spec, inputs: [path], grouping: ClientKeyMode.standard.description,
-                             prefix: analyzer.prefix, warnings: source.warnings, endTime: last,
-                             unchecked: RuleRegistry.unchecked(spec: spec, appSecret: nil),
-                             startedAt: source.header.startedAt > 0 ? source.header.startedAt : nil)
+        try AnalysisRun(inputs: [path], options: AnalysisOptions(spec: SpecChoice(loaded: spec), command: "faultline demo")).run()
     }
 
     /// ./faultline-demo-20261129-221500 (UTC), made unique if it exists.

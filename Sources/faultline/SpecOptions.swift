@@ -1,3 +1,4 @@
+import Analysis
 import Capture
 import CLI
 import Faults
@@ -5,7 +6,8 @@ import Lifecycle
 import Vocabulary
 
 /// The spec values `analyze` and `proxy` both take (`--tolerance` ... `--resubscribe-window`),
-/// declared once, and how a capture's recorded spec and the command line combine.
+/// declared once (how a capture's recorded spec and the command line combine is
+/// `SpecResolution`'s).
 enum SpecOptions {
     /// One option per `SpecOverrides` key: "pong_timeout" is `--pong-timeout`.
     static let overrides: [OptionSpec] = [
@@ -19,9 +21,9 @@ enum SpecOptions {
     ]
 
     /// The spec `--spec` means when not given.
-    static let defaultSpec = "bird"
+    static let defaultSpec = SpecChoice.defaultSpec
 
-    static func flag(_ key: String) -> String { key.replacingOccurrences(of: "_", with: "-") }
+    static func flag(_ key: String) -> String { SpecResolution.flag(key) }
 
     /// The spec values given on the command line.
     static func overrides(_ arguments: ParsedArguments) throws(UsageError) -> SpecOverrides {
@@ -41,13 +43,8 @@ enum SpecOptions {
     }
 
     /// Loads a spec by name or file; a failure blames `--spec` only when it was given.
-    static func load(_ name: String, _ arguments: ParsedArguments, origin: String? = nil) throws(UsageError) -> LifecycleSpec {
-        do {
-            return try SpecLoader.load(name)
-        } catch {
-            let blame = origin ?? (arguments.all("spec").isEmpty ? "" : "--spec: ")
-            throw UsageError("\(arguments.command): \(blame)\(error)")
-        }
+    static func load(_ name: String, _ arguments: ParsedArguments) throws(UsageError) -> LifecycleSpec {
+        try SpecResolution.load(name, given: !arguments.all("spec").isEmpty, command: arguments.command)
     }
 
     /// What a proxy's capture records: the spec it checks live (`--spec`, or bird when
@@ -61,42 +58,4 @@ enum SpecOptions {
         guard name != nil || !values.isEmpty else { return nil }
         return RecordedSpec(name: name ?? defaultSpec, overrides: values)
     }
-
-    /// The spec `analyze` judges an input by. The command line wins: `--spec` replaces the
-    /// recorded spec and its values, and each value flag replaces that one value. Without
-    /// either, the recorded spec is used as it was; without one recorded, the default.
-    /// `note` says, for standard error, when the recorded spec was used.
-    static func resolve(_ arguments: ParsedArguments, recorded: RecordedSpec?, input: String)
-        throws(UsageError) -> (spec: LifecycleSpec, note: String?)
-    {
-        let given = try overrides(arguments)
-        // `value("spec")` would be analyze's default: only a --spec actually given wins.
-        guard let recorded, arguments.all("spec").isEmpty else {
-            return (try load(arguments.value("spec") ?? defaultSpec, arguments).applying(given), nil)
-        }
-        let unknown = recorded.overrides.map(\.key).filter { !SpecOverrides.keys.contains($0) }
-        let origin = "\(input): the spec it was recorded under, '\(recorded.name)': "
-        let base = try load(recorded.name, arguments, origin: origin)
-        let merged = SpecOverrides(recorded: recorded.overrides).overridden(by: given)
-        var note = "\(arguments.command): \(input): judged by the spec it was recorded under: \(describe(recorded.name, merged))"
-        let replaced = given.recorded.map { "--\(flag($0.key))" }
-        if !replaced.isEmpty { note += " (\(replaced.joined(separator: ", ")) from the command line)" }
-        if !unknown.isEmpty { note += "; recorded values this version does not know, not applied: \(unknown.joined(separator: ", "))" }
-        note += "; --spec NAME judges it by another"
-        return (base.applying(merged), note)
-    }
-
-    /// "bird --pong-timeout 1s --resubscribe-window 3s": a spec and its values as flags.
-    static func describe(_ name: String, _ overrides: SpecOverrides) -> String {
-        ([name] + overrides.recorded.map { "--\(flag($0.key)) \(seconds($0.micros))" }).joined(separator: " ")
-    }
-
-    /// "1s", "0.25s": microseconds as the shortest seconds text.
-    static func seconds(_ micros: Int64) -> String {
-        micros % 1_000_000 == 0 ? "\(micros / 1_000_000)s" : "\(Double(micros) / 1_000_000)s"
-    }
-}
-
-private extension LifecycleSpec {
-    func applying(_ overrides: SpecOverrides) -> LifecycleSpec { overrides.apply(to: self) }
 }

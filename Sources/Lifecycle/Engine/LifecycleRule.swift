@@ -41,6 +41,9 @@ public protocol LifecycleRule: Sendable {
     func undetermined(at now: Micros, _ context: RuleContext) -> [Undetermined]
     /// Why this rule is not checked at all with these options (nil: it is). Default: nil.
     static func notChecked(appSecret: String?) -> String?
+    /// Whether the rule verifies the auth that subscribes and sign-ins carry: it has nothing
+    /// to check on an input without any (`RuleRegistry.unchecked`). Default: false.
+    static var judgesAuth: Bool { get }
 }
 
 extension LifecycleRule {
@@ -52,6 +55,7 @@ extension LifecycleRule {
     public mutating func finish(at now: Micros, _ context: RuleContext) -> [Finding] { advance(to: now, context) }
     public func undetermined(at now: Micros, _ context: RuleContext) -> [Undetermined] { [] }
     public static func notChecked(appSecret: String?) -> String? { nil }
+    public static var judgesAuth: Bool { false }
 
     /// An undetermined check of this rule for the context's client.
     public func undetermined(_ context: RuleContext, conn: ConnectionID, t: Micros, deadline: Micros,

@@ -42,10 +42,17 @@ public struct UncheckedRule: Sendable, Hashable {
 }
 
 extension RuleRegistry {
-    /// The spec's rules that these options leave unchecked, in the spec's order.
-    public static func unchecked(spec: LifecycleSpec, appSecret: String?) -> [UncheckedRule] {
+    /// What a rule that judges auth says when no subscribe or sign-in in the input carried
+    /// any: it had nothing to check, with or without the secret.
+    public static let noAuthInInput = "not applicable: no subscribe or sign-in in the input carried auth"
+
+    /// The spec's rules that these options leave unchecked, in the spec's order. `authSeen`:
+    /// whether the input held any auth to verify (`AuthRequestLinker.authSeen`).
+    public static func unchecked(spec: LifecycleSpec, appSecret: String?, authSeen: Bool = true) -> [UncheckedRule] {
         spec.rules.compactMap { id in
-            type(for: id)?.notChecked(appSecret: appSecret).map { UncheckedRule(rule: id, reason: $0) }
+            guard let rule = type(for: id) else { return nil }
+            if rule.judgesAuth, !authSeen { return UncheckedRule(rule: id, reason: noAuthInInput) }
+            return rule.notChecked(appSecret: appSecret).map { UncheckedRule(rule: id, reason: $0) }
         }
     }
 }

@@ -10,6 +10,7 @@ public struct ChannelsAuthSignature: LifecycleRule {
     public static let severity = Severity.error
     public static let summary = "auth and sign-in signatures are the HMAC for this connection's socket id (--app-secret)"
     public static let observes: StepKinds = .clientFrame
+    public static let judgesAuth = true
     /// The spec's protocol table entry, which knows how its auth is signed.
     let wire: any WireProtocol
     public init(spec: LifecycleSpec) { wire = ProtocolTable.standard.entry(for: spec.events.rawValue) }

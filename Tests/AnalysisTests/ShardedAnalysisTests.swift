@@ -3,7 +3,8 @@ import Foundation
 import Lifecycle
 import Testing
 import TestSupport
-@testable import Reports
+@testable import Analysis
+import Reports
 import Vocabulary
 
 /// `analyze --jobs N` must give the one-thread report byte for byte: the sample captures,

@@ -1,6 +1,7 @@
 import Capture
 import Foundation
 import Lifecycle
+import Reports
 import Vocabulary
 
 /// `analyze --jobs N`: the analysis with the clients spread over N worker threads. The

@@ -1,7 +1,8 @@
 import Capture
 import Testing
 import Vocabulary
-@testable import Lifecycle
+import WebSocket
+@testable import Analysis
 
 /// `analyze` without `--spec`: the entry (and so the spec) chosen from the first upgrade
 /// request and messages, the reason said, and the records read ahead handed on unchanged.
@@ -14,11 +15,16 @@ import Vocabulary
     }
 
     @Test func thePusherURLChoosesBirdOnTheFirstUpgrade() {
-        var wire = Wire()
-        wire.connect(at: 0)
+        // A client connecting as Bird's clients do: TCP open, then its upgrade request.
+        let records: [CaptureRecord] = [
+            .open(OpenRecord(conn: 1, t: 0, client: "10.0.0.1:40001", server: "127.0.0.1:8080")),
+            .upgrade(UpgradeRecord(conn: 1, t: 1000, from: .client, method: "GET",
+                                   target: "/app/key?protocol=7&client=js&version=1.0", headers: [HeaderField("User-Agent", "sim/1.0")])),
+            .upgrade(UpgradeRecord(conn: 1, t: 2000, from: .server, status: 101, headers: [])),
+        ]
         var detection = EntryDetection()
         var offered = 0
-        for record in wire.records where !detection.decided {
+        for record in records where !detection.decided {
             detection.offer(record)
             offered += 1
         }
