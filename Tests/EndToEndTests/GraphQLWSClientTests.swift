@@ -62,7 +62,7 @@ import TestSupport
 
         var findings: [JSONValue] { report["findings"]?.arrayValue ?? [] }
         var rules: [String] { findings.compactMap { $0["rule"]?.stringValue } }
-        var connections: [JSONValue] { report["clients"]?[0]?["connections"]?.arrayValue ?? [] }
+        var connections: [JSONValue] { report["clients"]?.arrayValue?.first?["connections"]?.arrayValue ?? [] }
         var connected: Int { connections.filter { $0["connected"] != nil && $0["connected"] != .null }.count }
         var results: Int { client.of(kind: "next").count }
         var summary: String { findings.map { "\($0["rule"]?.stringValue ?? "?"): \($0["message"]?.stringValue ?? "")" }.joined(separator: "; ") }

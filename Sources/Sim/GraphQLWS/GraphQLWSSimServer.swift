@@ -24,7 +24,7 @@ public struct GraphQLWSSimServer: SimProtocolServer {
     }
 
     /// The per-connection timer tag of the init timeout.
-    static let initTimeoutTag = 0
+    public static let initTimeoutTag = 0
 
     public init(settings: SimServerSettings) {
         self.settings = settings
