@@ -118,20 +118,20 @@ import TestSupport
         // Promised (`_connection_loop`, `_subscribe`): after the FIN or RST the session
         // reconnects at once (attempt 1: 0 s) and the app subscribes operation 1 again:
         // no finding, two connections both acked, results on the second.
-        let run = try scenario(faults: ["\(fault),conn=1,after=0.8s"], duration: 2.5, spec: Self.scaledSpec())
+        let run = try scenario(faults: ["\(fault),conn=1,after=0.6s"], duration: 1.8, spec: Self.scaledSpec())
         #expect(run.rules == [], "\(run.summary)")
         #expect(run.connections.count == 2)
         #expect(run.connected == 2)
         #expect(run.client.of(kind: "failed").count >= 1)
     }
 
-    @Test(arguments: [UInt16(4400), 4403, 4499, 4500])
+    @Test(arguments: [UInt16(4400), 4403, 4500])
     func everyCloseCodeIsRetried(code: UInt16) throws {
         // Promised (`ReconnectingAsyncClientSession.__init__`: every exception retried): a
         // server close with any graphql-ws code, whether the JavaScript client counts it
-        // fatal (4400, 4500) or retryable (4403, 4499), is followed by a reconnect at once:
+        // fatal (4400, 4500) or retryable (4403), is followed by a reconnect at once:
         // no finding (a `fail` band would make the reconnect `failed.retried`).
-        let run = try scenario(faults: ["close:\(code),conn=1,on=next"], duration: 2, spec: Self.scaledSpec())
+        let run = try scenario(faults: ["close:\(code),conn=1,on=next"], duration: 1.5, spec: Self.scaledSpec())
         #expect(run.rules == [], "\(run.summary)")
         #expect(run.connections.count == 2)
         #expect(run.connections.first?["close_code"]?.intValue == Int64(code))
@@ -139,41 +139,64 @@ import TestSupport
     }
 
     @Test func stalledPongsMakeTheClientCloseAndReconnect() throws {
-        // Promised (`_send_ping_coro`): the unanswered ping fails the connection within
-        // pong_timeout (0.2 s), and the session reconnects at once: the only finding is the
-        // server's missing pong, caused by the fault; no stale.close-missing, no backoff
-        // finding.
-        let run = try scenario(faults: ["stall-pongs,conn=1"], client: ["--ping-interval", "0.3", "--pong-timeout", "0.2"],
+        // Promised (`websockets_protocol.py` `_send_ping_coro`): the unanswered ping fails the
+        // connection within pong_timeout (0.2 s) and gql closes it (1000, a stale close under
+        // the heartbeat model). The failure is a `TransportServerError`, not a lost
+        // connection, so the session does not reconnect by itself (`client.py`
+        // `ReconnectingAsyncClientSession._subscribe` requests it only on
+        // `TransportConnectionFailed`); the app's next subscribe finds the transport closed,
+        // which requests it, and the reconnect follows the close at once. Findings: only
+        // the server's missing pong, caused by the fault.
+        // Without permessage-deflate: the server compresses with context takeover, and a
+        // pong the proxy swallows leaves the client's inflater out of step with the next
+        // message (websockets then fails the connection with a protocol error).
+        let run = try scenario(faults: ["stall-pongs,conn=1"],
+                               client: ["--ping-interval", "0.3", "--pong-timeout", "0.2", "--no-compression"],
                                duration: 2, spec: Self.scaledSpec(pings: true))
         #expect(run.rules == ["server.pong-missing"], "\(run.summary)")
         #expect(run.findings.first?["caused_by_fault"]?.stringValue == "stall-pongs,conn=1")
         #expect(run.connections.count >= 2)
+        #expect(run.connections.first?["close_code"]?.intValue == 1000)
     }
 
     @Test func aBlackholeIsFoundByThePingsAndLeftAfterTheCloseTimeout() throws {
         // Promised (`_send_ping_coro`, websockets' `close`): the ping into the blackhole goes
-        // unanswered, gql closes (the close frame is lost too), waits out the 0.5 s close
-        // timeout and reconnects: the missing pong is the server's finding (the blackhole
-        // ate it; not attributed to a swallowed pong), and the client's stale close and
-        // its reconnect after the close timeout give no client finding.
-        let run = try scenario(faults: ["blackhole,conn=1,after=0.8s"], client: ["--ping-interval", "0.3", "--pong-timeout", "0.2"],
-                               duration: 2.5, spec: Self.scaledSpec(pings: true))
+        // unanswered, gql closes (the close frame is lost too) and websockets waits out the
+        // 0.5 s close timeout; the app's next subscribe requests the reconnect (as with
+        // stalled pongs), which starts once the close has ended. At most the server's
+        // missing pong is reported (the ping is lost, so whether it is depends on whether
+        // gql's close or the pong deadline comes first); the client's stale close and its
+        // reconnect after the close timeout give no client finding.
+        let run = try scenario(faults: ["blackhole,conn=1,after=0.6s"], client: ["--ping-interval", "0.3", "--pong-timeout", "0.2"],
+                               duration: 2.2, spec: Self.scaledSpec(pings: true))
         #expect(run.rules.allSatisfy { $0 == "server.pong-missing" }, "\(run.summary)")
         #expect(run.connections.count == 2)
         #expect(run.connected == 2)
     }
 
-    @Test func refusedReconnectsBackOffExponentially() throws {
-        // Promised (`retry_connect`'s `wait_exponential(multiplier=0.2, max=0.8)`): after the
-        // RST the first reconnect is at once; strawberry refuses it and every later one
-        // (close 4403 at connection_init), and gql waits 0.2, 0.4, 0.8, 0.8 s between
-        // them, the counter never reset since no connection is acked: no finding.
-        let run = try scenario(server: ["--refuse-from", "2"], faults: ["reset,conn=1,after=0.8s"], duration: 3.5,
+    @Test func aRefusalAtConnectionInitStopsTheReconnects() throws {
+        // Promised, as first written from `ReconnectingAsyncClientSession.__init__`
+        // (`retry_connect` retries every exception with `wait_exponential(multiplier=0.2,
+        // max=0.8)`): after the RST one reconnect at once, refused by strawberry (close 4403
+        // at connection_init), then more 0.2, 0.4, 0.8 s apart, and no finding. The run
+        // showed otherwise, and the source explains it: `transport/common/base.py`
+        // `connect` sets `_connected = True` once the WebSocket is open, and when
+        // `_initialize` (the init and the ack) raises `TransportConnectionFailed` it re-raises
+        // it without `_fail`, so `_connected` stays True and every retry's `connect` returns
+        // at once without opening a connection (gql's debug log: "connect: starting" at
+        // each retry, no upgrade). So gql 4.4.0 never reconnects after a refusal at init,
+        // and `reconnect.missing` owes the retry. It can only say so as undetermined: the
+        // capture's last record is the refused connection's end (the proxy, stopped with no
+        // connection open, records nothing later), so the input ends inside the retry's
+        // window. No finding, and the missing retry undetermined, not passed.
+        let run = try scenario(server: ["--refuse-from", "2"], faults: ["reset,conn=1,after=0.6s"], duration: 2.5,
                                spec: Self.scaledSpec())
         #expect(run.rules == [], "\(run.summary)")
-        #expect(run.connections.count >= 4)
+        let undetermined = run.report["undetermined"]?.arrayValue ?? []
+        #expect(undetermined.compactMap { $0["rule"]?.stringValue } == ["reconnect.missing"])
+        #expect(run.connections.count == 2)
         #expect(run.connected == 1)
-        #expect(run.connections.dropFirst().allSatisfy { $0["close_code"]?.intValue == 4403 })
+        #expect(run.connections.last?["close_code"]?.intValue == 4403)
     }
 
     @Test func anAppThatDoesNotSubscribeAgainIsCaught() throws {

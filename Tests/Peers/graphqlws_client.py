@@ -18,6 +18,7 @@ import json
 import time
 
 from gql import Client, gql
+from gql.transport.exceptions import TransportConnectionFailed
 from gql.transport.websockets import WebsocketsTransport
 from tenacity import retry, retry_if_exception_type, wait_exponential
 
@@ -36,8 +37,16 @@ async def subscribe_forever(session, args):
         try:
             async for result in session.subscribe(QUERY, variable_values={"every": args.every}):
                 say("next", n=next(iter(result.values()), None))  # strawberry: tick; the sim: sim-tick
-        except Exception as error:  # the session reconnects; the app subscribes again
+        except Exception as error:  # the app subscribes again
             say("failed", error=type(error).__name__)
+            # Only a lost connection makes the session reconnect by itself (client.py
+            # ReconnectingAsyncClientSession._subscribe); after any other failure (a ping
+            # without pong: TransportServerError) the app's next subscribe finds the
+            # connection closed, and that requests the reconnect.
+            if not isinstance(error, TransportConnectionFailed):
+                reconnected.cancel()
+                await asyncio.sleep(args.resubscribe_wait)
+                continue
         if not args.poll:
             try:
                 await asyncio.wait_for(reconnected, args.timeout * 10)
@@ -58,7 +67,8 @@ async def run(args):
         close_timeout=args.timeout,
         ack_timeout=args.timeout,
         # websockets' own close_timeout: how long close() waits for the closing handshake.
-        connect_args={"close_timeout": args.close_timeout},
+        # --no-compression: no permessage-deflate (see the stalled-pongs test).
+        connect_args={"close_timeout": args.close_timeout, **({"compression": None} if args.no_compression else {})},
     )
     client = Client(transport=transport)
     retry_connect = retry(retry=retry_if_exception_type(Exception),
@@ -77,6 +87,9 @@ async def run(args):
 
 
 def main():
+    import logging, os
+    if os.environ.get("GQL_DEBUG"):
+        logging.basicConfig(level=logging.DEBUG)
     parser = argparse.ArgumentParser()
     parser.add_argument("url")
     parser.add_argument("--duration", type=float, default=1.5)
@@ -89,6 +102,7 @@ def main():
     parser.add_argument("--max-wait", type=float, default=0.4)
     parser.add_argument("--resubscribe-wait", type=float, default=0.0)
     parser.add_argument("--poll", action="store_true")
+    parser.add_argument("--no-compression", action="store_true")
     asyncio.run(run(parser.parse_args()))
 
 
