@@ -23,6 +23,9 @@ public struct SimServerSettings: Sendable {
     /// Answer no ping (neither `P:ping` nor ping frames), so clients' stale checks fire
     /// without a proxy in between.
     public var stallPongs = false
+    /// graphql-ws: how long a connection may go without `connection_init` before the
+    /// server closes it 4408 (the graphql-ws server's `connectionInitWaitTimeout`, 3 s).
+    public var initTimeout: SimMicros = 3 * SimDuration.second
 
     public init() {}
 

@@ -209,10 +209,12 @@ struct ClientTimeline {
                 events += run(.handshake(Handshake(conn: record.conn, t: record.t, socketID: event.socketID,
                                                    activityTimeout: event.activityTimeout, evidence: evidence(),
                                                    rewrittenBy: record.action == .injected ? record.fault : nil)))
-                if event.socketID != nil, spec.connectedOn == .handshake, view.droppedAt == nil {
+                let connects = spec.connectedOn == .ack || (event.socketID != nil && spec.connectedOn == .handshake)
+                if connects, view.droppedAt == nil {
                     view.connectedAt = record.t
                     views[record.conn] = view
-                    events += connected(conn: record.conn, t: record.t, cause: "handshake socket_id \(event.socketID ?? "")", evidence: evidence())
+                    let cause = spec.connectedOn == .ack ? "handshake \(event.name)" : "handshake socket_id \(event.socketID ?? "")"
+                    events += connected(conn: record.conn, t: record.t, cause: cause, evidence: evidence())
                 }
                 return events
             }

@@ -164,6 +164,9 @@ public struct LifecycleSpec: Sendable, Hashable {
         case handshake
         /// The upgrade response 101.
         case upgrade
+        /// The server's handshake event, whose protocol gives no socket id (graphql-ws's
+        /// `connection_ack`).
+        case ack
     }
 
     public struct StateNames: Sendable, Hashable {
