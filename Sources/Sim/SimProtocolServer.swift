@@ -32,6 +32,8 @@ public enum SimServerProtocols {
     public static let all: [Registration] = [
         Registration(name: "bird", summary: "Bird Realtime / Pusher protocol 7 (the default)",
                      make: { SimServer(settings: $0, seed: $1) }),
+        Registration(name: "signalr", summary: "ASP.NET Core SignalR, JSON hub protocol (negotiation skipped)",
+                     make: { SignalRSimServer(settings: $0, seed: $1) }),
     ]
 
     public static var names: [String] { all.map(\.name) }

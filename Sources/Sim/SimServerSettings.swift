@@ -23,6 +23,10 @@ public struct SimServerSettings: Sendable {
     /// Answer no ping (neither `P:ping` nor ping frames), so clients' stale checks fire
     /// without a proxy in between.
     public var stallPongs = false
+    /// A SignalR hub's `closeAfter` close message is final: an `error`, no `allowReconnect`.
+    public var closeFinal = false
+    /// How often a SignalR hub pings each connection (`HubOptions.KeepAliveInterval`).
+    public var keepAliveInterval: SimMicros = 15 * SimDuration.second
 
     public init() {}
 
