@@ -158,6 +158,22 @@ import TestSupport
         #expect(run.findings == ["backoff.bound"], "\(run.client)")
     }
 
+    @Test func messageFaultsActOnTheHubsRecordsByEventName() throws {
+        // The relay decodes each record with the signalr entry: drop-message matches the
+        // invocation's target, so the client hears no sim-tick; close on=EVENT starts after
+        // the handshake answer, and the client reconnects at once (P1) → no finding.
+        let dropped = try Self.run(faults: ["drop-message,event=sim-tick"], seconds: 1.2)
+        #expect(!dropped.client.contains { $0.hasPrefix("message sim-tick") }, "\(dropped.client)")
+        let frames = try CaptureContents(path: dropped.capture).frames
+        #expect(frames.contains { $0.action == .dropped && $0.fault == "drop-message,event=sim-tick" })
+        #expect(dropped.findings == [])
+        let closed = try Self.run(faults: ["close:4000,conn=1,on=handshake"], seconds: 1.2)
+        let close = try CaptureContents(path: closed.capture).frames.first { $0.opcode == .close }
+        #expect(close?.conn == 1 && close?.closeCode == 4000 && close?.action == .injected)
+        #expect(try Self.opens(closed) >= 2)
+        #expect(closed.findings == [])
+    }
+
     @Test func stalledServerPingsLeaveTheConnectionUp() throws {
         // P4: no server keep-alive, and pysignalr has no server timeout → one connection to
         // the end, no finding (no liveness is judged).
