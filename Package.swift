@@ -28,7 +28,8 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     ("Protocols", ["JSON", "WebSocket"], "Sources/Protocols/Interface"),
     ("Bird", ["JSON", "WebSocket", "Protocols", "COpenSSL"], "Sources/Protocols/Bird"),
     ("GraphQLWS", ["JSON", "Protocols"], "Sources/Protocols/GraphQLWS"),
-    ("ProtocolTable", ["Protocols", "Bird", "GraphQLWS"], "Sources/Protocols/Table"),
+    ("SignalR", ["JSON", "Protocols"], "Sources/Protocols/SignalR"),
+    ("ProtocolTable", ["Protocols", "Bird", "GraphQLWS", "SignalR"], "Sources/Protocols/Table"),
     ("Capture", ["Vocabulary", "JSON", "WebSocket", "Protocols", "CZlib", "CZstd"], nil),
     ("Pcap", ["Vocabulary", "JSON", "WebSocket", "Capture", "CPcap"], nil),
     // Engines
@@ -38,7 +39,7 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     // Shells
     ("Transport", ["COpenSSL", "CUV"], nil),
     ("Replay", ["Vocabulary", "JSON", "WebSocket", "Protocols", "ProtocolTable", "Capture", "Lifecycle", "Analysis", "Transport"], nil),
-    ("Sim", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Bird", "GraphQLWS", "Transport"], nil),
+    ("Sim", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Bird", "GraphQLWS", "SignalR", "Transport"], nil),
     ("CLI", ["Vocabulary"], nil),
     ("ControlAPI", ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Transport", "CLI", "CUV"], nil),
     // Opening any input by its first bytes (capture, pcap/pcapng, zstd/gzip), rotated
@@ -69,6 +70,7 @@ let testDependencies: [String: [Target.Dependency]] = [
     "Protocols": ["JSON"],
     "Bird": ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture", "TestSupport"],
     "GraphQLWS": ["JSON", "WebSocket", "Protocols", "ProtocolTable"],
+    "SignalR": ["JSON", "Protocols", "ProtocolTable"],
     "ProtocolTable": ["Protocols", "Bird", "TestSupport"],
     "Capture": ["Vocabulary", "JSON", "WebSocket", "COpenSSL", "TestSupport", "faultline"],
     "Pcap": ["Vocabulary", "JSON", "WebSocket", "Capture", "TestSupport", "faultline"],

@@ -34,6 +34,8 @@ public enum SimServerProtocols {
                      make: { SimServer(settings: $0, seed: $1) }),
         Registration(name: "graphql-ws", summary: "graphql-ws (graphql-transport-ws): ack, ping/pong, a next per subscription",
                      make: { settings, _ in GraphQLWSSimServer(settings: settings) }),
+        Registration(name: "signalr", summary: "ASP.NET Core SignalR, JSON hub protocol (negotiation skipped)",
+                     make: { SignalRSimServer(settings: $0, seed: $1) }),
     ]
 
     public static var names: [String] { all.map(\.name) }

@@ -26,6 +26,10 @@ public struct SimServerSettings: Sendable {
     /// graphql-ws: how long a connection may go without `connection_init` before the
     /// server closes it 4408 (the graphql-ws server's `connectionInitWaitTimeout`, 3 s).
     public var initTimeout: SimMicros = 3 * SimDuration.second
+    /// A SignalR hub's `closeAfter` close message is final: an `error`, no `allowReconnect`.
+    public var closeFinal = false
+    /// How often a SignalR hub pings each connection (`HubOptions.KeepAliveInterval`).
+    public var keepAliveInterval: SimMicros = 15 * SimDuration.second
 
     public init() {}
 

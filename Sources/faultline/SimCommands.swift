@@ -105,6 +105,7 @@ enum SimServerCLI: Command {
             OptionSpec("prefix", value: "prefix", help: "Event prefix: bird, pusher, or a custom server's (letters, digits, '-').", default: "bird"),
             OptionSpec("close-after", value: "duration", help: "Close every connection this long after it opened, with --close-code."),
             OptionSpec("close-code", value: "code", help: "Close code for --close-after.", default: "4200"),
+            OptionSpec("close-final", help: "signalr: --close-after's close message carries an error and no allowReconnect."),
             OptionSpec("refuse-code", value: "code", help: "Refuse every connection with this close code (P:error, then close), no handshake."),
             OptionSpec("omit-socket-id", help: "Send the handshake without socket_id (a broken server)."),
             OptionSpec("stall-pongs", help: "Answer no ping, so clients' stale checks fire."),
@@ -134,6 +135,7 @@ enum SimServerCLI: Command {
         settings.refuseCode = try SimCommands.closeCode(arguments, "refuse-code")
         settings.omitSocketID = arguments.flag("omit-socket-id")
         settings.stallPongs = arguments.flag("stall-pongs")
+        settings.closeFinal = arguments.flag("close-final")
         let duration = try SimCommands.duration(arguments, "duration")
         let seed = try SimCommands.seed(arguments)
 

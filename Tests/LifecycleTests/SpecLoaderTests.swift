@@ -132,9 +132,9 @@ import JSON
             try SpecLoader.parse(try bird { $0["events"] = "socket.io" }, file: "x.json")
         }
         #expect(unknown?.field == "events")
-        // Every key and alias of the table, in its order (each pack adds its own).
+        // Every key and alias of the table, in its order (each pack adds its own before the connection level).
         #expect(unknown?.description.contains("expected one of: realtime, pusher, bird, ") == true)
-        for name in ["graphql-ws", "graphql-transport-ws", "connection, websocket"] {
+        for name in ["graphql-ws", "graphql-transport-ws", "signalr", "connection, websocket)"] {
             #expect(unknown?.description.contains(name) == true, "\(name)")
         }
     }

@@ -1,6 +1,7 @@
 import Bird
 import GraphQLWS
 import Protocols
+import SignalR
 
 /// The protocol table, in the manner of Wireshark's dissector tables: every wire protocol
 /// Faultline decodes is one entry (a `WireProtocol`), registered here under its key. The
@@ -44,6 +45,7 @@ public struct ProtocolTable: Sendable {
                      make: { BirdDecoder(prefix: $0) }),
         Registration(GraphQLWSProtocol.self, aliases: ["graphql-transport-ws"], defaultSpec: "graphql-ws",
                      make: { _ in GraphQLWSProtocol() }),
+        Registration(SignalRProtocol.self, defaultSpec: "signalr", make: { _ in SignalRProtocol() }),
         Registration(ConnectionLevelProtocol.self, aliases: ["connection"], defaultSpec: "websocket",
                      make: { _ in ConnectionLevelProtocol() }),
     ])

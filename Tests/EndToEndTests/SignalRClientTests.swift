@@ -1,0 +1,184 @@
+import Capture
+import Foundation
+import Glibc
+import JSON
+import Testing
+import TestSupport
+
+/// The real SignalR client from PyPI, pysignalr 1.3.3 (over websockets 17.4), through
+/// `faultline proxy` with faults, judged with the `signalr` spec. No SignalR server exists
+/// on PyPI or in Debian, so the hub is `faultline sim server --protocol signalr` (the JSON
+/// hub protocol: handshake, keep-alive pings, a periodic invocation, close messages).
+///
+/// The client's reconnect timings are shortened with SignalRClient's own options
+/// (`retry_sleep` 0.1 s, `retry_multiplier` 2, `retry_count` 4), and the spec's stepped
+/// table and give-up are the same schedule shortened alike, so each scenario runs in
+/// about a second.
+///
+/// The promises, read in the installed packages (`.venv/lib/python3*/site-packages/`):
+/// - P1 `pysignalr/transport/websocket.py` `WebsocketTransport._loop` catches
+///   `ConnectionClosed` (close frame, FIN, RST) inside `async for conn in connect(...)`;
+///   pysignalr replaces websockets' `connect.__aiter__` (`pysignalr/__init__.py`
+///   `__aiter__`), whose `else` branch after a connection that succeeded resets its backoff
+///   and connects again with no sleep: attempt 1 waits 0 s.
+/// - P2 the same `__aiter__` turns a failed upgrade (`InvalidHandshake`: any refused HTTP
+///   status) or a timeout into `NegotiationFailure`; `WebsocketTransport.run` then
+///   decrements `retry_count`, multiplies `retry_sleep` by `retry_multiplier` and sleeps
+///   it: attempt 2 waits 0.2 s, attempt 3 0.4 s, attempt 4 0.8 s; the failure that brings
+///   `retry_count` to 0 is raised: the client gives up after 4 failed attempts.
+/// - P3 `pysignalr/client.py` `SignalRClient._on_close_message`: a close message (type 7)
+///   with an `error` raises `ServerError` in the body of `_loop`'s `async for`, which
+///   catches only `ConnectionClosed`, and `run` retries only `NegotiationFailure`: the
+///   client stops, whatever `allowReconnect` says. Without
+///   an error it does nothing; the client reconnects when the WebSocket closes (P1). The
+///   spec cannot judge a close message's finality (the analyzer reads WebSocket close
+///   codes), so neither case yields a finding; the test checks the client itself.
+/// - P4 `WebsocketTransport._keepalive` pings every `signalr_ping_interval` whatever the
+///   server sends, and nothing in `_process` times the server out: stalled server pings
+///   leave the connection up. The spec has no liveness model for this (docs/signalr.md),
+///   so no stale rule runs.
+@Suite(.serialized) struct SignalRClientTests {
+    /// The client's shortened reconnect options (`SignalRClient`'s own).
+    static let retry = ["--retry-sleep", "0.1", "--retry-multiplier", "2", "--retry-count", "4"]
+    /// The same schedule as the spec's stepped table: attempt 1 at once (P1), then P2's.
+    static let steps = "[0, 0.2, 0.4, 0.8]"
+
+    struct Run {
+        var client: [String]
+        var capture: String
+        var findings: [String]
+    }
+
+    /// The built-in `signalr` spec with its steps and give-up shortened like the client's.
+    static func shortenedSpec() throws -> String {
+        let text = try String(contentsOfFile: TestEnvironment.path("Sources/Lifecycle/Specs/signalr.json"), encoding: .utf8)
+        let start = try #require(text.range(of: "\"steps\": ["))
+        let end = try #require(text.range(of: "]", range: start.upperBound..<text.endIndex))
+        let shortened = text.replacingCharacters(in: start.lowerBound..<end.upperBound, with: "\"steps\": \(steps)")
+            .replacingOccurrences(of: "\"maxAttempts\": 10", with: "\"maxAttempts\": 4")
+        #expect(shortened.contains("\"maxAttempts\": 4"))
+        let path = TestEnvironment.temporaryDirectory("faultline-signalr").appendingPathComponent("signalr-short.json").path
+        try shortened.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// The sim hub, the proxy with `faults`, and pysignalr for `seconds`; then the capture
+    /// analyzed with the shortened spec (or `spec`), its findings' rule ids in order.
+    static func run(server serverArguments: [String] = [], faults: [String] = [], seconds: Double = 1.5,
+                    retry: [String] = retry, spec: String? = nil) throws -> Run {
+        let server = try ChildProcess.faultline(["sim", "server", "--protocol", "signalr", "--listen", "127.0.0.1:0",
+                                                 "--event-interval", "200ms"] + serverArguments)
+        defer { server.stop() }
+        let serverPort = try listeningPort(of: server, "sim server")
+        let capture = TestEnvironment.temporaryDirectory("faultline-signalr").appendingPathComponent("capture.jsonl").path
+        let proxy = try ChildProcess.faultline(["proxy", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:\(serverPort)",
+                                                "--record", capture] + faults.flatMap { ["--fault", $0] })
+        defer { proxy.stop() }
+        let proxyPort = try listeningPort(of: proxy, "proxy")
+        let client = try ChildProcess(TestEnvironment.python,
+                                      ["-u", TestEnvironment.path("Tests/Peers/signalr_client.py"), "ws://127.0.0.1:\(proxyPort)/hub",
+                                       "--seconds", String(seconds), "--keep-alive", "0.3"] + retry)
+        defer { client.stop() }
+        #expect(client.waitForExit(timeout: seconds + 20) == 0, "client: \(client.errorOutput.joined(separator: "\n"))")
+        _ = try stopRecordingProxy(proxy, capture: capture)
+        let report = try runFaultline(["analyze", capture, "--spec", try spec ?? shortenedSpec(), "--format", "json"])
+        #expect(report.status == 0 || report.status == 1, "analyze: \(report.stderr)")
+        let findings = try JSONParser.parse(report.stdout)["findings"]?.arrayValue ?? []
+        return Run(client: client.output, capture: capture, findings: findings.compactMap { $0["rule"]?.stringValue })
+    }
+
+    static func opens(_ run: Run) throws -> Int {
+        try CaptureContents(path: run.capture).opens.count
+    }
+
+    @Test func aCleanSessionHasNoFinding() throws {
+        // Promise: no drop, nothing to judge → no finding; the hub's invocations arrive.
+        let run = try Self.run()
+        #expect(run.findings == [])
+        #expect(run.client.first == "open")
+        #expect(run.client.contains { $0.hasPrefix("message sim-tick") })
+        #expect(try Self.opens(run) == 1)
+        let frames = try CaptureContents(path: run.capture).frames
+        let pings = frames.filter { frame in
+            guard frame.from == .client, let text = frame.text, let record = text.split(separator: "\u{1e}").first else { return false }
+            return (try? JSONParser.parse(String(record)))?["type"]?.intValue == 6
+        }
+        #expect(!pings.isEmpty, "the client's keep-alive (P4)")
+    }
+
+    @Test func finAndRstAreRetriedAtOnce() throws {
+        // P1: FIN and RST are a ConnectionClosed → attempt 1 at 0 s → no finding.
+        for fault in ["drop,conn=1,after=400ms", "reset,conn=1,after=400ms"] {
+            let run = try Self.run(faults: [fault])
+            #expect(run.findings == [], "\(fault): \(run.findings)")
+            #expect(try Self.opens(run) >= 2, "\(fault): \(run.client)")
+        }
+    }
+
+    @Test func aCloseMessageThatAllowsReconnectIsFollowedByAReconnect() throws {
+        // P3 without an error + P1: the hub's close 1000 after {"type":7,"allowReconnect":true}
+        // is retried at once → no finding.
+        let run = try Self.run(server: ["--close-after", "400ms", "--close-code", "1000"], seconds: 1.2)
+        #expect(run.findings == [])
+        #expect(try Self.opens(run) >= 2, "\(run.client)")
+        #expect(!run.client.contains { $0.hasPrefix("stopped") })
+    }
+
+    @Test func aCloseMessageWithAnErrorStopsTheClient() throws {
+        // P3 with an error: ServerError, the client stops after one connection; the spec
+        // judges no close message (no reconnect.missing), so no finding either way.
+        let run = try Self.run(server: ["--close-after", "400ms", "--close-code", "1000", "--close-final"], seconds: 3)
+        #expect(run.client.contains { $0.hasPrefix("stopped: ServerError") }, "\(run.client)")
+        #expect(try Self.opens(run) == 1)
+        #expect(run.findings == [])
+    }
+
+    @Test func refusedReconnectsWaitTheBackoff() throws {
+        // P1 then P2: conn 2 at once and refused 503, conn 3 after 0.2 s, refused 403,
+        // conn 4 after 0.4 s and up → every delay on the table → no finding.
+        let run = try Self.run(faults: ["drop,conn=1,after=300ms", "refuse-http:503,conn=2", "refuse-http:403,conn=3"], seconds: 2)
+        #expect(run.findings == [])
+        #expect(try Self.opens(run) == 4, "\(run.client)")
+    }
+
+    @Test func theClientGivesUpAfterItsRetryCount() throws {
+        // P2: four refused attempts (0, 0.2, 0.4, 0.8 s) and retry_count is spent: the
+        // client raises NegotiationFailure and never retries → failed, no finding.
+        let run = try Self.run(faults: ["drop,conn=1,after=300ms", "refuse-http:503,conn=2-9"], seconds: 4)
+        #expect(run.client.contains { $0.hasPrefix("stopped: NegotiationFailure") }, "\(run.client)")
+        #expect(try Self.opens(run) == 5)
+        #expect(run.findings == [])
+    }
+
+    @Test func aSlowerBackoffThanTheSpecsIsCaught() throws {
+        // A client configured with retry_multiplier 3 (its own option) where the spec says 2:
+        // P2 makes attempt 3 wait 0.9 s > 0.4 + 0.25 s → exactly one backoff.bound.
+        let slow = ["--retry-sleep", "0.1", "--retry-multiplier", "3", "--retry-count", "4"]
+        let run = try Self.run(faults: ["drop,conn=1,after=300ms", "refuse-http:503,conn=2-3"], seconds: 2.5, retry: slow)
+        #expect(run.findings == ["backoff.bound"], "\(run.client)")
+    }
+
+    @Test func messageFaultsActOnTheHubsRecordsByEventName() throws {
+        // The relay decodes each record with the signalr entry: drop-message matches the
+        // invocation's target, so the client hears no sim-tick; close on=EVENT starts after
+        // the handshake answer, and the client reconnects at once (P1) → no finding.
+        let dropped = try Self.run(faults: ["drop-message,event=sim-tick"], seconds: 1.2)
+        #expect(!dropped.client.contains { $0.hasPrefix("message sim-tick") }, "\(dropped.client)")
+        let frames = try CaptureContents(path: dropped.capture).frames
+        #expect(frames.contains { $0.action == .dropped && $0.fault == "drop-message,event=sim-tick" })
+        #expect(dropped.findings == [])
+        let closed = try Self.run(faults: ["close:4000,conn=1,on=handshake"], seconds: 1.2)
+        let close = try CaptureContents(path: closed.capture).frames.first { $0.opcode == .close }
+        #expect(close?.conn == 1 && close?.closeCode == 4000 && close?.action == .injected)
+        #expect(try Self.opens(closed) >= 2)
+        #expect(closed.findings == [])
+    }
+
+    @Test func stalledServerPingsLeaveTheConnectionUp() throws {
+        // P4: no server keep-alive, and pysignalr has no server timeout → one connection to
+        // the end, no finding (no liveness is judged).
+        let run = try Self.run(server: ["--stall-pongs"], seconds: 1.2)
+        #expect(try Self.opens(run) == 1)
+        #expect(run.findings == [])
+    }
+}
