@@ -1,4 +1,5 @@
 import Bird
+import Phoenix
 import Protocols
 
 /// The protocol table, in the manner of Wireshark's dissector tables: every wire protocol
@@ -41,6 +42,8 @@ public struct ProtocolTable: Sendable {
     public static let standard = ProtocolTable(registrations: [
         Registration(BirdDecoder.self, aliases: ["realtime", "pusher"], defaultSpec: "bird",
                      make: { BirdDecoder(prefix: $0) }),
+        Registration(PhoenixProtocol.self, aliases: ["phoenix-channels"], defaultSpec: "phoenix",
+                     make: { _ in PhoenixProtocol() }),
         Registration(ConnectionLevelProtocol.self, aliases: ["connection"], defaultSpec: "websocket",
                      make: { _ in ConnectionLevelProtocol() }),
     ])
