@@ -32,6 +32,8 @@ public enum SimServerProtocols {
     public static let all: [Registration] = [
         Registration(name: "bird", summary: "Bird Realtime / Pusher protocol 7 (the default)",
                      make: { SimServer(settings: $0, seed: $1) }),
+        Registration(name: "phoenix", summary: "Phoenix Channels (V2 arrays; V1 objects when the URL says vsn=1.0.0)",
+                     make: { settings, _ in PhoenixSimServer(settings: settings) }),
     ]
 
     public static var names: [String] { all.map(\.name) }
