@@ -178,12 +178,13 @@ import TestSupport
     /// server's missing replies (`server.pong-missing`), one per connection the capture saw
     /// time out, and nothing else.
     @Test func stalledHeartbeatRepliesCloseWith4000AndReconnect() throws {
-        let run = try Self.run(faults: ["stall-pongs,conn=1"])
-        let dropped = run.capture.frames.filter { $0.action == .dropped && $0.fault == "stall-pongs" }
+        let run = try Self.run(faults: ["stall-pongs,conn=1"], seconds: 2.5)
+        let dropped = run.capture.frames.filter { $0.action == .dropped && $0.fault?.hasPrefix("stall-pongs") == true }
         #expect(!dropped.isEmpty, "stall-pongs acts on Phoenix's heartbeat replies")
         #expect(run.capture.frames.contains { $0.conn == 1 && $0.from == .client && $0.opcode == .close && $0.closeCode == 4000 })
         #expect(run.capture.opens.count >= 2)
-        #expect(try Self.findings(run) == ["server.pong-missing": 1])
+        let found = try Self.findings(run)
+        #expect(found == ["server.pong-missing": 1], "\(found)")
     }
 
     /// Promise: an upgrade refused with 503 is retried (`_classify_connect_failure`) with

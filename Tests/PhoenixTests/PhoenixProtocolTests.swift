@@ -49,7 +49,7 @@ import Testing
         #expect(heartbeat?.kind == .ping)
         #expect(heartbeat?.ref == "8")
         #expect(broadcast?.kind == .other)
-        #expect(entry.dialect == "1.0.0")
+        #expect(entry.dialect == nil)
     }
 
     @Test func v1EscapedKeysGoThroughTheParser() {

@@ -69,6 +69,13 @@ import WebSocket
         #expect(machine.handle(.received(1, Frame(opcode: .ping, payload: [1])), now: 1).isEmpty)
     }
 
+    @Test func answersTheClientsCloseWithItsCode() {
+        var machine = server()
+        _ = machine.handle(.opened(1, path: "/socket/websocket?vsn=2.0.0"), now: 0)
+        #expect(machine.handle(.received(1, Frame(opcode: .close, payload: [0x03, 0xE8])), now: 1) == [.close(1, code: 1000, reason: "")])
+        #expect(machine.handle(text(#"[null,"5","phoenix","heartbeat",{}]"#), now: 2).isEmpty, "nothing after the close")
+    }
+
     @Test func refusesAndClosesOnSchedule() {
         var refusing = server { $0.refuseCode = 4403 }
         let refused = refusing.handle(.opened(1, path: "/socket/websocket?vsn=2.0.0"), now: 0)

@@ -26,8 +26,8 @@ public struct PhoenixProtocol: WireProtocol {
     /// replies to pushes).
     public static let pendingJoinLimit = 1024
 
-    /// The serializer version learned from the first message ("2.0.0", "1.0.0").
-    public private(set) var dialect: String?
+    /// Phoenix has no dialect the engines need: each message shows its serializer.
+    public var dialect: String? { nil }
     /// The ref of each topic's latest join not yet answered.
     private var pendingJoins: [String: String] = [:]
 
@@ -35,7 +35,6 @@ public struct PhoenixProtocol: WireProtocol {
 
     public mutating func decode(_ payload: [UInt8]) -> RealtimeEvent? {
         guard let message = PhoenixMessage.parse(payload) else { return nil }
-        if dialect == nil { dialect = message.serializer.rawValue }
         var event = RealtimeEvent(name: message.event, channel: message.topic, dataJSON: message.payload,
                                   kind: kind(of: message))
         event.ref = message.ref

@@ -57,6 +57,11 @@ public struct PhoenixSimServer: SimProtocolServer {
             switch frame.opcode {
             case .ping: return settings.stallPongs ? [] : [.send(id, Frame(opcode: .pong, payload: frame.payload))]
             case .text: return received(frame.payload, on: id)
+            case .close:
+                // Echo the client's code (RFC 6455 5.5.1), as the Bird machine does.
+                connections[id]?.closing = true
+                let code = closeCode(of: frame.payload).map { CloseCode($0).isSendable ? $0 : 1000 } ?? 1000
+                return [.close(id, code: code, reason: "")]
             default: return []
             }
         case .closed(let id):
