@@ -132,7 +132,7 @@ import JSON
             try SpecLoader.parse(try bird { $0["events"] = "socket.io" }, file: "x.json")
         }
         #expect(unknown?.field == "events")
-        #expect(unknown?.description.contains("expected one of: realtime, pusher, bird, connection, websocket") == true)
+        #expect(unknown?.description.contains("expected one of: realtime, pusher, bird, phoenix-channels, phoenix, connection, websocket") == true)
     }
 
     @Test func userSpecFileGoesThroughTheSamePath() throws {
