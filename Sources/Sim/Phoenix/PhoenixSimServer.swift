@@ -35,8 +35,7 @@ public struct PhoenixSimServer: SimProtocolServer {
     }
 
     public mutating func start(now: SimMicros) -> [SimServerCommand] {
-        guard let interval = settings.eventInterval, interval > 0 else { return [] }
-        return [.schedule(.tick, at: now + interval)]
+        settings.nextTick(after: now)
     }
 
     public mutating func handle(_ event: SimServerEvent, now: SimMicros) -> [SimServerCommand] {
