@@ -152,6 +152,17 @@ import TestSupport
         #expect(run.capture.opens.count == 2)
     }
 
+    /// `close on=EVENT` acts on a Phoenix event: the proxy closes with 1011 once the first
+    /// `phx_reply` (the join's) passed. (On `phx_join` itself the close beats the reply, and
+    /// `subscribe_to_topic` raises `PHXConnectionError` by its contract: nothing is joined.)
+    /// Promise: 1011 retries with the backoff and `_rejoin_topics` joins again → no finding.
+    @Test func aCloseOnTheJoinReplyIsRetriedAndRejoined() throws {
+        let run = try Self.run(faults: ["close:1011,on=phx_reply,conn=1"])
+        #expect(run.capture.frames.contains { $0.conn == 1 && $0.opcode == .close && $0.closeCode == 1011 && $0.action == .injected })
+        #expect(try Self.findings(run) == [:])
+        #expect(Self.joins(run, conn: 2) == 1)
+    }
+
     /// Promise: `_classify_disconnect` makes 1008 terminal (`policy_violation_is_terminal`)
     /// → no reconnect, no finding.
     @Test func aServerClose1008IsFinal() throws {
