@@ -29,7 +29,8 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     ("Bird", ["JSON", "WebSocket", "Protocols", "COpenSSL"], "Sources/Protocols/Bird"),
     ("GraphQLWS", ["JSON", "Protocols"], "Sources/Protocols/GraphQLWS"),
     ("SignalR", ["JSON", "Protocols"], "Sources/Protocols/SignalR"),
-    ("ProtocolTable", ["Protocols", "Bird", "GraphQLWS", "SignalR"], "Sources/Protocols/Table"),
+    ("Phoenix", ["JSON", "Protocols"], "Sources/Protocols/Phoenix"),
+    ("ProtocolTable", ["Protocols", "Bird", "GraphQLWS", "SignalR", "Phoenix"], "Sources/Protocols/Table"),
     ("Capture", ["Vocabulary", "JSON", "WebSocket", "Protocols", "CZlib", "CZstd"], nil),
     ("Pcap", ["Vocabulary", "JSON", "WebSocket", "Capture", "CPcap"], nil),
     // Engines
@@ -39,7 +40,7 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     // Shells
     ("Transport", ["COpenSSL", "CUV"], nil),
     ("Replay", ["Vocabulary", "JSON", "WebSocket", "Protocols", "ProtocolTable", "Capture", "Lifecycle", "Analysis", "Transport"], nil),
-    ("Sim", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Bird", "GraphQLWS", "SignalR", "Transport"], nil),
+    ("Sim", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Bird", "GraphQLWS", "SignalR", "Phoenix", "Transport"], nil),
     ("CLI", ["Vocabulary"], nil),
     ("ControlAPI", ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Transport", "CLI", "CUV"], nil),
     // Opening any input by its first bytes (capture, pcap/pcapng, zstd/gzip), rotated
@@ -71,6 +72,7 @@ let testDependencies: [String: [Target.Dependency]] = [
     "Bird": ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture", "TestSupport"],
     "GraphQLWS": ["JSON", "WebSocket", "Protocols", "ProtocolTable"],
     "SignalR": ["JSON", "Protocols", "ProtocolTable"],
+    "Phoenix": ["JSON", "Protocols"],
     "ProtocolTable": ["Protocols", "Bird", "TestSupport"],
     "Capture": ["Vocabulary", "JSON", "WebSocket", "COpenSSL", "TestSupport", "faultline"],
     "Pcap": ["Vocabulary", "JSON", "WebSocket", "Capture", "TestSupport", "faultline"],

@@ -20,6 +20,15 @@ extension SimProtocolServer {
 
 extension SimServer: SimProtocolServer {}
 
+extension SimServerSettings {
+    /// The periodic server event's next timer, `eventInterval` after `now`; none when the
+    /// interval is unset or not positive. Every protocol machine's `start` and tick use it.
+    public func nextTick(after now: SimMicros) -> [SimServerCommand] {
+        guard let interval = eventInterval, interval > 0 else { return [] }
+        return [.schedule(.tick, at: now + interval)]
+    }
+}
+
 /// The protocols `faultline sim server --protocol NAME` can speak, by name, in the order
 /// `--help` lists them. A pack registers one line here.
 public enum SimServerProtocols {
@@ -36,6 +45,8 @@ public enum SimServerProtocols {
                      make: { settings, _ in GraphQLWSSimServer(settings: settings) }),
         Registration(name: "signalr", summary: "ASP.NET Core SignalR, JSON hub protocol (negotiation skipped)",
                      make: { SignalRSimServer(settings: $0, seed: $1) }),
+        Registration(name: "phoenix", summary: "Phoenix Channels (V2 arrays; V1 objects when the URL says vsn=1.0.0)",
+                     make: { settings, _ in PhoenixSimServer(settings: settings) }),
     ]
 
     public static var names: [String] { all.map(\.name) }

@@ -22,8 +22,7 @@ public struct SimServer: Sendable {
 
     /// What to do at start: schedule the first periodic server event.
     public mutating func start(now: SimMicros) -> [SimServerCommand] {
-        guard let interval = settings.eventInterval, interval > 0 else { return [] }
-        return [.schedule(.tick, at: now + interval)]
+        settings.nextTick(after: now)
     }
 
     public mutating func handle(_ event: SimServerEvent, now: SimMicros) -> [SimServerCommand] {

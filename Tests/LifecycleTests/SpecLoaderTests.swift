@@ -134,7 +134,7 @@ import JSON
         #expect(unknown?.field == "events")
         // Every key and alias of the table, in its order (each pack adds its own before the connection level).
         #expect(unknown?.description.contains("expected one of: realtime, pusher, bird, ") == true)
-        for name in ["graphql-ws", "graphql-transport-ws", "signalr", "connection, websocket)"] {
+        for name in ["graphql-ws", "graphql-transport-ws", "signalr", "phoenix-channels, phoenix", "connection, websocket"] {
             #expect(unknown?.description.contains(name) == true, "\(name)")
         }
     }

@@ -1,5 +1,6 @@
 import Bird
 import GraphQLWS
+import Phoenix
 import Protocols
 import SignalR
 
@@ -46,6 +47,8 @@ public struct ProtocolTable: Sendable {
         Registration(GraphQLWSProtocol.self, aliases: ["graphql-transport-ws"], defaultSpec: "graphql-ws",
                      make: { _ in GraphQLWSProtocol() }),
         Registration(SignalRProtocol.self, defaultSpec: "signalr", make: { _ in SignalRProtocol() }),
+        Registration(PhoenixProtocol.self, aliases: ["phoenix-channels"], defaultSpec: "phoenix",
+                     make: { _ in PhoenixProtocol() }),
         Registration(ConnectionLevelProtocol.self, aliases: ["connection"], defaultSpec: "websocket",
                      make: { _ in ConnectionLevelProtocol() }),
     ])
