@@ -47,14 +47,9 @@ struct InterceptEndpoints {
 
     func pause(body: [UInt8]) -> ControlResponse {
         guard let desk else { return Self.unavailable }
-        let object: JSONValue
-        switch Self.object(body) {
-        case .success(let value): object = value
-        case .failure(let refusal): return refusal.response
-        }
-        let conn: ConnectionID?
-        switch Self.connection(object) {
-        case .success(let value): conn = value
+        let (object, conn): (JSONValue, ConnectionID?)
+        switch Self.objectNamingConnection(body) {
+        case .success(let value): (object, conn) = value
         case .failure(let refusal): return refusal.response
         }
         var from: Side?
@@ -84,14 +79,9 @@ struct InterceptEndpoints {
 
     func resume(body: [UInt8]) -> ControlResponse {
         guard let desk else { return Self.unavailable }
-        let object: JSONValue
-        switch Self.object(body) {
-        case .success(let value): object = value
-        case .failure(let refusal): return refusal.response
-        }
         let conn: ConnectionID?
-        switch Self.connection(object) {
-        case .success(let value): conn = value
+        switch Self.objectNamingConnection(body) {
+        case .success(let value): conn = value.1
         case .failure(let refusal): return refusal.response
         }
         desk.resume(conn)
@@ -146,12 +136,14 @@ struct InterceptEndpoints {
         return .success(value)
     }
 
-    /// The body's "conn" (nil when absent: every connection).
-    static func connection(_ object: JSONValue) -> Result<ConnectionID?, ControlEndpoints.Refusal> {
-        guard let member = object["conn"], member != .null else { return .success(nil) }
-        guard let number = member.intValue, number > 0, number <= Int64(Int32.max) else {
-            return .failure(.init(response: .error(400, "'conn' must be a connection id (a positive integer)")))
+    /// The body as a JSON object and its "conn" (nil when absent: every connection).
+    static func objectNamingConnection(_ body: [UInt8]) -> Result<(JSONValue, ConnectionID?), ControlEndpoints.Refusal> {
+        object(body).flatMap { object in
+            guard let member = object["conn"], member != .null else { return .success((object, nil)) }
+            guard let number = member.intValue, number > 0, number <= Int64(Int32.max) else {
+                return .failure(.init(response: .error(400, "'conn' must be a connection id (a positive integer)")))
+            }
+            return .success((object, ConnectionID(number)))
         }
-        return .success(ConnectionID(number))
     }
 }
