@@ -42,7 +42,7 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     ("Replay", ["Vocabulary", "JSON", "WebSocket", "Protocols", "ProtocolTable", "Capture", "Lifecycle", "Analysis", "Transport"], nil),
     ("Sim", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Bird", "GraphQLWS", "SignalR", "Phoenix", "Transport"], nil),
     ("CLI", ["Vocabulary"], nil),
-    ("ControlAPI", ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Transport", "CLI", "CUV"], nil),
+    ("ControlAPI", ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "ProxyCore", "Transport", "CLI", "CUV"], nil),
     // Opening any input by its first bytes (capture, pcap/pcapng, zstd/gzip), rotated
     // recordings' parts, a capture still being written, standard input kept for rereading.
     ("Inputs", ["Vocabulary", "Capture", "Pcap", "CLI"], nil),
@@ -82,7 +82,7 @@ let testDependencies: [String: [Target.Dependency]] = [
     "Transport": ["CUV", "TestSupport"],
     "Replay": ["Vocabulary", "JSON", "WebSocket", "Protocols", "Bird", "Capture", "Lifecycle", "TestSupport", "faultline"],
     "Sim": ["Vocabulary", "JSON", "WebSocket", "Bird", "Transport", "TestSupport", "faultline"],
-    "ControlAPI": ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Transport"],
+    "ControlAPI": ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "ProxyCore", "Transport"],
     "CLI": ["TestSupport"],
     "Inputs": ["Vocabulary", "JSON", "WebSocket", "Capture", "CLI", "Pcap"],
     "Reports": ["Vocabulary", "JSON", "WebSocket", "Capture", "Lifecycle", "TestSupport", "faultline"],

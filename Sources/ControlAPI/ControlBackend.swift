@@ -1,5 +1,6 @@
 import Capture
 import Faults
+import ProxyCore
 import JSON
 import Vocabulary
 
@@ -22,11 +23,14 @@ public protocol ControlBackend: AnyObject {
     /// or nil when this backend has no events (`GET /events` answers 501 then).
     func watch(_ sink: @escaping (JSONValue) -> Void) -> Int?
     func unwatch(_ id: Int)
+    /// Where `/intercept` pauses connections and decides on held messages; nil: no intercept.
+    var interceptDesk: InterceptDesk? { get }
 }
 
 extension ControlBackend {
     public func watch(_ sink: @escaping (JSONValue) -> Void) -> Int? { nil }
     public func unwatch(_ id: Int) {}
+    public var interceptDesk: InterceptDesk? { nil }
 }
 
 /// The proxy's counters as `GET /metrics` shows them.

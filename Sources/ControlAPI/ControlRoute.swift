@@ -10,6 +10,10 @@ enum ControlRoute: Equatable {
     case metrics
     /// `GET /events`: a stream of JSON lines, served by `ControlServer` itself.
     case events
+    /// `/intercept`, `/intercept/resume`, `/intercept/{conn}/{id}` (`InterceptEndpoints`).
+    case intercept
+    case interceptResume
+    case interceptDecision(connection: Int, id: Int)
 
     /// The methods each resource takes, for `Allow` and the 405 message.
     var methods: [String] {
@@ -17,7 +21,8 @@ enum ControlRoute: Equatable {
         case .health, .connections, .metrics, .events: ["GET"]
         case .rules: ["GET", "POST"]
         case .rule: ["GET", "DELETE"]
-        case .apply, .reset: ["POST"]
+        case .apply, .reset, .interceptResume, .interceptDecision: ["POST"]
+        case .intercept: ["GET", "POST"]
         }
     }
 
@@ -36,11 +41,17 @@ enum ControlRoute: Equatable {
             case "reset": self = .reset
             case "metrics": self = .metrics
             case "events": self = .events
+            case "intercept": self = .intercept
             default: return nil
             }
         case 2 where parts[0] == "rules":
             guard let id = ControlRoute.number(parts[1]) else { return nil }
             self = .rule(id)
+        case 2 where parts[0] == "intercept" && parts[1] == "resume":
+            self = .interceptResume
+        case 3 where parts[0] == "intercept":
+            guard let conn = ControlRoute.number(parts[1]), let id = ControlRoute.number(parts[2]) else { return nil }
+            self = .interceptDecision(connection: conn, id: id)
         case 3 where parts[0] == "connections" && parts[2] == "apply":
             guard let id = ControlRoute.number(parts[1]) else { return nil }
             self = .apply(connection: id)

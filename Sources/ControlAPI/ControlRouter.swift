@@ -16,6 +16,8 @@ import WebSocket
 ///     POST   /reset                    {"removed":N}
 ///     GET    /metrics                  Prometheus text format 0.0.4
 ///     GET    /events                   JSON lines as things happen (see `ControlServer`)
+///     GET    /intercept                and POST /intercept, /intercept/resume, /intercept/{conn}/{id}:
+///                                      pause connections, decide on held messages (`InterceptEndpoints`)
 ///
 /// Errors are `{"error": "...", "status": N}`; a refused rule adds `rule`, `column`,
 /// `length` and `detail` (the message with a caret line under the bad part).
@@ -35,7 +37,7 @@ public struct ControlRouter: Sendable {
     public func respond(to request: ControlRequest, backend: any ControlBackend) -> ControlResponse {
         if let refusal = checkAccess(request) { return refusal }
         guard let route = ControlRoute(path: request.path) else {
-            return .error(404, "no such resource '\(request.path)' (resources: /health, /connections, /connections/ID/apply, /rules, /rules/ID, /reset, /metrics, /events)")
+            return .error(404, "no such resource '\(request.path)' (resources: /health, /connections, /connections/ID/apply, /rules, /rules/ID, /reset, /metrics, /events, /intercept)")
         }
         guard route.methods.contains(request.method) else {
             let allowed = route.methods.joined(separator: ", ")
@@ -54,6 +56,11 @@ public struct ControlRouter: Sendable {
         case (_, .reset): return endpoints.reset()
         case (_, .metrics): return endpoints.metrics()
         case (_, .events): return .error(501, "GET /events streams; this server cannot stream")
+        case ("GET", .intercept): return InterceptEndpoints(backend: backend).list()
+        case (_, .intercept): return InterceptEndpoints(backend: backend).pause(body: request.body)
+        case (_, .interceptResume): return InterceptEndpoints(backend: backend).resume(body: request.body)
+        case (_, .interceptDecision(let conn, let id)):
+            return InterceptEndpoints(backend: backend).decide(connection: conn, id: id, body: request.body)
         }
     }
 

@@ -90,6 +90,9 @@ public struct RelayConfig: Sendable {
     /// The name this proxy gives itself in the `Via` header of every request it forwards,
     /// and recognises there to detect a loop (`ViaHeader`); nil adds and checks nothing.
     public var viaPseudonym: String?
+    /// Where the operator pauses connections and decides on their held messages (the
+    /// control API's `/intercept`); nil: nothing is ever held.
+    public var intercept: InterceptDesk?
 
     public init(upstreamHost: String, upstreamPathPrefix: String = "", maxPayload: Int = FrameDecoder.defaultMaxPayload,
                 maxHeadBytes: Int = HTTPHeadParser.defaultMaxHeadBytes, strict: Bool = false) {

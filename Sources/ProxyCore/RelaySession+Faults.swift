@@ -127,6 +127,7 @@ extension RelaySession {
         scheduledAt = nil
         releaseDelayed(from: .client, now: now, into: &out)
         releaseDelayed(from: .server, now: now, into: &out)
+        releaseExpiredIntercepts(now: now, into: &out)
         if isHandshaking, now >= handshakeDeadline { handshakeTimedOut(now: now, into: &out) }
         if case .faultClosing(let target, let deadline, _) = phase, now >= deadline {
             out.append(note(.info, "no close reply from the \(target.rawValue) within 2 s; closing", now: now))
@@ -169,6 +170,7 @@ extension RelaySession {
         if case .closingTCP(let deadline) = phase { due.append(deadline) }
         if isHandshaking, handshakeDeadline != .max { due.append(handshakeDeadline) }
         if phase == .open, let wakeup = faults?.nextWakeup { due.append(wakeup) }
+        if let deadline = interceptQueue.nextDeadline { due.append(deadline) }
         guard let earliest = due.min(), earliest != scheduledAt else { return }
         timerID += 1
         scheduledAt = earliest

@@ -94,7 +94,11 @@ extension RelaySession {
             }
             // A delayed frame names the latency rule that held it, as dropped ones do.
             if decision.delay > 0, record.fault == nil { record.fault = decision.rule }
-            if decision.fragments != nil || decision.slices != nil {
+            if frame.opcode == .close { releaseHeldBeforeClose(from: side, now: now, into: &out) }
+            if decision.delay == 0, decision.fragments == nil, decision.slices == nil, interceptPause != nil,
+               interceptHolds(outgoing, record: record, from: side, now: now, into: &out) {
+                // Held for the operator (`RelaySession+Intercept`): relayed, edited or dropped later.
+            } else if decision.fragments != nil || decision.slices != nil {
                 sendShaped(outgoing, from: side, record: record, decision: decision, now: now, into: &out)
             } else {
                 send(outgoing, from: side, record: record, delay: decision.delay, now: now, into: &out)

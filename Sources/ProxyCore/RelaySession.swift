@@ -81,6 +81,11 @@ public struct RelaySession {
     /// When the handshake must be over (set at `start`); see `RelayConfig.handshakeTimeout`.
     var handshakeDeadline: Micros = .max
     var scheduledAt: Micros?
+    /// The operator's pause on this connection and what it holds (`RelaySession+Intercept`).
+    var interceptPause: InterceptPause?
+    var interceptQueue = InterceptQueue()
+    /// The queue changed since the desk was last told.
+    var interceptChanged = false
 
     /// - Parameters:
     ///   - faults: the proxy's shared fault engine, or nil for a plain relay.
@@ -114,6 +119,7 @@ public struct RelaySession {
     public mutating func start(now: Micros) -> [RelayCommand] {
         clock = now
         if let engine { faults = ConnectionFaults(engine: engine, conn: conn, openedAt: now) }
+        interceptPause = config.intercept?.pause(for: conn)
         let (deadline, overflow) = now.addingReportingOverflow(max(0, config.handshakeTimeout))
         handshakeDeadline = overflow ? .max : deadline
         var out: [RelayCommand] = [.record(.open(OpenRecord(conn: conn, t: now, client: clientAddress, server: listenAddress,
@@ -133,7 +139,10 @@ public struct RelaySession {
         case .upstreamFailed(let reason): upstreamFailed(reason, now: now, into: &out)
         case .ended(let side, let kind, let detail): ended(side, kind: kind, detail: detail, now: now, into: &out)
         case .timer(let id): timer(id, now: now, into: &out)
-        case .faultsChanged: break
+        case .faultsChanged: interceptDeskChanged(now: now, into: &out)
+        }
+        if interceptChanged || phase == .finished && (interceptPause != nil || !interceptQueue.isEmpty) {
+            publishIntercept(now: now, into: &out)
         }
         reschedule(into: &out)
         decodeEvents(in: &out)

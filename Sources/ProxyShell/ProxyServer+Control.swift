@@ -2,6 +2,7 @@ import Capture
 import ControlAPI
 import Faults
 import JSON
+import ProxyCore
 import Vocabulary
 
 /// The control API's view of a running proxy (called on the loop thread): the server is
@@ -24,6 +25,7 @@ extension ProxyServer: ControlBackend {
 
     package func watch(_ sink: @escaping (JSONValue) -> Void) -> Int? { watchHub.add(sink) }
     package func unwatch(_ id: Int) { watchHub.remove(id) }
+    package var interceptDesk: InterceptDesk? { settings.interceptDesk }
 
     package func metrics() -> ControlMetrics {
         var metrics = counters

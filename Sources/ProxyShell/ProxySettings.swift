@@ -65,6 +65,10 @@ package struct ProxySettings: Sendable {
     /// frames under `drop-message` took the proxy to 5 GB.)
     package let largeFrameBudget = LargeFrameBudget()
 
+    /// Where the control API (and the UI through it) pauses connections and decides on
+    /// their held messages: one per proxy, handed to each connection's `relayConfig`.
+    package let interceptDesk = InterceptDesk()
+
     /// How each connection's protocol entry is chosen; nil: `RelayConfig`'s default, detected
     /// per connection through the table. `--spec` names one (`ProxyCommand` sets it).
     package var protocolChoice: ProtocolChoice?
@@ -75,6 +79,7 @@ package struct ProxySettings: Sendable {
                                  maxPayload: maxPayload, strict: strict)
         config.handshakeTimeout = handshakeTimeout
         config.largeFrameBudget = largeFrameBudget
+        config.intercept = interceptDesk
         if let protocolChoice { config.protocolChoice = protocolChoice }
         return config
     }

@@ -14,6 +14,10 @@ import Vocabulary
 ///     scope "all":    POST /rules                 (every connection, new ones too)
 ///     "close" with "code" and "reason": the rule close:CODE,reason=REASON
 ///     "send" with "to" (client|server) and "text": the rule inject:TEXT,to=SIDE
+///     "pause" with "from" and "match" (scope "conn" or "all"): POST /intercept
+///     "resume":                                                  POST /intercept/resume
+///     "decide" with "held" (an id), "decision" (forward|edit|drop) and "text" or "b64":
+///                                                                POST /intercept/CONN/ID
 ///
 /// The answer is `{"type":"result","id":1,"ok":true|false,"status":N,"body":{...}}`.
 package struct UIActions {
@@ -41,6 +45,9 @@ package struct UIActions {
         guard let backend else {
             return Self.result(id: id, status: 409, body: ["error": "offline: this page shows recorded captures; actions need `faultline proxy --ui`"])
         }
+        if let action = message["action"]?.stringValue, UIIntercept.actions.contains(action) {
+            return Self.result(id: id, response: router.respond(to: UIIntercept.request(for: message), backend: backend))
+        }
         let rule: String
         switch message["action"]?.stringValue {
         case "apply":
@@ -53,7 +60,7 @@ package struct UIActions {
             let to = message["to"]?.stringValue == "server" ? "server" : "client"
             rule = "inject:\(message["text"]?.stringValue ?? ""),to=\(to)"
         default:
-            return Self.result(id: id, status: 400, body: ["error": "unknown action (actions: apply, close, send)"])
+            return Self.result(id: id, status: 400, body: ["error": "unknown action (actions: apply, close, send, pause, resume, decide)"])
         }
         let body = Array(rule.utf8)
         let conn = message["conn"]?.intValue.flatMap { $0 > 0 && $0 <= Int64(Int32.max) ? Int($0) : nil }
@@ -79,6 +86,13 @@ package struct UIActions {
             guard let conn else { return Self.result(id: id, status: 400, body: ["error": "no connection chosen"]) }
             return answer(ControlRequest(method: "POST", path: "/connections/\(conn)/apply", body: body), id: id, backend: backend)
         }
+    }
+
+    /// The intercept as the page shows it for connection `conn` (its pause, its held
+    /// messages), read through `GET /intercept`; nil offline.
+    package func interceptState(conn: ConnectionID) -> JSONValue? {
+        guard let backend else { return nil }
+        return UIIntercept.state(of: router.respond(to: ControlRequest(method: "GET", path: "/intercept"), backend: backend), conn: conn)
     }
 
     private func answer(_ request: ControlRequest, id: JSONValue, backend: any ControlBackend) -> JSONValue {

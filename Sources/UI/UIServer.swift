@@ -210,6 +210,8 @@ package final class UIServer {
     private func handle(_ message: JSONValue, from socket: PageSocket) {
         if message["type"]?.stringValue == "action" {
             write(actions.perform(message, model: model), to: socket)
+            // A pause or resume writes no record: the page sees its new state at once.
+            if let action = message["action"]?.stringValue, UIIntercept.actions.contains(action) { update(socket) }
         } else if socket.page.receive(message) {
             update(socket)
         }
@@ -231,7 +233,12 @@ package final class UIServer {
             socket.page.skipped += 1
             return
         }
-        write(socket.page.update(model), to: socket)
+        var message = socket.page.update(model)
+        if let conn = socket.page.selected, var object = message.objectValue, let intercept = actions.interceptState(conn: conn) {
+            object["intercept"] = intercept
+            message = .object(object)
+        }
+        write(message, to: socket)
         if socket.page.isBehind(model) { scheduleFlush() }
     }
 

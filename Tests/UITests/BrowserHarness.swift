@@ -26,14 +26,25 @@ struct Browser {
 
     /// Opens `url` and runs `steps` (see cdp_driver.py for their shapes).
     static func run(_ url: String, steps: [JSONValue], in dir: URL, name: String) throws -> Run {
+        finish(try start(url, steps: steps, in: dir, name: name))
+    }
+
+    /// Starts the driver on `steps` without waiting for it, so the test can act on the
+    /// session while the page runs (each step's result is a line of `output` as it ends);
+    /// `finish` then reads the results.
+    static func start(_ url: String, steps: [JSONValue], in dir: URL, name: String) throws -> ChildProcess {
         let stepsFile = dir.appendingPathComponent("\(name)-steps.json")
         var bytes: [UInt8] = []
         JSONWriter.write(.array(steps), into: &bytes)
         try Data(bytes).write(to: stepsFile)
-        let driver = try ChildProcess.python(TestEnvironment.path("Tests/Peers/cdp_driver.py"), [
+        return try ChildProcess.python(TestEnvironment.path("Tests/Peers/cdp_driver.py"), [
             "--url", url, "--steps", stepsFile.path, "--profile", dir.appendingPathComponent("profile-\(name)").path,
             "--chromium", chromium,
         ])
+    }
+
+    /// Waits for a started driver to end (bounded) and reads what each step returned.
+    static func finish(_ driver: ChildProcess) -> Run {
         let status = driver.waitForExit(timeout: 240)
         if status == nil { driver.stop() }
         var run = Run(steps: [], console: [], exceptions: [], status: status, stderr: driver.errorOutput.joined(separator: "\n"))

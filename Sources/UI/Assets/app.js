@@ -30,6 +30,10 @@
     state.socket = socket;
     socket.onopen = function () {
       state.retry = 500;
+      // The page's link, readable from outside (the tests wait on it over DevTools):
+      // sockets opened and dropped so far, and updates since the latest one opened.
+      document.body.dataset.connects = (+(document.body.dataset.connects || 0) + 1);
+      document.body.dataset.updatesSinceConnect = 0;
       $("link").textContent = "connected";
       $("link").className = "badge on";
       send({ type: "hello", filter: $("filter").value, offset: state.offset, count: state.count,
@@ -43,6 +47,7 @@
       else if (m.type === "result") result(m);
     };
     socket.onclose = function () {
+      document.body.dataset.drops = (+(document.body.dataset.drops || 0) + 1);
       $("link").textContent = "reconnecting…";
       $("link").className = "badge off";
       setTimeout(connect, state.retry);
@@ -69,6 +74,7 @@
   // --- the list -------------------------------------------------------------------------
   function update(m) {
     state.seq = m.seq;
+    document.body.dataset.updatesSinceConnect = +(document.body.dataset.updatesSinceConnect || 0) + 1;
     state.total = m.total;
     document.body.dataset.seq = m.seq;
     $("counts").textContent = m.total + " connection" + (m.total === 1 ? "" : "s") + " · " + seconds(m.now);
@@ -80,6 +86,53 @@
     if (m.evicted_rows) $("evicted").textContent = m.evicted_rows + " older ended connections are no longer held";
     renderRows(m.offset, m.rows);
     if (m.selected) renderDetail(m.selected);
+    if (m.intercept) renderIntercept(m.intercept);
+  }
+
+  // --- intercept: the selected connection's pause and held messages ----------------------
+  // Items are added and removed by id, never redrawn, so an edit being typed survives
+  // every update.
+  function renderIntercept(x) {
+    if (x.conn !== state.selected) return;
+    var p = x.pause;
+    $("intercept-state").textContent = p
+      ? "paused" + (p.conn === null ? " (every connection)" : "") + ": holding messages" +
+        (p.from ? " from the " + p.from : "") + (p.match ? " containing '" + p.match + "'" : "") +
+        "; each is forwarded unchanged after " + p.timeout_s + " s undecided · " + x.held.length + " held"
+      : (x.held.length ? x.held.length + " held" : "not paused");
+    $("detail").dataset.paused = p ? "yes" : "no";
+    var list = $("held"), ids = {};
+    x.held.forEach(function (h) { ids[h.id] = true; });
+    Array.prototype.slice.call(list.children).forEach(function (li) { if (!ids[li.dataset.id]) li.remove(); });
+    x.held.forEach(function (h) {
+      if (list.querySelector('li[data-id="' + h.id + '"]')) return;
+      list.appendChild(heldItem(h));
+    });
+  }
+
+  function heldItem(h) {
+    var li = el("li", "held");
+    li.dataset.id = h.id;
+    li.appendChild(el("div", "fmeta", "held #" + h.id + " · " + (h.from === "client" ? "client→server" : "server→client") +
+      " · " + h.len + " B · since " + h.held_at_s.toFixed(3) + " s · forwarded unchanged at " + h.release_at_s.toFixed(3) + " s"));
+    var text = el("textarea", "held-text");
+    text.value = h.text !== undefined ? h.text : h.b64;
+    text.dataset.b64 = h.text === undefined ? "yes" : "no";
+    text.setAttribute("aria-label", "held message " + h.id);
+    li.appendChild(text);
+    var row = el("div", "action-row");
+    [["forward", "forward"], ["edit", "send edited"], ["drop", "drop"]].forEach(function (b) {
+      var button = el("button", "held-" + b[0], b[1]);
+      button.type = "button";
+      button.addEventListener("click", function () {
+        var m = { action: "decide", held: h.id, decision: b[0] };
+        if (b[0] === "edit") m[text.dataset.b64 === "yes" ? "b64" : "text"] = text.value;
+        act(m);
+      });
+      row.appendChild(button);
+    });
+    li.appendChild(row);
+    return li;
   }
 
   function renderRows(offset, rows) {
@@ -122,6 +175,8 @@
     state.laneVersion = -1;
     while ($("frames").firstChild) $("frames").removeChild($("frames").firstChild);
     while ($("findings").firstChild) $("findings").removeChild($("findings").firstChild);
+    while ($("held").firstChild) $("held").removeChild($("held").firstChild);
+    $("intercept-state").textContent = "";
     $("action-result").hidden = true;
     $("detail").hidden = false;
     send({ type: "select", conn: conn, frame_filter: $("frame-filter").value });
@@ -240,7 +295,10 @@
     box.className = "result" + (m.ok ? "" : " bad");
     box.dataset.status = m.status;
     var b = m.body || {};
-    if (m.ok) {
+    if (m.ok && (b.paused || b.resumed || b.decision)) {
+      box.textContent = "done: " + (b.paused ? "paused" : b.resumed ? "resumed" : b.decision + " held #" + b.id) +
+        (b.connection ? " on connection " + b.connection : " on every connection");
+    } else if (m.ok) {
       box.textContent = "done: " + (b.rule || (b.last && b.last.rule) || "") +
         (b.applied_to ? " on connections " + b.applied_to.join(", ") : b.connection ? " on connection " + b.connection : b.id ? " as rule " + b.id : "");
     } else {
@@ -284,6 +342,10 @@
     $("send-button").addEventListener("click", function () {
       act({ action: "send", to: $("send-to").value, text: $("send-text").value });
     });
+    $("intercept-pause").addEventListener("click", function () {
+      act({ action: "pause", from: $("intercept-from").value, match: $("intercept-match").value });
+    });
+    $("intercept-resume").addEventListener("click", function () { act({ action: "resume" }); });
     new MutationObserver(function () {
       if (state.pendingEvidence !== undefined && $("frames").children.length) {
         markEvidence(state.pendingEvidence);
