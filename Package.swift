@@ -27,7 +27,8 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     // one module per protocol (Bird/Pusher), and the table that registers them by key.
     ("Protocols", ["JSON", "WebSocket"], "Sources/Protocols/Interface"),
     ("Bird", ["JSON", "WebSocket", "Protocols", "COpenSSL"], "Sources/Protocols/Bird"),
-    ("ProtocolTable", ["Protocols", "Bird"], "Sources/Protocols/Table"),
+    ("SocketIO", ["JSON", "WebSocket", "Protocols"], "Sources/Protocols/SocketIO"),
+    ("ProtocolTable", ["Protocols", "Bird", "SocketIO"], "Sources/Protocols/Table"),
     ("Capture", ["Vocabulary", "JSON", "WebSocket", "Protocols", "CZlib", "CZstd"], nil),
     ("Pcap", ["Vocabulary", "JSON", "WebSocket", "Capture", "CPcap"], nil),
     // Engines
@@ -37,7 +38,7 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     // Shells
     ("Transport", ["COpenSSL", "CUV"], nil),
     ("Replay", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture", "Lifecycle", "Transport"], nil),
-    ("Sim", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Bird", "Transport"], nil),
+    ("Sim", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Bird", "SocketIO", "Transport"], nil),
     ("CLI", ["Vocabulary"], nil),
     ("ControlAPI", ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Transport", "CLI", "CUV"], nil),
     // Opening any input by its first bytes (capture, pcap/pcapng, zstd/gzip), rotated
@@ -64,6 +65,7 @@ let testDependencies: [String: [Target.Dependency]] = [
     "WebSocket": ["Vocabulary", "TestSupport"],
     "Protocols": ["JSON"],
     "Bird": ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture", "TestSupport"],
+    "SocketIO": ["JSON", "Protocols", "ProtocolTable"],
     "ProtocolTable": ["Protocols", "Bird", "TestSupport"],
     "Capture": ["Vocabulary", "JSON", "WebSocket", "COpenSSL", "TestSupport", "faultline"],
     "Pcap": ["Vocabulary", "JSON", "WebSocket", "Capture", "TestSupport", "faultline"],

@@ -1,5 +1,6 @@
 import Bird
 import Protocols
+import SocketIO
 
 /// The protocol table, in the manner of Wireshark's dissector tables: every wire protocol
 /// Faultline decodes is one entry (a `WireProtocol`), registered here under its key. The
@@ -41,6 +42,8 @@ public struct ProtocolTable: Sendable {
     public static let standard = ProtocolTable(registrations: [
         Registration(BirdDecoder.self, aliases: ["realtime", "pusher"], defaultSpec: "bird",
                      make: { BirdDecoder(prefix: $0) }),
+        Registration(SocketIOProtocol.self, aliases: ["socket.io", "engine.io"], defaultSpec: "socketio",
+                     make: { _ in SocketIOProtocol() }),
         Registration(ConnectionLevelProtocol.self, aliases: ["connection"], defaultSpec: "websocket",
                      make: { _ in ConnectionLevelProtocol() }),
     ])
