@@ -32,6 +32,8 @@ public enum SimServerProtocols {
     public static let all: [Registration] = [
         Registration(name: "bird", summary: "Bird Realtime / Pusher protocol 7 (the default)",
                      make: { SimServer(settings: $0, seed: $1) }),
+        Registration(name: "socketio", summary: "Socket.IO v5 over engine.io v4 (websocket transport)",
+                     make: { SocketIOServer(settings: $0, seed: $1) }),
     ]
 
     public static var names: [String] { all.map(\.name) }

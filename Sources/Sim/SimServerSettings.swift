@@ -23,6 +23,10 @@ public struct SimServerSettings: Sendable {
     /// Answer no ping (neither `P:ping` nor ping frames), so clients' stale checks fire
     /// without a proxy in between.
     public var stallPongs = false
+    /// engine.io (`--protocol socketio`): how often the server pings, and how long it waits
+    /// for the pong (both announced in the open packet).
+    public var pingInterval: SimMicros = 25 * SimDuration.second
+    public var pingTimeout: SimMicros = 20 * SimDuration.second
 
     public init() {}
 
