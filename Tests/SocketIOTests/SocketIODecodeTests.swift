@@ -7,7 +7,7 @@ import Testing
 /// packets python-socketio 5.18 and its server send (as recorded through the proxy).
 @Suite struct SocketIODecodeTests {
     func decode(_ text: String) -> RealtimeEvent? {
-        var entry = SocketIOProtocol()
+        let entry = SocketIOProtocol()
         return entry.decode(Array(text.utf8))
     }
 
@@ -83,14 +83,14 @@ import Testing
 
     @Test func adoptKeepsTheCarriedEvent() throws {
         let event = try #require(decode(#"42["tick",{}]"#))
-        var reader = SocketIOProtocol()
+        let reader = SocketIOProtocol()
         #expect(reader.adopt(event) == event)
     }
 
     @Test func handshakeFaultsRewriteTheOpenPacket() throws {
         let payload = Array(#"0{"sid":"abc","upgrades":[],"pingTimeout":500,"pingInterval":1000}"#.utf8)
         let entry = SocketIOProtocol()
-        var decoder = SocketIOProtocol()
+        let decoder = SocketIOProtocol()
         let open = try #require(decoder.decode(payload))
         let stripped = try #require(entry.rewriteHandshake(payload, event: open, .removeSocketID))
         #expect(stripped.previous == "abc")

@@ -96,7 +96,7 @@ public struct SocketIOServer: SimProtocolServer {
         default:
             return []
         }
-        var entry = SocketIOProtocol()
+        let entry = SocketIOProtocol()
         guard let event = entry.decode(frame.payload) else {
             return close(id, code: 1003, why: "a message that is no engine.io packet")
         }
