@@ -76,7 +76,7 @@ import TestSupport
         // once; socketio/client.py `disconnect`: the app's disconnect sends 41 and closes
         // with 1000. Promised: one connection, every ping answered (stale.pong-missing passes),
         // state disconnected, no finding.
-        let run = try Self.run(client: ["--hold", "2.2"])
+        let run = try Self.run(client: ["--hold", "1.4"])
         #expect(run.connects == 1)
         #expect(run.clientCount == 1 && run.connections.count == 1)
         #expect(run.findings == [] && run.undetermined == [])
@@ -147,7 +147,7 @@ import TestSupport
         // close frame). The retry overlaps the open socket, so it is grouped as a second
         // client and the first one's reconnect.missing is reported (undetermined when the
         // capture ends inside its window): an artifact of grouping, not the library's.
-        let run = try Self.run(faults: ["blackhole,conn=1,after=300ms"], client: ["--connects", "2", "--run", "8"])
+        let run = try Self.run(faults: ["blackhole,conn=1,after=300ms"], client: ["--connects", "2", "--hold", "0.6", "--run", "8"])
         #expect(run.connects == 2)
         #expect(run.clientCount == 2)
         #expect(run.findings.filter { $0 != "reconnect.missing" }.sorted() == ["stale.close-code", "stale.close-missing"])

@@ -131,7 +131,7 @@ def main():
     c.add_argument('--delay-max', type=float, default=0.4)
     c.add_argument('--randomization', type=float, default=0.05)
     c.add_argument('--connects', type=int, default=1)
-    c.add_argument('--hold', type=float, default=0.5)
+    c.add_argument('--hold', type=float, default=0.3)
     c.add_argument('--run', type=float, default=10)
     args = parser.parse_args()
     serve(args) if args.mode == 'server' else client(args)
