@@ -49,15 +49,24 @@ import TestSupport
         return path
     }
 
-    static func run(server serverArguments: [String] = [], faults: [String] = [], client clientArguments: [String] = [],
-                    spec: String? = nil) throws -> Run {
+    /// `sim`: the server is `faultline sim server --protocol socketio ARGS` instead of
+    /// python-socketio's.
+    static func run(server serverArguments: [String] = [], sim: Bool = false, faults: [String] = [],
+                    client clientArguments: [String] = [], spec: String? = nil) throws -> Run {
         let directory = TestEnvironment.temporaryDirectory("faultline-socketio")
         let capture = directory.appendingPathComponent("capture.jsonl").path
-        let server = try ChildProcess.python(peers, ["server"] + serverArguments)
+        let server: ChildProcess
+        let serverPort: Int
+        if sim {
+            server = try ChildProcess.faultline(["sim", "server", "--protocol", "socketio", "--listen", "127.0.0.1:0"] + serverArguments)
+            serverPort = try listeningPort(of: server, "the sim server")
+        } else {
+            server = try ChildProcess.python(peers, ["server"] + serverArguments)
+            let listening = try #require(server.waitForLine(timeout: 20) { $0.contains("\"listening\"") },
+                                         "the Socket.IO server did not start: \(server.errorOutput.joined(separator: "\n"))")
+            serverPort = Int(try #require(PeerLine(listening)["port"]?.intValue))
+        }
         defer { server.stop() }
-        let listening = try #require(server.waitForLine(timeout: 20) { $0.contains("\"listening\"") },
-                                     "the Socket.IO server did not start: \(server.errorOutput.joined(separator: "\n"))")
-        let serverPort = try #require(PeerLine(listening)["port"]?.intValue)
         let proxy = try ChildProcess.faultline(["proxy", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:\(serverPort)",
                                                 "--record", capture] + faults.flatMap { ["--fault", $0] })
         defer { proxy.stop() }
@@ -185,5 +194,21 @@ import TestSupport
         #expect(run.connects == 2)
         #expect(run.findings == ["backoff.bound"])
         #expect(run.messages.first?.contains("for attempt 1") == true)
+    }
+
+    @Test func theSimServerServesTheRealClient() throws {
+        // `faultline sim server --protocol socketio` in place of python-socketio's server
+        // (the same promises of socketio/client.py and engineio/client.py as above): the
+        // client connects, answers the sim's pings (every 1 s; the sim waits 2 s for each
+        // pong, so a loaded machine does not end the session), hears its events, is
+        // retried after a FIN within the backoff, and disconnects. Promised: two
+        // connections, no finding.
+        let run = try Self.run(server: ["--ping-interval", "1s", "--ping-timeout", "2s", "--event-interval", "300ms"],
+                               sim: true, faults: ["drop,conn=1,after=1200ms"], client: ["--connects", "2"])
+        #expect(run.connects == 2)
+        #expect(!run.client.of(kind: "tick").isEmpty)
+        #expect(run.connections.count == 2)
+        #expect(run.findings == [], "\(run.messages)")
+        #expect(run.undetermined == [], "\(run.report["undetermined"].map { JSONWriter.serialize($0) } ?? "")")
     }
 }

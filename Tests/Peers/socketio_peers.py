@@ -94,8 +94,14 @@ def client(args):
         if str(reason) == str(sio.reason.SERVER_DISCONNECT):
             server_disconnected.set()
 
+    # The server's periodic event: python-socketio's server above ("tick") or
+    # `faultline sim server --protocol socketio` ("sim-tick").
     @sio.on('tick')
     def tick(data):
+        emit(kind='tick')
+
+    @sio.on('sim-tick')
+    def sim_tick(data):
         emit(kind='tick')
 
     try:
