@@ -129,10 +129,11 @@ import JSON
         #expect(!connectionLevel.events.decodesEvents && !LifecycleSpec.EventLevel.connection.decodesEvents)
         #expect(LifecycleSpec.EventLevel.realtime.decodesEvents)
         let unknown = #expect(throws: SpecError.self) {
-            try SpecLoader.parse(try bird { $0["events"] = "socket.io" }, file: "x.json")
+            try SpecLoader.parse(try bird { $0["events"] = "no-such-protocol" }, file: "x.json")
         }
         #expect(unknown?.field == "events")
-        #expect(unknown?.description.contains("expected one of: realtime, pusher, bird, connection, websocket") == true)
+        #expect(unknown?.description.contains("expected one of: realtime, pusher, bird, ") == true)
+        #expect(unknown?.description.contains("connection, websocket)") == true)
     }
 
     @Test func userSpecFileGoesThroughTheSamePath() throws {
