@@ -27,10 +27,11 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     // one module per protocol (Bird/Pusher), and the table that registers them by key.
     ("Protocols", ["JSON", "WebSocket"], "Sources/Protocols/Interface"),
     ("Bird", ["JSON", "WebSocket", "Protocols", "COpenSSL"], "Sources/Protocols/Bird"),
+    ("SocketIO", ["JSON", "WebSocket", "Protocols"], "Sources/Protocols/SocketIO"),
     ("GraphQLWS", ["JSON", "Protocols"], "Sources/Protocols/GraphQLWS"),
     ("SignalR", ["JSON", "Protocols"], "Sources/Protocols/SignalR"),
     ("Phoenix", ["JSON", "Protocols"], "Sources/Protocols/Phoenix"),
-    ("ProtocolTable", ["Protocols", "Bird", "GraphQLWS", "SignalR", "Phoenix"], "Sources/Protocols/Table"),
+    ("ProtocolTable", ["Protocols", "Bird", "SocketIO", "GraphQLWS", "SignalR", "Phoenix"], "Sources/Protocols/Table"),
     ("Capture", ["Vocabulary", "JSON", "WebSocket", "Protocols", "CZlib", "CZstd"], nil),
     ("Pcap", ["Vocabulary", "JSON", "WebSocket", "Capture", "CPcap"], nil),
     // Engines
@@ -40,7 +41,7 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     // Shells
     ("Transport", ["COpenSSL", "CUV"], nil),
     ("Replay", ["Vocabulary", "JSON", "WebSocket", "Protocols", "ProtocolTable", "Capture", "Lifecycle", "Analysis", "Transport"], nil),
-    ("Sim", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Bird", "GraphQLWS", "SignalR", "Phoenix", "Transport"], nil),
+    ("Sim", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Bird", "SocketIO", "GraphQLWS", "SignalR", "Phoenix", "Transport"], nil),
     ("CLI", ["Vocabulary"], nil),
     ("ControlAPI", ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "ProxyCore", "Transport", "CLI", "CUV"], nil),
     // Opening any input by its first bytes (capture, pcap/pcapng, zstd/gzip), rotated
@@ -73,6 +74,7 @@ let testDependencies: [String: [Target.Dependency]] = [
     "GraphQLWS": ["JSON", "WebSocket", "Protocols", "ProtocolTable"],
     "SignalR": ["JSON", "Protocols", "ProtocolTable"],
     "Phoenix": ["JSON", "Protocols"],
+    "SocketIO": ["JSON", "Protocols", "ProtocolTable"],
     "ProtocolTable": ["Protocols", "Bird", "TestSupport"],
     "Capture": ["Vocabulary", "JSON", "WebSocket", "COpenSSL", "TestSupport", "faultline"],
     "Pcap": ["Vocabulary", "JSON", "WebSocket", "Capture", "TestSupport", "faultline"],

@@ -142,7 +142,7 @@ public struct ConnectionFaults: Sendable {
             instances.append(Instance(id: nil, rule: rule, fault: fault,
                                       random: SeededGenerator(seed: engine.seed, 0, UInt64(conn), applyCount),
                                       phase: .waiting, immediate: true, startAt: startAt,
-                                      eventSeen: trigger.onEvent == nil, framesBase: framesRelayed))
+                                      eventSeen: !trigger.waitsForEvent, framesBase: framesRelayed))
         }
         return armReady(now: now)
     }
@@ -234,11 +234,11 @@ public struct ConnectionFaults: Sendable {
     }
 
     /// A frame was relayed (or deliberately dropped): counts it for `frames=` and notes its
-    /// event for `on=`, then arms what became ready.
-    public mutating func frameSeen(event: String?, now: Micros) -> [FaultOutcome] {
+    /// event for `on=` and `on-kind=`, then arms what became ready.
+    public mutating func frameSeen(event: RealtimeEvent?, now: Micros) -> [FaultOutcome] {
         framesRelayed += 1
         if let event {
-            for index in instances.indices where instances[index].rule.trigger.onEvent == event {
+            for index in instances.indices where instances[index].rule.trigger.startsOn(event) {
                 instances[index].eventSeen = true
             }
         }
@@ -292,7 +292,7 @@ public struct ConnectionFaults: Sendable {
 
     func frameConditionsMet(_ instance: Instance) -> Bool {
         let trigger = instance.rule.trigger
-        return (trigger.onEvent == nil || instance.eventSeen) && framesRelayed - instance.framesBase >= (trigger.frames ?? 0)
+        return (!trigger.waitsForEvent || instance.eventSeen) && framesRelayed - instance.framesBase >= (trigger.frames ?? 0)
     }
 
     mutating func deliver(_ event: FaultEvent, to index: Int, now: Micros) -> FaultOutcome? {

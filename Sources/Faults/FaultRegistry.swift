@@ -2,6 +2,7 @@
 public enum FaultRegistry {
     public static let kinds: [any Fault.Type] = [
         StallPongs.self,
+        StallPings.self,
         CloseFault.self,
         DropFault.self,
         ResetFault.self,

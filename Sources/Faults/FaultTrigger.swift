@@ -1,4 +1,5 @@
 import Capture
+import Protocols
 import Vocabulary
 
 /// When and to which connections a rule applies. All given conditions must hold.
@@ -21,18 +22,21 @@ import Vocabulary
 /// open, except for kinds that act at the upgrade):
 /// - `after=DUR`: DUR after the connection opened.
 /// - `at=DUR`: DUR after the proxy started.
-/// - `on=EVENT`: after a frame carrying that Bird/Pusher event name was relayed (either way).
+/// - `on=EVENT`: after a frame carrying that event name (as sent) was relayed (either way).
+/// - `on-kind=KIND`: after a frame whose decoded event is of that kind (`RealtimeEventKind`:
+///   `subscription_succeeded`, `pong` ...) was relayed, whatever the protocol names it.
 /// - `frames=N`: after N frames were relayed (both directions, control frames included).
 ///
 /// End (every kind):
 /// - `for=DUR`: the fault stops DUR after it armed, and the connection has normal service
 ///   again (a 10-second latency spike, a 30-second blackhole).
 public struct FaultTrigger: Sendable, Hashable {
-    public static let keys = ["after", "at", "on", "frames", "conn", "every", "client", "host", "path", "prob", "for"]
+    public static let keys = ["after", "at", "on", "on-kind", "frames", "conn", "every", "client", "host", "path", "prob", "for"]
 
     public var after: Micros?
     public var at: Micros?
     public var onEvent: String?
+    public var onKind: RealtimeEventKind?
     public var frames: Int?
     public var connections: ClosedRange<Int>?
     public var every: Int?
@@ -48,13 +52,13 @@ public struct FaultTrigger: Sendable, Hashable {
     public init() {}
 
     public static func == (lhs: FaultTrigger, rhs: FaultTrigger) -> Bool {
-        lhs.after == rhs.after && lhs.at == rhs.at && lhs.onEvent == rhs.onEvent && lhs.frames == rhs.frames
+        lhs.after == rhs.after && lhs.at == rhs.at && lhs.onEvent == rhs.onEvent && lhs.onKind == rhs.onKind && lhs.frames == rhs.frames
             && lhs.connections == rhs.connections && lhs.every == rhs.every && lhs.client == rhs.client
             && lhs.host == rhs.host && lhs.path == rhs.path && lhs.probability == rhs.probability && lhs.duration == rhs.duration
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(after); hasher.combine(at); hasher.combine(onEvent); hasher.combine(frames)
+        hasher.combine(after); hasher.combine(at); hasher.combine(onEvent); hasher.combine(onKind); hasher.combine(frames)
         hasher.combine(connections?.lowerBound); hasher.combine(connections?.upperBound)
         hasher.combine(every); hasher.combine(client); hasher.combine(host); hasher.combine(path)
         hasher.combine(probability); hasher.combine(duration)
@@ -63,8 +67,16 @@ public struct FaultTrigger: Sendable, Hashable {
     func has(_ key: String) -> Bool { written.contains { $0.key == key } }
     func option(_ key: String) -> FaultRule.Option? { written.first { $0.key == key } }
 
-    /// A condition that needs frames (`on=`, `frames=`), for kinds that act before any.
-    var frameConditionKey: String? { onEvent != nil ? "on" : frames != nil ? "frames" : nil }
+    /// A condition that needs frames (`on=`, `on-kind=`, `frames=`), for kinds that act before any.
+    var frameConditionKey: String? { onEvent != nil ? "on" : onKind != nil ? "on-kind" : frames != nil ? "frames" : nil }
+
+    /// Whether the rule waits for an event (`on=`, `on-kind=`).
+    var waitsForEvent: Bool { onEvent != nil || onKind != nil }
+
+    /// Whether a relayed frame's event is the one the rule waits for.
+    func startsOn(_ event: RealtimeEvent) -> Bool {
+        (onEvent.map { $0 == event.name } ?? true) && (onKind.map { $0 == event.kind } ?? true) && waitsForEvent
+    }
 
     /// Whether the rule depends on the upgrade request (client key, host, path), known only
     /// once it is read.
@@ -108,6 +120,12 @@ public struct FaultTrigger: Sendable, Hashable {
         case "on":
             guard !option.value.isEmpty else { throw fail("on= needs an event name, as in on=bird:pong") }
             onEvent = option.value
+        case "on-kind":
+            guard let kind = RealtimeEventKind(rawValue: option.value) else {
+                let kinds = RealtimeEventKind.allCases.map(\.rawValue).joined(separator: ", ")
+                throw fail("on-kind= must be an event kind (\(kinds)), not '\(option.value)'")
+            }
+            onKind = kind
         case "frames": frames = try count(option.value, "frames")
         case "every": every = try count(option.value, "every")
         case "client":
@@ -160,6 +178,7 @@ extension FaultTrigger {
         "  after=DUR      start DUR after the connection opened (500ms, 5s, 1.5s, 2m)",
         "  at=DUR         start DUR after the proxy started",
         "  on=EVENT       start after a frame carrying that event (on=bird_internal:subscription_succeeded)",
+        "  on-kind=KIND   start after a frame whose event is of that kind (on-kind=subscription_succeeded)",
         "  frames=N       start after N frames were relayed (both ways)",
         "  conn=N|N-M     only the Nth (to Mth) connection that sends an upgrade request (probes don't count)",
         "  every=N        only every Nth connection (N, 2N, ...; from conn's first with conn=)",

@@ -106,7 +106,7 @@ extension RelaySession {
         }
         apply(decision.outcomes, now: now, into: &out)
         if var faults, phase == .open {
-            let outcomes = faults.frameSeen(event: event?.name, now: now)
+            let outcomes = faults.frameSeen(event: event, now: now)
             self.faults = faults
             apply(outcomes, now: now, into: &out)
         }

@@ -41,6 +41,8 @@ public enum SimServerProtocols {
     public static let all: [Registration] = [
         Registration(name: "bird", summary: "Bird Realtime / Pusher protocol 7 (the default)",
                      make: { SimServer(settings: $0, seed: $1) }),
+        Registration(name: "socketio", summary: "Socket.IO v5 over engine.io v4 (websocket transport)",
+                     make: { SocketIOServer(settings: $0, seed: $1) }),
         Registration(name: "graphql-ws", summary: "graphql-ws (graphql-transport-ws): ack, ping/pong, a next per subscription",
                      make: { settings, _ in GraphQLWSSimServer(settings: settings) }),
         Registration(name: "signalr", summary: "ASP.NET Core SignalR, JSON hub protocol (negotiation skipped)",

@@ -30,6 +30,10 @@ public struct SimServerSettings: Sendable {
     public var closeFinal = false
     /// How often a SignalR hub pings each connection (`HubOptions.KeepAliveInterval`).
     public var keepAliveInterval: SimMicros = 15 * SimDuration.second
+    /// engine.io (`--protocol socketio`): how often the server pings, and how long it waits
+    /// for the pong (both announced in the open packet).
+    public var pingInterval: SimMicros = 25 * SimDuration.second
+    public var pingTimeout: SimMicros = 20 * SimDuration.second
 
     public init() {}
 

@@ -31,6 +31,13 @@ enum SimCommands {
         try arguments.parse(name, as: "a duration such as 500ms, 2s or 1m", SimDuration.parse)
     }
 
+    /// A duration of 1 ms to one day (engine.io's ping times, announced in whole milliseconds).
+    static func positiveDuration(_ arguments: ParsedArguments, _ name: String) throws(UsageError) -> SimMicros? {
+        try arguments.parse(name, as: "a duration of 1ms to 1d such as 500ms or 25s") { text in
+            SimDuration.parse(text).flatMap { (SimDuration.millisecond...86_400 * SimDuration.second).contains($0) ? $0 : nil }
+        }
+    }
+
     static func closeCode(_ arguments: ParsedArguments, _ name: String) throws(UsageError) -> UInt16? {
         try arguments.parse(name, as: "a close code in 1000-4999 that may be sent (not 1005, 1006, 1015)") { text in
             UInt16(text).flatMap { (1000...4999).contains($0) && CloseCode($0).isSendable ? $0 : nil }
@@ -108,7 +115,9 @@ enum SimServerCLI: Command {
             OptionSpec("close-final", help: "signalr: --close-after's close message carries an error and no allowReconnect."),
             OptionSpec("refuse-code", value: "code", help: "Refuse every connection with this close code (P:error, then close), no handshake."),
             OptionSpec("omit-socket-id", help: "Send the handshake without socket_id (a broken server)."),
-            OptionSpec("stall-pongs", help: "Answer no ping, so clients' stale checks fire."),
+            OptionSpec("stall-pongs", help: "Answer no ping, so clients' stale checks fire (socketio: send no ping)."),
+            OptionSpec("ping-interval", value: "duration", help: "socketio: the server's ping period, in the open packet.", default: "25s"),
+            OptionSpec("ping-timeout", value: "duration", help: "socketio: how long the server waits for a pong, in the open packet.", default: "20s"),
             OptionSpec("duration", value: "duration", help: "Stop after this long (default: run until SIGINT or SIGTERM)."),
             OptionSpec("seed", value: "n", help: "Seed for socket ids, so runs repeat (default: random)."),
             OptionSpec("verbose", short: "v", help: "Log connections, subscriptions and refusals on standard error."),
@@ -136,6 +145,8 @@ enum SimServerCLI: Command {
         settings.omitSocketID = arguments.flag("omit-socket-id")
         settings.stallPongs = arguments.flag("stall-pongs")
         settings.closeFinal = arguments.flag("close-final")
+        settings.pingInterval = try SimCommands.positiveDuration(arguments, "ping-interval") ?? settings.pingInterval
+        settings.pingTimeout = try SimCommands.positiveDuration(arguments, "ping-timeout") ?? settings.pingTimeout
         let duration = try SimCommands.duration(arguments, "duration")
         let seed = try SimCommands.seed(arguments)
 

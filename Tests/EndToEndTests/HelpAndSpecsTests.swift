@@ -47,7 +47,7 @@ import TestSupport
         #expect(explained.stdout.contains("Violated when: ") && explained.stdout.contains("Example: "))
         let checkedBy = explained.stdout.split(separator: "\n").first { $0.hasPrefix("Checked by the built-in specs: ") }
         let specs = Set((checkedBy?.dropFirst("Checked by the built-in specs: ".count) ?? "").split(separator: ", ").map(String.init))
-        #expect(specs == ["bird", "pusher", "agora-rtm", "agora-rtm-stream", "graphql-ws", "phoenix"], "\(checkedBy ?? "no 'Checked by' line")")
+        #expect(specs == ["bird", "pusher", "agora-rtm", "agora-rtm-stream", "socketio", "graphql-ws", "phoenix"], "\(checkedBy ?? "no 'Checked by' line")")
         let typo = try runFaultline(["analyze", "--explain", "backoff.bond"])
         #expect(typo.status == 2 && typo.stderr.contains("did you mean 'backoff.bound'?"))
         #expect(try runFaultline(["analyze"]).stderr.contains("missing argument <input>"))

@@ -114,7 +114,7 @@ import Testing
     }
 
     @Test func registryHasEveryKindOnceWithItsSummary() {
-        #expect(FaultRegistry.names == ["stall-pongs", "close", "drop", "reset", "blackhole", "latency", "refuse",
+        #expect(FaultRegistry.names == ["stall-pongs", "stall-pings", "close", "drop", "reset", "blackhole", "latency", "refuse",
                                         "refuse-http", "strip-socket-id", "activity-timeout", "inject", "bandwidth", "slicer",
                                         "fragment", "slow-close", "limit-data", "timeout", "drop-message", "delay-message",
                                         "duplicate", "reorder", "rewrite"])

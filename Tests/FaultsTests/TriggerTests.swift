@@ -37,8 +37,19 @@ import Testing
         #expect(faults.nextWakeup == nil)
         let succeeded = Make.event("bird_internal:subscription_succeeded", from: .server)
         #expect(faults.judge(succeeded, now: 5) == .untouched)   // the frame itself passes
-        #expect(faults.frameSeen(event: "bird:pong", now: 5).isEmpty)
-        #expect(kinds(faults.frameSeen(event: succeeded.event?.name, now: 6)) == ["close"])
+        #expect(faults.frameSeen(event: Make.event("bird:pong", from: .server).event, now: 5).isEmpty)
+        #expect(kinds(faults.frameSeen(event: succeeded.event, now: 6)) == ["close"])
+    }
+
+    @Test func onKindArmsAfterAnEventOfThatKindWhateverItsName() throws {
+        var (faults, outcomes) = Make.connection(["close:4009,on-kind=subscription_succeeded"])
+        #expect(outcomes.isEmpty)
+        #expect(faults.frameSeen(event: Make.event("bird:pong", from: .server).event, now: 5).isEmpty)
+        // Another prefix's spelling of the same event: the kind matches, the name would not.
+        let succeeded = Make.event("acme_internal:subscription_succeeded", from: .server, dialect: "acme")
+        #expect(succeeded.event?.kind == .subscriptionSucceeded)
+        #expect(kinds(faults.frameSeen(event: succeeded.event, now: 6)) == ["close"])
+        #expect(throws: FaultRuleError.self) { try FaultRule.parse("close:4009,on-kind=subscribed") }
     }
 
     @Test func framesArmsAfterNFramesAndCombinesWithAfter() {

@@ -1,12 +1,12 @@
 import Capture
 import Vocabulary
 
-/// `delay-message:DUR [event=NAME] [channel=NAME] [dir=c2s|s2c]`: hold matching messages
+/// `delay-message:DUR [event=NAME] [kind=KIND] [channel=NAME] [dir=c2s|s2c]`: hold matching messages
 /// for DUR. Later frames in the same direction wait behind them (one TCP stream keeps its
 /// order); use `reorder` to let them overtake.
 public struct DelayMessage: Fault {
     public static let kind = "delay-message"
-    public static let summary = "hold matching messages for DUR (order kept) [event=NAME] [channel=NAME] [dir=c2s|s2c]"
+    public static let summary = "hold matching messages for DUR (order kept) [event=NAME] [kind=KIND] [channel=NAME] [dir=c2s|s2c]"
     public static let example: String? = "2s"
     public static let parameters: Set<String> = MessageMatch.parameters
 

@@ -1,9 +1,9 @@
-/// `duplicate[:N] [event=NAME] [channel=NAME] [dir=c2s|s2c]`: relay each matching message,
+/// `duplicate[:N] [event=NAME] [kind=KIND] [channel=NAME] [dir=c2s|s2c]`: relay each matching message,
 /// then send it N more times (default once), as its sender would: the double delivery a
 /// client must tolerate. The copies go uncompressed.
 public struct Duplicate: Fault {
     public static let kind = "duplicate"
-    public static let summary = "send matching messages N more times (default 1) [event=NAME] [channel=NAME] [dir=c2s|s2c]"
+    public static let summary = "send matching messages N more times (default 1) [event=NAME] [kind=KIND] [channel=NAME] [dir=c2s|s2c]"
     public static let parameters: Set<String> = MessageMatch.parameters
 
     public let copies: Int

@@ -1,10 +1,10 @@
-/// `fragment:N [event=NAME] [channel=NAME] [dir=c2s|s2c]`: send each matching whole data
+/// `fragment:N [event=NAME] [kind=KIND] [channel=NAME] [dir=c2s|s2c]`: send each matching whole data
 /// message as N frames, the first with its opcode and the rest continuations (RFC 6455
 /// 5.4), so a client's message reassembly is exercised. A message shorter than N bytes
 /// gets one byte a frame; one already fragmented is relayed as it came.
 public struct Fragment: Fault {
     public static let kind = "fragment"
-    public static let summary = "send each message as N continuation frames [event=NAME] [channel=NAME] [dir=c2s|s2c]"
+    public static let summary = "send each message as N continuation frames [event=NAME] [kind=KIND] [channel=NAME] [dir=c2s|s2c]"
     public static let example: String? = "3"
     public static let parameters: Set<String> = MessageMatch.parameters
 

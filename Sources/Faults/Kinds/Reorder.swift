@@ -2,13 +2,13 @@ import Capture
 import Vocabulary
 import WebSocket
 
-/// `reorder [within=DUR] [event=NAME] [channel=NAME] [dir=c2s|s2c]`: hold a matching
+/// `reorder [within=DUR] [event=NAME] [kind=KIND] [channel=NAME] [dir=c2s|s2c]`: hold a matching
 /// message back and send it right after the next data message from the same sender, so the
 /// two arrive swapped. With no next message within DUR (default 1s) it is sent then; a
 /// close frame from its sender first discards it (nothing may follow a close).
 public struct Reorder: Fault {
     public static let kind = "reorder"
-    public static let summary = "send matching messages after the next one [within=1s] [event=NAME] [channel=NAME] [dir=c2s|s2c]"
+    public static let summary = "send matching messages after the next one [within=1s] [event=NAME] [kind=KIND] [channel=NAME] [dir=c2s|s2c]"
     public static let parameters: Set<String> = MessageMatch.parameters.union(["within"])
 
     struct Held: Sendable {

@@ -1,6 +1,6 @@
 import JSON
 
-/// `rewrite:FIELD=VALUE [event=NAME] [channel=NAME] [dir=c2s|s2c]`: set a JSON field in
+/// `rewrite:FIELD=VALUE [event=NAME] [kind=KIND] [channel=NAME] [dir=c2s|s2c]`: set a JSON field in
 /// matching messages. FIELD is a dotted path from the envelope (`data.socket_id`,
 /// `data.activity_timeout`, `data`); a `data` that is a JSON string holding an object (as
 /// Pusher sends it) is decoded, changed and encoded back. VALUE is JSON when it reads as
@@ -8,7 +8,7 @@ import JSON
 /// and messages without the path's parent are relayed as they are.
 public struct Rewrite: Fault {
     public static let kind = "rewrite"
-    public static let summary = "set a JSON field (dotted path) in matching messages [event=NAME] [channel=NAME] [dir=c2s|s2c]"
+    public static let summary = "set a JSON field (dotted path) in matching messages [event=NAME] [kind=KIND] [channel=NAME] [dir=c2s|s2c]"
     public static let example: String? = "data.socket_id=0.0"
     public static let parameters: Set<String> = MessageMatch.parameters
 

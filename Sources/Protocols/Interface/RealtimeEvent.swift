@@ -181,7 +181,7 @@ func isJSONWhitespace(_ byte: UInt8) -> Bool {
 /// The protocol meaning of an event name, with the dialect's prefix already stripped. The
 /// names are Pusher's; another protocol's entry maps its own events onto them (Phoenix's
 /// `phx_join` is a subscribe, graphql-ws's `connection_ack` a connection established).
-public enum RealtimeEventKind: String, Sendable, Hashable {
+public enum RealtimeEventKind: String, Sendable, Hashable, CaseIterable {
     case connectionEstablished = "connection_established"
     case ping, pong, error
     case subscribe, unsubscribe

@@ -3,6 +3,7 @@ import GraphQLWS
 import Phoenix
 import Protocols
 import SignalR
+import SocketIO
 
 /// The protocol table, in the manner of Wireshark's dissector tables: every wire protocol
 /// Faultline decodes is one entry (a `WireProtocol`), registered here under its key. The
@@ -44,6 +45,8 @@ public struct ProtocolTable: Sendable {
     public static let standard = ProtocolTable(registrations: [
         Registration(BirdDecoder.self, aliases: ["realtime", "pusher"], defaultSpec: "bird",
                      make: { BirdDecoder(prefix: $0) }),
+        Registration(SocketIOProtocol.self, aliases: ["socket.io", "engine.io"], defaultSpec: "socketio",
+                     make: { _ in SocketIOProtocol() }),
         Registration(GraphQLWSProtocol.self, aliases: ["graphql-transport-ws"], defaultSpec: "graphql-ws",
                      make: { _ in GraphQLWSProtocol() }),
         Registration(SignalRProtocol.self, defaultSpec: "signalr", make: { _ in SignalRProtocol() }),
