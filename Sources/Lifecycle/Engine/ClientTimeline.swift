@@ -39,10 +39,18 @@ struct ClientTimeline {
     private var timersQuietUntil = Micros.min
     /// Connection order, newest last; views of old connections are dropped beyond a few.
     private var order: [ConnectionID] = []
-    private var summaries: [ConnectionID: ConnectionLifespan] = [:]
+    /// The bars of the connections not ended yet, in order of opening: a handful at most
+    /// for a client, so a short array (a dictionary of one entry cost about 250 bytes).
+    private var summaries: [ConnectionLifespan] = []
     /// The fault that ended the previous connection, per new connection.
     private var causeFault: [ConnectionID: String] = [:]
-    private var lastDrop: Drop?
+    /// The latest drop of the newest connection, boxed: a `Drop` is some 200 bytes, most
+    /// clients are between drops, and the timeline is kept per client.
+    private var lastDropBox: Box<Drop>?
+    private var lastDrop: Drop? {
+        get { lastDropBox?.value }
+        set { lastDropBox = newValue.map(Box.init) }
+    }
     private var attempts = 0
     private var attemptsWithoutReset = 0
     /// The delay of the latest attempt since the counter's reset (decorrelated jitter).
@@ -132,7 +140,8 @@ struct ClientTimeline {
         order.append(record.conn)
         pruneViews()
         ctx.current = order.last
-        summaries[record.conn] = ConnectionLifespan(conn: record.conn, client: info.id, openedAt: record.t)
+        let summary = ConnectionLifespan(conn: record.conn, client: info.id, openedAt: record.t)
+        if let i = summaryIndex(record.conn) { summaries[i] = summary } else { summaries.append(summary) }
         var cause = "tcp open"
         if spec.reportDelays, let delay, let drop = lastDrop {
             cause += ": retry \(attempts), \(formatSeconds(delay)) after \(drop.cause)"
@@ -318,7 +327,7 @@ struct ClientTimeline {
                  stale: record.side == .client && isStale(record.conn, at: record.t), into: &events)
         }
         if record.kind != .captureEnd { noteClosed(record.conn, at: record.t) }
-        if var summary = summaries.removeValue(forKey: record.conn) {
+        if var summary = takeSummary(record.conn) {
             summary.endedAt = record.t
             if summary.end == nil { summary.end = name }
             events.append(.connectionEnded(summary))
@@ -331,7 +340,7 @@ struct ClientTimeline {
     /// client's closed connections do not pile up until the capture ends.
     private mutating func closeHandshakeCompleted(_ conn: ConnectionID, at t: Micros, into events: inout [AnalysisEvent]) {
         guard let view = ctx.connections[conn], view.clientClose != nil, view.serverClose != nil,
-              var summary = summaries.removeValue(forKey: conn) else { return }
+              var summary = takeSummary(conn) else { return }
         summary.endedAt = t
         events.append(.connectionEnded(summary))
     }
@@ -349,7 +358,13 @@ struct ClientTimeline {
         // The quiet time first: it sits in the timeline itself, while reading `timerRules`
         // means touching another allocation per client on every record and sweep.
         guard now > timersQuietUntil, !plan.timerRules.isEmpty else { return }
-        for i in plan.timerRules { attribute(rules[i].advance(to: now, ctx), into: &events) }
+        for i in plan.timerRules {
+            // The rule's findings first, then the call on `self`: as one expression, the
+            // receiver (a copy of the timeline) would be read before the rule changed, and
+            // the rules' array and boxes would be copied on every call.
+            let found = rules[i].advance(to: now, ctx)
+            attribute(found, into: &events)
+        }
         if shortcuts {
             var quiet = Micros.max
             for i in plan.timerRules { quiet = min(quiet, rules[i].quietUntil(ctx)) }
@@ -371,11 +386,14 @@ struct ClientTimeline {
 
     mutating func finish(at now: Micros, into events: inout [AnalysisEvent]) {
         timersQuietUntil = Micros.min
-        for i in rules.indices { attribute(rules[i].finish(at: now, ctx), into: &events) }
+        for i in rules.indices {
+            let found = rules[i].finish(at: now, ctx)
+            attribute(found, into: &events)
+        }
         for rule in rules {
             for check in rule.undetermined(at: now, ctx) { events.append(.undetermined(check)) }
         }
-        for (_, var summary) in summaries.sorted(by: { $0.key < $1.key }) {
+        for var summary in summaries.sorted(by: { $0.conn < $1.conn }) {
             summary.endedAt = now
             if summary.end == nil { summary.end = "capture end" }
             events.append(.connectionEnded(summary))
@@ -393,7 +411,7 @@ struct ClientTimeline {
         }
         interruptedAt = nil
         lastDrop = nil
-        summaries[conn]?.connectedAt = t
+        if let i = summaryIndex(conn) { summaries[i].connectedAt = t }
         setState(plan.states.connected, conn: conn, t: t, cause: cause, evidence: evidence, into: &events)
     }
 
@@ -403,9 +421,11 @@ struct ClientTimeline {
         guard let v = ctx.connections.index(of: conn) else { return }
         ctx.connections[at: v].droppedAt = t
         let view = ctx.connections[at: v]
-        summaries[conn]?.closeCode = code
-        summaries[conn]?.closedBy = code == nil ? nil : side
-        summaries[conn]?.end = cause
+        if let i = summaryIndex(conn) {
+            summaries[i].closeCode = code
+            summaries[i].closedBy = code == nil ? nil : side
+            summaries[i].end = cause
+        }
         // Only the client's newest connection moves its state.
         guard conn == order.last else { return }
         let wasConnected = view.connectedAt != nil
@@ -458,7 +478,10 @@ struct ClientTimeline {
     /// per spec), in rule order.
     private mutating func run(_ step: TimelineStep, into events: inout [AnalysisEvent]) {
         let interested = plan.observers[step.kind.rawValue.trailingZeroBitCount]
-        for i in interested { attribute(rules[i].observe(step, ctx), into: &events) }
+        for i in interested {
+            let found = rules[i].observe(step, ctx)  // before `attribute`: see `advance`
+            attribute(found, into: &events)
+        }
     }
 
     /// Names the injected fault a finding came after: one that touched its connection, or
@@ -472,6 +495,13 @@ struct ClientTimeline {
             }
             events.append(.finding(finding))
         }
+    }
+
+    private func summaryIndex(_ conn: ConnectionID) -> Int? { summaries.firstIndex { $0.conn == conn } }
+
+    /// The bar of `conn`, no longer kept: its connection ended.
+    private mutating func takeSummary(_ conn: ConnectionID) -> ConnectionLifespan? {
+        summaryIndex(conn).map { summaries.remove(at: $0) }
     }
 
     private mutating func pruneViews() {
@@ -496,4 +526,10 @@ struct ClientTimeline {
         if record.action != .forwarded && record.action != .observed { text += " (\(record.action.name))" }
         return text
     }
+}
+
+/// An immutable value on the heap, for a large field most instances leave empty.
+final class Box<Value: Sendable>: Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
