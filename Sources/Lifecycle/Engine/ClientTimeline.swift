@@ -100,9 +100,6 @@ struct ClientTimeline {
                   evidence: evidence, into: &events)
     }
 
-    /// What the rules read (tests look at it).
-    var context: RuleContext { ctx }
-
     /// The first event of the client: its `initialized` state.
     func start(into events: inout [AnalysisEvent]) {
         events.append(.transition(Transition(client: info.id, conn: nil, t: info.firstSeen, from: nil, to: state,
@@ -378,10 +375,12 @@ struct ClientTimeline {
     private func isPlainReceipt(_ record: FrameRecord, event: RealtimeEvent?) -> Bool {
         guard shortcuts, record.from == .server, record.opcode != .close, event.map({ $0.kind == .other }) ?? true,
               plan.observers[StepKinds.serverOtherFrame.rawValue.trailingZeroBitCount].isEmpty else { return false }
-        guard let view = ctx.connections[record.conn] else { return true }
-        let pingViewsStay = view.lastPing == nil
-            || (view.receivedSincePing != nil && (view.pongSincePing != nil || record.opcode != .pong))
-        return pingViewsStay && record.t >= view.lastReceivedAt
+        guard let v = ctx.connections.index(of: record.conn) else { return true }
+        // Read where the view lies: a copy of the whole view per frame showed in the profile.
+        let pingViewsStay = ctx.connections[at: v].lastPing == nil
+            || (ctx.connections[at: v].receivedSincePing != nil
+                && (ctx.connections[at: v].pongSincePing != nil || record.opcode != .pong))
+        return pingViewsStay && record.t >= ctx.connections[at: v].lastReceivedAt
     }
 
     mutating func finish(at now: Micros, into events: inout [AnalysisEvent]) {

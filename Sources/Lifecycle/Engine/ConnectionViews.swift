@@ -25,9 +25,10 @@ public struct ConnectionViews: Sendable {
         return nil
     }
 
-    /// The view at `index` (from `index(of:)`), changed in place.
+    /// The view at `index` (from `index(of:)`), read and changed in place: reading one
+    /// field does not copy the whole view (some 500 bytes) out first.
     subscript(at index: Int) -> ConnectionView {
-        get { views[index] }
+        _read { yield views[index] }
         _modify { yield &views[index] }
     }
 
