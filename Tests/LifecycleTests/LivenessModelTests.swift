@@ -162,13 +162,13 @@ struct Driver {
     init(spec: LifecycleSpec) {
         timeline = ClientTimeline(info: ClientInfo(id: "client-1", key: "test", firstSeen: 0), spec: spec,
                                   plan: RulePlan(spec: spec, shortcuts: true), appSecret: nil)
-        events = timeline.start()
+        timeline.start(into: &events)
     }
 
     mutating func connect(_ conn: ConnectionID, at t: Double) {
         let start = Wire.us(t)
-        events += timeline.open(OpenRecord(conn: conn, t: start, client: "10.0.0.1:4000\(conn)", server: "127.0.0.1:8080"))
-        events += timeline.upgrade(UpgradeRecord(conn: conn, t: start + 2000, from: .server, status: 101, headers: []))
+        timeline.open(OpenRecord(conn: conn, t: start, client: "10.0.0.1:4000\(conn)", server: "127.0.0.1:8080"), into: &events)
+        timeline.upgrade(UpgradeRecord(conn: conn, t: start + 2000, from: .server, status: 101, headers: []), into: &events)
     }
 
     mutating func frame(_ conn: ConnectionID, at t: Double, from side: Side, _ kind: RealtimeEventKind,
@@ -178,12 +178,12 @@ struct Driver {
         event.liveness = liveness
         let record = FrameRecord(conn: conn, t: Wire.us(t), from: side, opcode: .text, masked: side == .client,
                                  payload: Array(#"{"event":"\#(kind.rawValue)"}"#.utf8))
-        events += timeline.frame(record, event: event)
+        timeline.frame(record, event: event, into: &events)
     }
 
     mutating func finish(at t: Double) -> Outcome {
-        events += timeline.advance(to: Wire.us(t))
-        events += timeline.finish(at: Wire.us(t))
+        timeline.advance(to: Wire.us(t), into: &events)
+        timeline.finish(at: Wire.us(t), into: &events)
         return Outcome(events: events)
     }
 }

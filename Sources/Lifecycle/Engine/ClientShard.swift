@@ -31,8 +31,10 @@ public struct ClientShard: Sendable {
         self.shortcuts = shortcuts
         let fallback = options.spec.events.decodesEvents ? try? SpecLoader.load("websocket") : nil
         self.fallback = fallback
-        self.plan = RulePlan(spec: options.spec, shortcuts: shortcuts)
-        self.fallbackPlan = fallback.map { RulePlan(spec: $0, shortcuts: shortcuts) }
+        // One numbering of states for both specs: a client that falls back keeps its state.
+        let states = StateTable(specs: [options.spec] + (fallback.map { [$0] } ?? []))
+        self.plan = RulePlan(spec: options.spec, shortcuts: shortcuts, states: states)
+        self.fallbackPlan = fallback.map { RulePlan(spec: $0, shortcuts: shortcuts, states: states) }
     }
 
     /// Whether the step's client belongs to this shard (`sweep` and `finish` belong to all).
@@ -40,25 +42,38 @@ public struct ClientShard: Sendable {
         step.client.map { $0 % count == index } ?? true
     }
 
-    /// Carries out a step (of this shard's clients only) and returns what it revealed.
+    /// Carries out a step (of this shard's clients only) and returns what it revealed:
+    /// `apply(_:into:)` with a fresh array, for callers that keep no buffer.
     public mutating func apply(_ step: RoutedStep) -> [AnalysisEvent] {
+        var events: [AnalysisEvent] = []
+        apply(step, into: &events)
+        return events
+    }
+
+    /// Carries out a step (of this shard's clients only), appending what it revealed to
+    /// `events`: a caller that empties and reuses one buffer allocates nothing for the
+    /// steps that reveal nothing, which are nearly all of them.
+    public mutating func apply(_ step: RoutedStep, into events: inout [AnalysisEvent]) {
         switch step {
         case .sweep(let time):
-            var events: [AnalysisEvent] = []
-            for i in clients.indices { events += clients[i].advance(to: time) }
-            return events
+            for i in clients.indices { clients[i].advance(to: time, into: &events) }
         case .newClient(_, let info):
             clients.append(timeline(for: info))
-            return [.client(info)] + clients[clients.count - 1].start()
+            events.append(.client(info))
+            clients[clients.count - 1].start(into: &events)
         case .lateClient(_, let info, let open, let end):
             var timeline = timeline(for: info)
-            return [.client(info)] + timeline.start() + [.connection(open.conn, client: info.id)] + timeline.open(open)
-                + timeline.finish(at: end)
+            events.append(.client(info))
+            timeline.start(into: &events)
+            events.append(.connection(open.conn, client: info.id))
+            timeline.open(open, into: &events)
+            timeline.finish(at: end, into: &events)
         case .open(let client, let open):
             let local = client / count
-            return [.connection(open.conn, client: clients[local].info.id)] + clients[local].open(open)
+            events.append(.connection(open.conn, client: clients[local].info.id))
+            clients[local].open(open, into: &events)
         case .upgrade(let client, let upgrade):
-            return clients[client / count].upgrade(upgrade)
+            clients[client / count].upgrade(upgrade, into: &events)
         case .frame(let client, let frame, let event):
             let decoded: RealtimeEvent?
             switch event {
@@ -68,15 +83,13 @@ public struct ClientShard: Sendable {
                 if decoder == nil { decoder = options.makeEntry(prefix: prefix) }
                 decoded = decoder?.event(of: frame)
             }
-            return clients[client / count].frame(frame, event: decoded)
+            clients[client / count].frame(frame, event: decoded, into: &events)
         case .end(let client, let end):
-            return clients[client / count].end(end)
+            clients[client / count].end(end, into: &events)
         case .fault(let client, let fault):
-            return clients[client / count].fault(fault)
+            clients[client / count].fault(fault, into: &events)
         case .finish(let time):
-            var events: [AnalysisEvent] = []
-            finish(at: time) { events += $0 }
-            return events
+            for i in clients.indices { clients[i].finish(at: time, into: &events) }
         }
     }
 
@@ -89,7 +102,12 @@ public struct ClientShard: Sendable {
     /// `apply(.finish(at:))` handing over each client's final events in turn, so that a
     /// capture of very many clients never holds all of them at once.
     public mutating func finish(at time: Micros, emit: ([AnalysisEvent]) -> Void) {
-        for i in clients.indices { emit(clients[i].finish(at: time)) }
+        var events: [AnalysisEvent] = []
+        for i in clients.indices {
+            events.removeAll(keepingCapacity: true)
+            clients[i].finish(at: time, into: &events)
+            emit(events)
+        }
     }
 
     /// This shard's clients that showed none of the spec's protocol, with their ordinals.
@@ -106,6 +124,8 @@ public struct ClientShard: Sendable {
 /// index arrays cost memory in proportion to the clients (about half a kilobyte each).
 final class RulePlan: Sendable {
     let spec: LifecycleSpec
+    /// The numbers of the spec's named states.
+    let states: SpecStates
     let ruleTypes: [any LifecycleRule.Type]
     /// Indices of the rules with timer checks, the only ones `advance` asks.
     let timerRules: [Int]
@@ -113,8 +133,11 @@ final class RulePlan: Sendable {
     /// order: a step visits only these (`LifecycleRule.observes`).
     let observers: [[Int]]
 
-    init(spec: LifecycleSpec, shortcuts: Bool) {
+    /// `states`: the numbering shared with the other spec a client may switch to (by
+    /// default, this spec's own).
+    init(spec: LifecycleSpec, shortcuts: Bool, states: StateTable? = nil) {
         self.spec = spec
+        self.states = SpecStates(spec, table: states ?? StateTable(specs: [spec]))
         let types = spec.rules.compactMap { RuleRegistry.type(for: $0) }
         ruleTypes = types
         timerRules = types.indices.filter { types[$0].hasTimers }

@@ -5,11 +5,18 @@ import WebSocket
 
 /// One client's state machine: turns its connections' records into timeline steps,
 /// transitions and rule findings. Keeps only this client's state.
+///
+/// Every record handler appends what it found to the caller's `events` (one buffer the
+/// caller reuses, so a record that finds nothing allocates nothing), and the rules read
+/// one `RuleContext` that the timeline keeps and changes in place: the views of its
+/// connections live inside it, so a record touches its view where it lies.
 struct ClientTimeline {
     let info: ClientInfo
-    private(set) var spec: LifecycleSpec
-    let appSecret: String?
-    private(set) var state: String
+    /// What the rules read: spec, state, the connections' views.
+    private var ctx: RuleContext
+    var spec: LifecycleSpec { ctx.spec }
+    /// The client's state by name.
+    var state: String { ctx.state }
     private var rules: [any LifecycleRule]
     /// Which rules have timers and which observe each kind of step: shared by every
     /// client of the spec (`RulePlan`).
@@ -30,13 +37,20 @@ struct ClientTimeline {
     /// `quietUntil`), unless something besides a plain receipt happens to the client
     /// first; every record handler resets it to `Micros.min` ("ask") except for those.
     private var timersQuietUntil = Micros.min
-    private var views: [ConnectionID: ConnectionView] = [:]
     /// Connection order, newest last; views of old connections are dropped beyond a few.
     private var order: [ConnectionID] = []
-    private var summaries: [ConnectionID: ConnectionLifespan] = [:]
+    /// The bars of the connections not ended yet, in order of opening: a handful at most
+    /// for a client, so a short array (a dictionary of one entry cost about 250 bytes).
+    private var summaries: [ConnectionLifespan] = []
     /// The fault that ended the previous connection, per new connection.
     private var causeFault: [ConnectionID: String] = [:]
-    private var lastDrop: Drop?
+    /// The latest drop of the newest connection, boxed: a `Drop` is some 200 bytes, most
+    /// clients are between drops, and the timeline is kept per client.
+    private var lastDropBox: Box<Drop>?
+    private var lastDrop: Drop? {
+        get { lastDropBox?.value }
+        set { lastDropBox = newValue.map(Box.init) }
+    }
     private var attempts = 0
     private var attemptsWithoutReset = 0
     /// The delay of the latest attempt since the counter's reset (decorrelated jitter).
@@ -51,9 +65,8 @@ struct ClientTimeline {
     init(info: ClientInfo, spec: LifecycleSpec, plan: RulePlan, appSecret: String?, shortcuts: Bool = true,
          fallback: LifecycleSpec? = nil, fallbackPlan: RulePlan? = nil) {
         self.info = info
-        self.spec = spec
-        self.appSecret = appSecret
-        self.state = spec.states.initial
+        self.ctx = RuleContext(spec: spec, client: info.id, appSecret: appSecret, connections: ConnectionViews(),
+                               current: nil, stateID: plan.states.initial, states: plan.states.table)
         self.fallback = spec.events.decodesEvents ? fallback : nil
         self.fallbackPlan = spec.events.decodesEvents ? fallbackPlan : nil
         self.plan = plan
@@ -66,44 +79,37 @@ struct ClientTimeline {
     /// one says no, and the client is analyzed at connection level from then on (the spec's
     /// protocol rules would only invent errors about a client that never spoke it, such as
     /// keeping it `connecting` forever for want of a handshake).
-    private mutating func settleProtocol(_ record: FrameRecord, event: RealtimeEvent?) -> [AnalysisEvent] {
-        guard !protocolDecided, let fallback, let fallbackPlan else { return [] }
+    private mutating func settleProtocol(_ record: FrameRecord, event: RealtimeEvent?, into events: inout [AnalysisEvent]) {
+        guard !protocolDecided, let fallback, let fallbackPlan else { return }
         if event != nil {
             protocolDecided = true
-            return []
+            return
         }
         guard record.opcode == .text || record.opcode == .binary, record.action != .injected,
-              let view = views[record.conn], let upgradedAt = view.upgradedAt else { return [] }
+              let v = ctx.connections.index(of: record.conn), let upgradedAt = ctx.connections[at: v].upgradedAt else { return }
         protocolDecided = true
         connectionLevel = true
-        spec = fallback
+        ctx.spec = fallback
         plan = fallbackPlan
         rules = fallbackPlan.makeRules()
         timersQuietUntil = Micros.min
-        guard view.connectedAt == nil, view.droppedAt == nil else { return [] }
-        var connectedView = view
-        connectedView.connectedAt = upgradedAt
-        views[record.conn] = connectedView
+        guard ctx.connections[at: v].connectedAt == nil, ctx.connections[at: v].droppedAt == nil else { return }
+        ctx.connections[at: v].connectedAt = upgradedAt
         let evidence = Evidence(conn: record.conn, t: upgradedAt, from: .server, summary: "upgrade response 101")
-        return connected(conn: record.conn, t: upgradedAt, cause: "upgrade 101 (no protocol events: connection level)",
-                         evidence: evidence)
-    }
-
-    var context: RuleContext {
-        RuleContext(spec: spec, client: info.id, appSecret: appSecret, connections: views,
-                    current: order.last, state: state)
+        connected(conn: record.conn, t: upgradedAt, cause: "upgrade 101 (no protocol events: connection level)",
+                  evidence: evidence, into: &events)
     }
 
     /// The first event of the client: its `initialized` state.
-    func start() -> [AnalysisEvent] {
-        [.transition(Transition(client: info.id, conn: nil, t: info.firstSeen, from: nil, to: state,
-                                cause: "first observation", evidence: nil))]
+    func start(into events: inout [AnalysisEvent]) {
+        events.append(.transition(Transition(client: info.id, conn: nil, t: info.firstSeen, from: nil, to: state,
+                                             cause: "first observation", evidence: nil)))
     }
 
     // MARK: records
 
-    mutating func open(_ record: OpenRecord) -> [AnalysisEvent] {
-        var events = advance(to: record.t)
+    mutating func open(_ record: OpenRecord, into events: inout [AnalysisEvent]) {
+        advance(to: record.t, into: &events)
         timersQuietUntil = Micros.min
         let fromState = state
         let evidence = Evidence(conn: record.conn, t: record.t, from: .client, summary: "tcp open from \(record.client)")
@@ -127,130 +133,130 @@ struct ClientTimeline {
         view.lastReceivedAt = record.t
         view.serverPingInterval = spec.stale?.interval ?? 0
         view.serverPingTimeout = spec.stale?.pongTimeout ?? 0
-        views[record.conn] = view
+        ctx.connections.set(view)
         order.append(record.conn)
         pruneViews()
-        summaries[record.conn] = ConnectionLifespan(conn: record.conn, client: info.id, openedAt: record.t)
+        ctx.current = order.last
+        let summary = ConnectionLifespan(conn: record.conn, client: info.id, openedAt: record.t)
+        if let i = summaryIndex(record.conn) { summaries[i] = summary } else { summaries.append(summary) }
         var cause = "tcp open"
         if spec.reportDelays, let delay, let drop = lastDrop {
             cause += ": retry \(attempts), \(formatSeconds(delay)) after \(drop.cause)"
         }
-        events += setState(spec.states.connecting, conn: record.conn, t: record.t, cause: cause, evidence: evidence)
+        setState(plan.states.connecting, conn: record.conn, t: record.t, cause: cause, evidence: evidence, into: &events)
         let attempt = Attempt(conn: record.conn, t: record.t, number: attempts, numberWithoutReset: attemptsWithoutReset,
                               fromState: fromState, previousDrop: lastDrop, delay: delay, previousDelay: previousDelay,
                               interruptedAt: interruptedAt, evidence: evidence)
-        events += run(.attempt(attempt))
-        return events
+        run(.attempt(attempt), into: &events)
     }
 
-    mutating func upgrade(_ record: UpgradeRecord) -> [AnalysisEvent] {
-        var events = advance(to: record.t)
+    mutating func upgrade(_ record: UpgradeRecord, into events: inout [AnalysisEvent]) {
+        advance(to: record.t, into: &events)
         timersQuietUntil = Micros.min
-        guard record.from == .server, var view = views[record.conn] else { return events }
-        events += run(.upgradeResponse(conn: record.conn, t: record.t, status: record.status))
+        guard record.from == .server, let v = ctx.connections.index(of: record.conn) else { return }
+        run(.upgradeResponse(conn: record.conn, t: record.t, status: record.status), into: &events)
         let status = record.status ?? 0
         let evidence = Evidence(conn: record.conn, t: record.t, from: .server, summary: "upgrade response \(status)")
         if status == 101 {
-            view.upgradedAt = record.t
-            views[record.conn] = view
+            ctx.connections[at: v].upgradedAt = record.t
             if spec.connectedOn == .upgrade {
-                view.connectedAt = record.t
-                views[record.conn] = view
-                events += connected(conn: record.conn, t: record.t, cause: "upgrade 101", evidence: evidence)
+                ctx.connections[at: v].connectedAt = record.t
+                connected(conn: record.conn, t: record.t, cause: "upgrade 101", evidence: evidence, into: &events)
             }
-        } else if view.droppedAt == nil {
+        } else if ctx.connections[at: v].droppedAt == nil {
             let action: CloseAction = spec.refusalStatuses.contains(status) ? .fail : .backoff
-            events += drop(conn: record.conn, t: record.t, code: nil, by: .server, action: action,
-                           cause: "upgrade refused \(status)", evidence: evidence, fault: nil)
+            drop(conn: record.conn, t: record.t, code: nil, by: .server, action: action,
+                 cause: "upgrade refused \(status)", evidence: evidence, fault: nil, into: &events)
         }
-        return events
     }
 
-    mutating func frame(_ record: FrameRecord, event: RealtimeEvent?) -> [AnalysisEvent] {
-        var events = advance(to: record.t)
+    mutating func frame(_ record: FrameRecord, event: RealtimeEvent?, into events: inout [AnalysisEvent]) {
+        advance(to: record.t, into: &events)
         if !isPlainReceipt(record, event: event) { timersQuietUntil = Micros.min }
-        if !protocolDecided, fallback != nil { events += settleProtocol(record, event: event) }
-        guard var view = views[record.conn] else { return events }
-        if let fault = record.fault { view.lastFault = fault }
+        if !protocolDecided, fallback != nil { settleProtocol(record, event: event, into: &events) }
+        guard let v = ctx.connections.index(of: record.conn) else { return }
+        if let fault = record.fault { ctx.connections[at: v].lastFault = fault }
         // Built only when a view or step keeps it: most frames are plain receipts, for
         // which the summary string would be made and thrown away.
         func evidence() -> Evidence {
             Evidence(conn: record.conn, t: record.t, from: record.from, summary: Self.summary(record, event))
         }
+        let isPong = record.opcode == .pong || event?.kind == .pong
         if record.from == .server {
             // A frame a fault swallowed never reached the client.
             if record.action == .dropped {
-                if view.lastPing != nil, view.pongSincePing == nil, view.swallowedPongFault == nil,
-                   record.opcode == .pong || event?.kind == .pong {
-                    view.swallowedPongFault = record.fault
+                let view = ctx.connections[at: v]
+                if view.lastPing != nil, view.pongSincePing == nil, view.swallowedPongFault == nil, isPong {
+                    ctx.connections[at: v].swallowedPongFault = record.fault
                 }
-                views[record.conn] = view
-                return events
+                return
             }
-            view.lastReceivedAt = record.t
-            if view.lastPing != nil {
-                if view.receivedSincePing == nil { view.receivedSincePing = evidence() }
-                if view.pongSincePing == nil, record.opcode == .pong || event?.kind == .pong,
-                   view.lastPingRef == nil || event?.ref == nil || event?.ref == view.lastPingRef {
-                    view.pongSincePing = evidence()
+            ctx.connections[at: v].lastReceivedAt = record.t
+            if ctx.connections[at: v].lastPing != nil {
+                if ctx.connections[at: v].receivedSincePing == nil { ctx.connections[at: v].receivedSincePing = evidence() }
+                let pingRef = ctx.connections[at: v].lastPingRef
+                if ctx.connections[at: v].pongSincePing == nil, isPong,
+                   pingRef == nil || event?.ref == nil || event?.ref == pingRef {
+                    ctx.connections[at: v].pongSincePing = evidence()
                 }
             }
-            if let event { noteServerLiveness(event, record: record, in: &view, evidence: evidence) }
-            views[record.conn] = view
+            if let event {
+                let stale = spec.stale
+                Self.noteServerLiveness(event, stale: stale, in: &ctx.connections[at: v], evidence: evidence)
+            }
             if event?.kind == .connectionEstablished, let event {
-                view.handshakeAt = record.t
-                view.socketID = event.socketID
-                view.handshakeMissingID = event.socketID == nil
-                if let stale = spec.stale {
-                    view.activityTimeout = stale.handshakeOverrides
-                        ? event.activityTimeout.flatMap(handshakeActivityTimeout(seconds:)) ?? stale.activityTimeout : stale.activityTimeout
-                }
-                views[record.conn] = view
-                events += run(.handshake(Handshake(conn: record.conn, t: record.t, socketID: event.socketID,
-                                                   activityTimeout: event.activityTimeout, evidence: evidence(),
-                                                   rewrittenBy: record.action == .injected ? record.fault : nil)))
-                let connects = spec.connectedOn == .ack || (event.socketID != nil && spec.connectedOn == .handshake)
-                if connects, view.droppedAt == nil {
-                    view.connectedAt = record.t
-                    views[record.conn] = view
-                    let cause = spec.connectedOn == .ack ? "handshake \(event.name)" : "handshake socket_id \(event.socketID ?? "")"
-                    events += connected(conn: record.conn, t: record.t, cause: cause, evidence: evidence())
-                }
-                return events
+                handshake(record, event, at: v, evidence: evidence, into: &events)
+                return
             }
-            if record.opcode == .close, view.serverClose == nil {
-                view.serverClose = evidence()
-                views[record.conn] = view
+            if record.opcode == .close, ctx.connections[at: v].serverClose == nil {
+                ctx.connections[at: v].serverClose = evidence()
             }
-            events += run(.frame(record, event))
-            if record.opcode == .close { events += closeFrame(record, droppedBefore: view.droppedAt != nil, evidence: evidence()) }
-            return events
+        } else {
+            if record.opcode == .ping || event?.kind == .ping {
+                ctx.connections[at: v].lastPing = evidence()
+                ctx.connections[at: v].receivedSincePing = nil
+                ctx.connections[at: v].pongSincePing = nil
+                ctx.connections[at: v].swallowedPongFault = nil
+                ctx.connections[at: v].lastPingRef = event?.ref
+            }
+            if isPong, ctx.connections[at: v].lastServerPing != nil, ctx.connections[at: v].pongToServerPing == nil {
+                ctx.connections[at: v].pongToServerPing = evidence()
+            }
+            if record.opcode == .close, ctx.connections[at: v].clientClose == nil {
+                ctx.connections[at: v].clientClose = evidence()
+                ctx.connections[at: v].clientCloseCode = record.closeCode
+            }
         }
-        // From the client.
-        if record.opcode == .ping || event?.kind == .ping {
-            view.lastPing = evidence()
-            view.receivedSincePing = nil
-            view.pongSincePing = nil
-            view.swallowedPongFault = nil
-            view.lastPingRef = event?.ref
+        let droppedBefore = ctx.connections[at: v].droppedAt != nil
+        run(.frame(record, event), into: &events)
+        if record.opcode == .close { closeFrame(record, droppedBefore: droppedBefore, evidence: evidence(), into: &events) }
+    }
+
+    /// The server's handshake (`connection_established`) on the connection at `v`.
+    private mutating func handshake(_ record: FrameRecord, _ event: RealtimeEvent, at v: Int, evidence: () -> Evidence,
+                                    into events: inout [AnalysisEvent]) {
+        ctx.connections[at: v].handshakeAt = record.t
+        ctx.connections[at: v].socketID = event.socketID
+        ctx.connections[at: v].handshakeMissingID = event.socketID == nil
+        if let stale = spec.stale {
+            ctx.connections[at: v].activityTimeout = stale.handshakeOverrides
+                ? event.activityTimeout.flatMap(handshakeActivityTimeout(seconds:)) ?? stale.activityTimeout : stale.activityTimeout
         }
-        if record.opcode == .pong || event?.kind == .pong, view.lastServerPing != nil, view.pongToServerPing == nil {
-            view.pongToServerPing = evidence()
+        run(.handshake(Handshake(conn: record.conn, t: record.t, socketID: event.socketID,
+                                 activityTimeout: event.activityTimeout, evidence: evidence(),
+                                 rewrittenBy: record.action == .injected ? record.fault : nil)), into: &events)
+        let connects = spec.connectedOn == .ack || (event.socketID != nil && spec.connectedOn == .handshake)
+        if connects, ctx.connections[at: v].droppedAt == nil {
+            ctx.connections[at: v].connectedAt = record.t
+            let cause = spec.connectedOn == .ack ? "handshake \(event.name)" : "handshake socket_id \(event.socketID ?? "")"
+            connected(conn: record.conn, t: record.t, cause: cause, evidence: evidence(), into: &events)
         }
-        if record.opcode == .close, view.clientClose == nil {
-            view.clientClose = evidence()
-            view.clientCloseCode = record.closeCode
-        }
-        views[record.conn] = view
-        events += run(.frame(record, event))
-        if record.opcode == .close { events += closeFrame(record, droppedBefore: view.droppedAt != nil, evidence: evidence()) }
-        return events
     }
 
     /// A close frame from either side: the first end of the connection the client learns of
     /// decides its next state; the second close completes the handshake.
-    private mutating func closeFrame(_ record: FrameRecord, droppedBefore: Bool, evidence: Evidence) -> [AnalysisEvent] {
-        var events: [AnalysisEvent] = []
+    private mutating func closeFrame(_ record: FrameRecord, droppedBefore: Bool, evidence: Evidence,
+                                     into events: inout [AnalysisEvent]) {
         if !droppedBefore {
             let code = record.closeCode
             let stale = record.from == .client && isStale(record.conn, at: record.t)
@@ -258,29 +264,31 @@ struct ClientTimeline {
             // The client gave up a dead connection: a stale close whatever its code, never
             // the app's disconnect(), so the retry after it is checked.
             if stale, action == .disconnect { action = .backoff }
-            events += drop(conn: record.conn, t: record.t, code: code, by: record.from, action: action,
-                           cause: "close \(code.map(String.init) ?? "(no code)") from \(record.from.rawValue)", evidence: evidence,
-                           fault: record.fault ?? (record.action == .injected ? "injected close" : nil), stale: stale)
+            drop(conn: record.conn, t: record.t, code: code, by: record.from, action: action,
+                 cause: "close \(code.map(String.init) ?? "(no code)") from \(record.from.rawValue)", evidence: evidence,
+                 fault: record.fault ?? (record.action == .injected ? "injected close" : nil), stale: stale, into: &events)
         }
-        if let view = views[record.conn], view.clientClose != nil, view.serverClose != nil { noteClosed(record.conn, at: record.t) }
-        return events + closeHandshakeCompleted(record.conn, at: record.t)
+        if let view = ctx.connections[record.conn], view.clientClose != nil, view.serverClose != nil {
+            noteClosed(record.conn, at: record.t)
+        }
+        closeHandshakeCompleted(record.conn, at: record.t, into: &events)
     }
 
     /// Whether the spec's liveness model counts the connection dead at `t` (`StaleSpec.missed`).
     private func isStale(_ conn: ConnectionID, at t: Micros) -> Bool {
-        guard let stale = spec.stale, let view = views[conn] else { return false }
+        guard let stale = spec.stale, let view = ctx.connections[conn] else { return false }
         return stale.missed(view, at: t, tolerance: spec.tolerances.timing) != nil
     }
 
     /// The liveness facts a server event carries: a server ping (server-driven models) and
     /// the ping schedule the server announces, which replaces the spec's when it may.
-    private func noteServerLiveness(_ event: RealtimeEvent, record: FrameRecord, in view: inout ConnectionView,
-                                    evidence: () -> Evidence) {
+    private static func noteServerLiveness(_ event: RealtimeEvent, stale: LifecycleSpec.StaleSpec?, in view: inout ConnectionView,
+                                           evidence: () -> Evidence) {
         if event.kind == .ping {
             view.lastServerPing = evidence()
             view.pongToServerPing = nil
         }
-        if let announced = event.liveness, let stale = spec.stale, stale.model == .serverPing, stale.handshakeOverrides {
+        if let announced = event.liveness, let stale, stale.model == .serverPing, stale.handshakeOverrides {
             view.serverPingInterval = micros(seconds: max(0, announced.pingInterval))
             view.serverPingTimeout = micros(seconds: max(0, announced.pingTimeout))
         }
@@ -289,9 +297,8 @@ struct ClientTimeline {
     /// The connection is over (close handshake completed, transport ended): where
     /// `delayFrom: closed` counts the next delay from.
     private mutating func noteClosed(_ conn: ConnectionID, at t: Micros) {
-        if var view = views[conn], view.closedAt == nil {
-            view.closedAt = t
-            views[conn] = view
+        if let v = ctx.connections.index(of: conn), ctx.connections[at: v].closedAt == nil {
+            ctx.connections[at: v].closedAt = t
         }
         if lastDrop?.conn == conn, lastDrop?.closedAt == nil { lastDrop?.closedAt = t }
     }
@@ -304,62 +311,63 @@ struct ClientTimeline {
         return min(start, t)
     }
 
-    mutating func end(_ record: EndRecord) -> [AnalysisEvent] {
-        var events = advance(to: record.t)
+    mutating func end(_ record: EndRecord, into events: inout [AnalysisEvent]) {
+        advance(to: record.t, into: &events)
         timersQuietUntil = Micros.min
         // An end on the upstream leg is the proxy's business: the client learns of it only
         // when the proxy passes it on, which is recorded on the client's leg.
-        guard record.seenByClient, let view = views[record.conn] else { return events }
+        guard record.seenByClient, let view = ctx.connections[record.conn] else { return }
         let name = record.kind == .captureEnd ? "capture end" : "\(record.kind.rawValue.uppercased()) from \(record.side.rawValue)"
         let evidence = Evidence(conn: record.conn, t: record.t, from: record.kind == .captureEnd ? nil : record.side, summary: name)
         if view.droppedAt == nil, record.kind != .captureEnd {
-            events += drop(conn: record.conn, t: record.t, code: nil, by: record.side, action: .backoff,
-                           cause: name, evidence: evidence, fault: view.lastFault,
-                           stale: record.side == .client && isStale(record.conn, at: record.t))
+            drop(conn: record.conn, t: record.t, code: nil, by: record.side, action: .backoff,
+                 cause: name, evidence: evidence, fault: view.lastFault,
+                 stale: record.side == .client && isStale(record.conn, at: record.t), into: &events)
         }
         if record.kind != .captureEnd { noteClosed(record.conn, at: record.t) }
-        if var summary = summaries.removeValue(forKey: record.conn) {
+        if var summary = takeSummary(record.conn) {
             summary.endedAt = record.t
             if summary.end == nil { summary.end = name }
             events.append(.connectionEnded(summary))
         }
-        return events
     }
 
     /// Once both peers have sent their close frame the WebSocket is over, whether or not a
     /// TCP end is ever recorded (the proxy closes its sockets right after the handshake).
     /// Ending the connection's summary here gives it its true span, and frees it, so a
     /// client's closed connections do not pile up until the capture ends.
-    private mutating func closeHandshakeCompleted(_ conn: ConnectionID, at t: Micros) -> [AnalysisEvent] {
-        guard let view = views[conn], view.clientClose != nil, view.serverClose != nil,
-              var summary = summaries.removeValue(forKey: conn) else { return [] }
+    private mutating func closeHandshakeCompleted(_ conn: ConnectionID, at t: Micros, into events: inout [AnalysisEvent]) {
+        guard let view = ctx.connections[conn], view.clientClose != nil, view.serverClose != nil,
+              var summary = takeSummary(conn) else { return }
         summary.endedAt = t
-        return [.connectionEnded(summary)]
+        events.append(.connectionEnded(summary))
     }
 
-    mutating func fault(_ record: FaultRecord) -> [AnalysisEvent] {
+    mutating func fault(_ record: FaultRecord, into events: inout [AnalysisEvent]) {
         timersQuietUntil = Micros.min
-        if let conn = record.conn, var view = views[conn] {
-            view.lastFault = record.rule
-            views[conn] = view
+        if let conn = record.conn, let v = ctx.connections.index(of: conn) {
+            ctx.connections[at: v].lastFault = record.rule
         }
-        return [.fault(FaultMark(client: info.id, conn: record.conn, t: record.t, rule: record.rule, detail: record.detail))]
+        events.append(.fault(FaultMark(client: info.id, conn: record.conn, t: record.t, rule: record.rule, detail: record.detail)))
     }
 
     /// Runs timer checks up to `now`.
-    mutating func advance(to now: Micros) -> [AnalysisEvent] {
+    mutating func advance(to now: Micros, into events: inout [AnalysisEvent]) {
         // The quiet time first: it sits in the timeline itself, while reading `timerRules`
         // means touching another allocation per client on every record and sweep.
-        guard now > timersQuietUntil, !plan.timerRules.isEmpty else { return [] }
-        var findings: [Finding] = []
-        let context = self.context
-        for i in plan.timerRules { findings += rules[i].advance(to: now, context) }
+        guard now > timersQuietUntil, !plan.timerRules.isEmpty else { return }
+        for i in plan.timerRules {
+            // The rule's findings first, then the call on `self`: as one expression, the
+            // receiver (a copy of the timeline) would be read before the rule changed, and
+            // the rules' array and boxes would be copied on every call.
+            let found = rules[i].advance(to: now, ctx)
+            attribute(found, into: &events)
+        }
         if shortcuts {
             var quiet = Micros.max
-            for i in plan.timerRules { quiet = min(quiet, rules[i].quietUntil(context)) }
+            for i in plan.timerRules { quiet = min(quiet, rules[i].quietUntil(ctx)) }
             timersQuietUntil = quiet
         }
-        return attribute(findings)
     }
 
     /// A server frame that changes nothing a timer rule reads except moving the receipt
@@ -368,51 +376,58 @@ struct ClientTimeline {
     private func isPlainReceipt(_ record: FrameRecord, event: RealtimeEvent?) -> Bool {
         guard shortcuts, record.from == .server, record.opcode != .close, event.map({ $0.kind == .other }) ?? true,
               plan.observers[StepKinds.serverOtherFrame.rawValue.trailingZeroBitCount].isEmpty else { return false }
-        guard let view = views[record.conn] else { return true }
-        let pingViewsStay = view.lastPing == nil
-            || (view.receivedSincePing != nil && (view.pongSincePing != nil || record.opcode != .pong))
-        return pingViewsStay && record.t >= view.lastReceivedAt
+        guard let v = ctx.connections.index(of: record.conn) else { return true }
+        // Read where the view lies: a copy of the whole view per frame showed in the profile.
+        let pingViewsStay = ctx.connections[at: v].lastPing == nil
+            || (ctx.connections[at: v].receivedSincePing != nil
+                && (ctx.connections[at: v].pongSincePing != nil || record.opcode != .pong))
+        return pingViewsStay && record.t >= ctx.connections[at: v].lastReceivedAt
     }
 
-    mutating func finish(at now: Micros) -> [AnalysisEvent] {
+    mutating func finish(at now: Micros, into events: inout [AnalysisEvent]) {
         timersQuietUntil = Micros.min
-        var findings: [Finding] = []
-        let context = self.context
-        for i in rules.indices { findings += rules[i].finish(at: now, context) }
-        var events = attribute(findings)
-        for rule in rules { events += rule.undetermined(at: now, context).map { .undetermined($0) } }
-        for (_, var summary) in summaries.sorted(by: { $0.key < $1.key }) {
+        for i in rules.indices {
+            let found = rules[i].finish(at: now, ctx)
+            attribute(found, into: &events)
+        }
+        for rule in rules {
+            for check in rule.undetermined(at: now, ctx) { events.append(.undetermined(check)) }
+        }
+        for var summary in summaries.sorted(by: { $0.conn < $1.conn }) {
             summary.endedAt = now
             if summary.end == nil { summary.end = "capture end" }
             events.append(.connectionEnded(summary))
         }
         summaries.removeAll()
-        return events
     }
 
     // MARK: state changes
 
-    private mutating func connected(conn: ConnectionID, t: Micros, cause: String, evidence: Evidence) -> [AnalysisEvent] {
+    private mutating func connected(conn: ConnectionID, t: Micros, cause: String, evidence: Evidence,
+                                    into events: inout [AnalysisEvent]) {
         if spec.backoff.resetOnConnect, spec.backoff.resetAfterUptime == nil {
             attempts = 0
             lastDelay = nil
         }
         interruptedAt = nil
         lastDrop = nil
-        summaries[conn]?.connectedAt = t
-        return setState(spec.states.connected, conn: conn, t: t, cause: cause, evidence: evidence)
+        if let i = summaryIndex(conn) { summaries[i].connectedAt = t }
+        setState(plan.states.connected, conn: conn, t: t, cause: cause, evidence: evidence, into: &events)
     }
 
     private mutating func drop(conn: ConnectionID, t: Micros, code: UInt16?, by side: Side?, action: CloseAction,
-                               cause: String, evidence: Evidence, fault: String?, stale: Bool = false) -> [AnalysisEvent] {
-        guard var view = views[conn] else { return [] }
-        view.droppedAt = t
-        views[conn] = view
-        summaries[conn]?.closeCode = code
-        summaries[conn]?.closedBy = code == nil ? nil : side
-        summaries[conn]?.end = cause
+                               cause: String, evidence: Evidence, fault: String?, stale: Bool = false,
+                               into events: inout [AnalysisEvent]) {
+        guard let v = ctx.connections.index(of: conn) else { return }
+        ctx.connections[at: v].droppedAt = t
+        let view = ctx.connections[at: v]
+        if let i = summaryIndex(conn) {
+            summaries[i].closeCode = code
+            summaries[i].closedBy = code == nil ? nil : side
+            summaries[i].end = cause
+        }
         // Only the client's newest connection moves its state.
-        guard conn == order.last else { return [] }
+        guard conn == order.last else { return }
         let wasConnected = view.connectedAt != nil
         if spec.backoff.resetOnConnect, let uptime = spec.backoff.resetAfterUptime, let since = view.connectedAt,
            t.subtractingSaturated(since) >= uptime {
@@ -428,63 +443,71 @@ struct ClientTimeline {
         }
         if interruptedAt == nil, action == .backoff || action == .immediate { interruptedAt = t }
         if action == .disconnect || action == .fail { interruptedAt = nil }
-        let newState: String
+        let newState: StateID
         switch action {
-        case .fail: newState = spec.states.failed
-        case .disconnect: newState = spec.states.disconnected
-        case .immediate: newState = spec.states.connecting
+        case .fail: newState = plan.states.failed
+        case .disconnect: newState = plan.states.disconnected
+        case .immediate: newState = plan.states.connecting
         case .backoff:
             let elapsed = t - (interruptedAt ?? t)
             if let giveUp = spec.backoff.giveUpAfter, elapsed >= giveUp {
-                newState = spec.states.failed
+                newState = plan.states.failed
             } else {
-                newState = spec.phase(at: elapsed)?.state ?? spec.states.connecting
+                newState = spec.phase(at: elapsed).flatMap { ctx.states.id(of: $0.state) } ?? plan.states.connecting
             }
         }
         let drop = Drop(conn: conn, t: t, closeCode: code, closedBy: side, action: action, wasConnected: wasConnected,
-                        newState: newState, cause: cause, evidence: evidence, fault: fault, nextAttempt: attempts + 1,
+                        newState: ctx.states.name(of: newState), cause: cause, evidence: evidence, fault: fault, nextAttempt: attempts + 1,
                         interruptedAt: interruptedAt, previousDelay: lastDelay, stale: stale)
         lastDrop = drop
         if action == .disconnect { attemptsWithoutReset = 0 }
-        var events = setState(newState, conn: conn, t: t, cause: cause, evidence: evidence)
-        events += run(.drop(drop))
-        return events
+        setState(newState, conn: conn, t: t, cause: cause, evidence: evidence, into: &events)
+        run(.drop(drop), into: &events)
     }
 
-    private mutating func setState(_ new: String, conn: ConnectionID?, t: Micros, cause: String, evidence: Evidence?) -> [AnalysisEvent] {
-        guard new != state else { return [] }
-        let old = state
-        state = new
-        return [.transition(Transition(client: info.id, conn: conn, t: t, from: old, to: new, cause: cause, evidence: evidence))]
+    private mutating func setState(_ new: StateID, conn: ConnectionID?, t: Micros, cause: String, evidence: Evidence?,
+                                   into events: inout [AnalysisEvent]) {
+        guard new != ctx.stateID else { return }
+        let old = ctx.state
+        ctx.stateID = new
+        events.append(.transition(Transition(client: info.id, conn: conn, t: t, from: old, to: ctx.state, cause: cause,
+                                             evidence: evidence)))
     }
 
-    private mutating func run(_ step: TimelineStep) -> [AnalysisEvent] {
+    /// Hands the step to the rules that observe its kind (`RulePlan.observers`, one table
+    /// per spec), in rule order.
+    private mutating func run(_ step: TimelineStep, into events: inout [AnalysisEvent]) {
         let interested = plan.observers[step.kind.rawValue.trailingZeroBitCount]
-        guard !interested.isEmpty else { return [] }
-        var findings: [Finding] = []
-        let context = self.context
-        for i in interested { findings += rules[i].observe(step, context) }
-        return attribute(findings)
+        for i in interested {
+            let found = rules[i].observe(step, ctx)  // before `attribute`: see `advance`
+            attribute(found, into: &events)
+        }
     }
 
     /// Names the injected fault a finding came after: one that touched its connection, or
     /// the one that ended the connection before it. Only a rule says a fault *caused* its
     /// finding (`causedByFault`), where the fault explains it; coming after a fault is not
     /// being caused by it (a client's bug shown by a fault is still the client's bug).
-    private func attribute(_ findings: [Finding]) -> [AnalysisEvent] {
-        findings.map { finding in
-            var finding = finding
+    private func attribute(_ findings: [Finding], into events: inout [AnalysisEvent]) {
+        for var finding in findings {
             if finding.causedByFault == nil, finding.afterFault == nil {
-                finding.afterFault = views[finding.conn]?.lastFault ?? causeFault[finding.conn]
+                finding.afterFault = ctx.connections[finding.conn]?.lastFault ?? causeFault[finding.conn]
             }
-            return .finding(finding)
+            events.append(.finding(finding))
         }
+    }
+
+    private func summaryIndex(_ conn: ConnectionID) -> Int? { summaries.firstIndex { $0.conn == conn } }
+
+    /// The bar of `conn`, no longer kept: its connection ended.
+    private mutating func takeSummary(_ conn: ConnectionID) -> ConnectionLifespan? {
+        summaryIndex(conn).map { summaries.remove(at: $0) }
     }
 
     private mutating func pruneViews() {
         while order.count > 4 {
             let old = order.removeFirst()
-            views.removeValue(forKey: old)
+            ctx.connections.remove(old)
             causeFault.removeValue(forKey: old)
         }
     }
@@ -503,4 +526,10 @@ struct ClientTimeline {
         if record.action != .forwarded && record.action != .observed { text += " (\(record.action.name))" }
         return text
     }
+}
+
+/// An immutable value on the heap, for a large field most instances leave empty.
+final class Box<Value: Sendable>: Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

@@ -76,17 +76,22 @@ extension LifecycleRule {
 }
 
 /// What a rule may read about its client besides the step: the spec, options, and the
-/// engine's per-connection facts (kept once, not by every rule).
+/// engine's per-connection facts (kept once, not by every rule). The timeline keeps one
+/// and changes it in place; rules read it, borrowed.
 public struct RuleContext: Sendable {
     public var spec: LifecycleSpec
     public var client: String
     public var appSecret: String?
     /// The client's open (or last) connections by id.
-    public var connections: [ConnectionID: ConnectionView]
+    public var connections: ConnectionViews
     /// The client's newest connection.
     public var current: ConnectionID?
-    /// The client's state.
-    public var state: String
+    /// The client's state, as a number of `states`.
+    public var stateID: StateID
+    public let states: StateTable
+
+    /// The client's state by name.
+    public var state: String { states.name(of: stateID) }
 
     public var currentConnection: ConnectionView? { current.flatMap { connections[$0] } }
 }

@@ -77,18 +77,34 @@ public struct LiveAnalyzer: Sendable {
     /// Clients found so far, in order of first appearance.
     public var clientInfos: [ClientInfo] { shard.clientInfos }
 
-    /// Consumes one record and returns what it revealed.
+    /// Consumes one record and returns what it revealed (`feed(_:into:)` with a fresh array).
     public mutating func feed(_ record: CaptureRecord) -> [AnalysisEvent] {
+        var events: [AnalysisEvent] = []
+        feed(record, into: &events)
+        return events
+    }
+
+    /// Consumes one record and appends what it revealed to `events`, the caller's buffer:
+    /// emptied and reused by the caller, it makes a record that reveals nothing (nearly
+    /// every one) cost no allocation.
+    public mutating func feed(_ record: CaptureRecord, into events: inout [AnalysisEvent]) {
         steps.removeAll(keepingCapacity: true)
         router.route(record, into: &steps)
-        return applySteps()
+        for step in steps { shard.apply(step, into: &events) }
     }
 
     /// Runs every client's timer checks up to `time` (a live proxy calls this on its clock).
     public mutating func advance(to time: Micros) -> [AnalysisEvent] {
+        var events: [AnalysisEvent] = []
+        advance(to: time, into: &events)
+        return events
+    }
+
+    /// `advance(to:)` appending to the caller's buffer.
+    public mutating func advance(to time: Micros, into events: inout [AnalysisEvent]) {
         steps.removeAll(keepingCapacity: true)
         router.sweep(to: time, into: &steps)
-        return applySteps()
+        for step in steps { shard.apply(step, into: &events) }
     }
 
     /// The input ended at `time`: final timer checks, open connections end with the capture.
@@ -108,12 +124,5 @@ public struct LiveAnalyzer: Sendable {
                 emit(shard.apply(step))
             }
         }
-    }
-
-    private mutating func applySteps() -> [AnalysisEvent] {
-        if steps.count == 1 { return shard.apply(steps[0]) }
-        var events: [AnalysisEvent] = []
-        for step in steps { events += shard.apply(step) }
-        return events
     }
 }

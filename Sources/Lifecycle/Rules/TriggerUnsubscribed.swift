@@ -13,8 +13,11 @@ public struct TriggerUnsubscribed: LifecycleRule {
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
         switch step {
-        case .attempt(let attempt):
-            subscribed = [attempt.conn: []]
+        case .attempt:
+            // A new connection starts with nothing subscribed. Its entry is made by its first
+            // success (a missing entry reads as an empty set): a client that never
+            // subscribes keeps no dictionary.
+            subscribed = [:]
         case .frame(let frame, let event?):
             if frame.from == .server, event.kind == .subscriptionSucceeded, let channel = event.targetChannel {
                 subscribed[frame.conn, default: []].insert(channel)

@@ -1,0 +1,46 @@
+import Capture
+import Vocabulary
+
+/// A client's views of its latest connections (`ConnectionView`), in the order they
+/// opened: a handful at most (`ClientTimeline` forgets older ones), so a short array
+/// searched from the newest beats a dictionary, and a view is changed where it lies
+/// (`subscript(at:)`), never copied out of a map and written back on every record.
+public struct ConnectionViews: Sendable {
+    private var views: [ConnectionView] = []
+
+    public init() {}
+
+    /// The view of `conn`, if the client still keeps it.
+    public subscript(conn: ConnectionID) -> ConnectionView? {
+        index(of: conn).map { views[$0] }
+    }
+
+    /// Where the view of `conn` lies, for changing it in place.
+    func index(of conn: ConnectionID) -> Int? {
+        var i = views.count
+        while i > 0 {
+            i -= 1
+            if views[i].conn == conn { return i }
+        }
+        return nil
+    }
+
+    /// The view at `index` (from `index(of:)`), read and changed in place: reading one
+    /// field does not copy the whole view (some 500 bytes) out first.
+    subscript(at index: Int) -> ConnectionView {
+        _read { yield views[index] }
+        _modify { yield &views[index] }
+    }
+
+    /// Keeps `view` as its connection's: in place of an older view of the same id (a
+    /// capture may reuse one), else after the others.
+    mutating func set(_ view: ConnectionView) {
+        if let i = index(of: view.conn) { views[i] = view } else { views.append(view) }
+    }
+
+    mutating func remove(_ conn: ConnectionID) {
+        if let i = index(of: conn) { views.remove(at: i) }
+    }
+
+    public var isEmpty: Bool { views.isEmpty }
+}
