@@ -1,4 +1,4 @@
-import WebSocket
+import Vocabulary
 
 /// Whether bytes are well-formed UTF-8 (RFC 3629: no overlongs, no surrogates, nothing
 /// above U+10FFFF), without building a String. Decides between `text` and `b64` per frame.

@@ -107,76 +107,60 @@ public struct JSONParser {
         }
     }
 
+    /// A string, read by `JSONScanner` (the one scanner of the grammar); only when it refuses
+    /// one does the parser walk the string again to say why, and where.
     private mutating func parseString() throws(JSONParseError) -> String {
+        var scanner = JSONScanner(buffer, at: index)
+        if let token = scanner.string() {
+            index = scanner.index
+            return scanner.text(token)
+        }
+        throw stringError()
+    }
+
+    /// Why the string at `index` is refused: the first control character, bad escape or
+    /// unpaired surrogate, else (every escape well formed) its UTF-8.
+    private mutating func stringError() -> JSONParseError {
         index += 1
         let start = index
-        // Fast path: no escapes, the common case for keys and most values. Pure ASCII (most
-        // keys and values) needs no UTF-8 validation, which costs a generic lookup per call.
-        var isASCII = true
         while index < buffer.count {
-            let byte = buffer[index]
-            if byte == UInt8(ascii: "\"") {
-                let slice = UnsafeBufferPointer(rebasing: buffer[start..<index])
-                index += 1
-                if isASCII { return String(decoding: slice, as: UTF8.self) }
-                guard let string = String(validating: slice, as: UTF8.self) else {
-                    throw JSONParseError(offset: start, reason: "string is not valid UTF-8")
-                }
-                return string
-            }
-            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
-            if byte >= 0x80 { isASCII = false }
-            index += 1
-        }
-        var bytes = Array(buffer[start..<index])
-        while index < buffer.count {
-            let byte = buffer[index]
-            switch byte {
+            switch buffer[index] {
             case UInt8(ascii: "\""):
-                index += 1
-                guard let string = String(validating: bytes, as: UTF8.self) else {
-                    throw JSONParseError(offset: start, reason: "string is not valid UTF-8")
-                }
-                return string
+                return JSONParseError(offset: start, reason: "string is not valid UTF-8")
             case UInt8(ascii: "\\"):
                 index += 1
-                guard index < buffer.count else { throw error("unexpected end of input in string escape") }
+                guard index < buffer.count else { return error("unexpected end of input in string escape") }
                 let escape = buffer[index]
                 index += 1
                 switch escape {
-                case UInt8(ascii: "\""): bytes.append(0x22)
-                case UInt8(ascii: "\\"): bytes.append(0x5C)
-                case UInt8(ascii: "/"): bytes.append(0x2F)
-                case UInt8(ascii: "b"): bytes.append(0x08)
-                case UInt8(ascii: "f"): bytes.append(0x0C)
-                case UInt8(ascii: "n"): bytes.append(0x0A)
-                case UInt8(ascii: "r"): bytes.append(0x0D)
-                case UInt8(ascii: "t"): bytes.append(0x09)
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                     UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    continue
                 case UInt8(ascii: "u"):
-                    var scalar = try parseHex4()
-                    if (0xD800..<0xDC00).contains(scalar) {
-                        guard index + 1 < buffer.count, buffer[index] == UInt8(ascii: "\\"),
-                              buffer[index + 1] == UInt8(ascii: "u") else { throw error("unpaired surrogate in \\u escape") }
-                        index += 2
-                        let low = try parseHex4()
-                        guard (0xDC00..<0xE000).contains(low) else { throw error("invalid low surrogate in \\u escape") }
-                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                    } else if (0xDC00..<0xE000).contains(scalar) {
-                        throw error("unpaired surrogate in \\u escape")
+                    do throws(JSONParseError) {
+                        let scalar = try parseHex4()
+                        if (0xD800..<0xDC00).contains(scalar) {
+                            guard index + 1 < buffer.count, buffer[index] == UInt8(ascii: "\\"),
+                                  buffer[index + 1] == UInt8(ascii: "u") else { return error("unpaired surrogate in \\u escape") }
+                            index += 2
+                            let low = try parseHex4()
+                            guard (0xDC00..<0xE000).contains(low) else { return error("invalid low surrogate in \\u escape") }
+                        } else if (0xDC00..<0xE000).contains(scalar) {
+                            return error("unpaired surrogate in \\u escape")
+                        }
+                    } catch {
+                        return error
                     }
-                    guard let unicode = Unicode.Scalar(scalar) else { throw error("invalid \\u escape") }
-                    bytes.append(contentsOf: String(Character(unicode)).utf8)
                 default:
-                    throw error("invalid escape '\\\(Character(Unicode.Scalar(escape)))'")
+                    return error("invalid escape '\\\(Character(Unicode.Scalar(escape)))'")
                 }
             case 0..<0x20:
-                throw error("control character in string")
+                return error("control character in string")
             default:
-                bytes.append(byte)
                 index += 1
             }
         }
-        throw error("unterminated string")
+        return error("unterminated string")
     }
 
     private mutating func parseHex4() throws(JSONParseError) -> UInt32 {
@@ -214,8 +198,8 @@ public struct JSONParser {
     }
 
     /// The four hex digits of a `\u` escape starting at `start` (either case), or nil when
-    /// fewer than four bytes are left or one is not a hex digit. Shared by every reader of
-    /// JSON strings on bytes (this parser, the capture line decoder, the event name skim).
+    /// fewer than four bytes are left or one is not a hex digit. Shared by this parser's
+    /// error path and `JSONScanner`.
     public static func hex4(_ bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> UInt32? {
         guard start >= 0, start + 4 <= bytes.count else { return nil }
         var value: UInt32 = 0

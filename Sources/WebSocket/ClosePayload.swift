@@ -1,3 +1,5 @@
+import Vocabulary
+
 /// A close frame's body: optional code and UTF-8 reason (RFC 6455 5.5.1, 7.4).
 public struct ClosePayload: Sendable, Hashable {
     public var code: UInt16?

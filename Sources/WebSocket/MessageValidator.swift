@@ -1,3 +1,5 @@
+import Vocabulary
+
 /// Judges frames against RFC 6455's message rules, one direction of one connection:
 /// fragmentation and continuation order, control frames (<= 125 bytes, FIN set), RSV bits
 /// without a negotiated extension, masking direction, close payloads, and UTF-8 of text

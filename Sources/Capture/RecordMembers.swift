@@ -1,0 +1,287 @@
+import JSON
+import Vocabulary
+import WebSocket
+
+/// Every key of the capture format after the header (docs/capture-format.md), one bit each
+/// in `RecordMembers.seen`: the keys the direct decoder reads, for every record type.
+enum RecordKey: Int, CaseIterable {
+    case type, conn, t, from, op, fin, rsv1, rsv2, rsv3, masked, len, compressed, action, delayUS
+    case error, fault, sha256, text, b64, code, reason, client, server, upstream, side, kind, detail, leg
+    case method, target, status, headers, rule, level, message, event, bytesUp, bytesDown
+    case tEnd, url, reqHeaders, reqLen, reqBody, reqB64, respHeaders, respLen, respBody, respB64
+
+    var name: StaticString {
+        switch self {
+        case .type: "type"
+        case .conn: "conn"
+        case .t: "t"
+        case .from: "from"
+        case .op: "op"
+        case .fin: "fin"
+        case .rsv1: "rsv1"
+        case .rsv2: "rsv2"
+        case .rsv3: "rsv3"
+        case .masked: "masked"
+        case .len: "len"
+        case .compressed: "compressed"
+        case .action: "action"
+        case .delayUS: "delay_us"
+        case .error: "error"
+        case .fault: "fault"
+        case .sha256: "sha256"
+        case .text: "text"
+        case .b64: "b64"
+        case .code: "code"
+        case .reason: "reason"
+        case .client: "client"
+        case .server: "server"
+        case .upstream: "upstream"
+        case .side: "side"
+        case .kind: "kind"
+        case .detail: "detail"
+        case .leg: "leg"
+        case .method: "method"
+        case .target: "target"
+        case .status: "status"
+        case .headers: "headers"
+        case .rule: "rule"
+        case .level: "level"
+        case .message: "message"
+        case .event: "event"
+        case .bytesUp: "bytes_up"
+        case .bytesDown: "bytes_down"
+        case .tEnd: "t_end"
+        case .url: "url"
+        case .reqHeaders: "req_headers"
+        case .reqLen: "req_len"
+        case .reqBody: "req_body"
+        case .reqB64: "req_b64"
+        case .respHeaders: "resp_headers"
+        case .respLen: "resp_len"
+        case .respBody: "resp_body"
+        case .respB64: "resp_b64"
+        }
+    }
+
+    var bit: UInt64 { 1 << UInt64(rawValue) }
+
+    /// The keys by the first byte of their name, so a key is compared with a few names, not all.
+    static let byFirstByte: [[RecordKey]] = (0..<256).map { byte in
+        allCases.filter { $0.name.utf8Start[0] == UInt8(byte) }
+    }
+
+    /// The key a scanned name spells, if it is one of the format's.
+    static func named(_ token: JSONScanner.StringToken, in scanner: JSONScanner) -> RecordKey? {
+        guard !token.escaped, !token.content.isEmpty else { return nil }
+        for key in byFirstByte[Int(scanner.bytes[token.content.lowerBound])] where scanner.matches(token, key.name) {
+            return key
+        }
+        return nil
+    }
+}
+
+/// Why the direct decoder gives a line up: nothing more to say, the tree-based decoder
+/// reads the line again and gives the record or the error message.
+struct NotSure: Error {}
+
+/// One member's value as scanned (already validated by `JSONScanner`).
+enum ScannedValue {
+    /// Absent, or `null` (which every record type reads as absent).
+    case none
+    case string(JSONScanner.StringToken)
+    case number(JSONScanner.NumberToken)
+    case bool(Bool)
+    /// An array starting at this index, read again by `headers` when asked for.
+    case array(Int)
+    /// An object: no key of the format holds one after the header.
+    case object
+}
+
+/// The members of one line by key, with typed reads that mirror `Fields` (the tree-based
+/// decoder's) exactly, throwing `NotSure` wherever `Fields` would throw.
+struct RecordMembers {
+    var scanner: JSONScanner
+    var values = InlineArray<48, ScannedValue>(repeating: .none)
+    var seen: UInt64 = 0
+
+    /// Scans `{...}` followed by nothing but white space. Keys outside the format are
+    /// skipped, as the tree-based decoder ignores them; a repeated key of the format, or
+    /// a key with an escape (which might spell one), is `NotSure`.
+    init(_ line: UnsafeBufferPointer<UInt8>) throws(NotSure) {
+        scanner = JSONScanner(line)
+        scanner.skipWhitespace()
+        guard scanner.consume(UInt8(ascii: "{")) else { throw NotSure() }
+        scanner.skipWhitespace()
+        if scanner.consume(UInt8(ascii: "}")) { throw NotSure() }  // no type
+        while true {
+            scanner.skipWhitespace()
+            guard scanner.current == UInt8(ascii: "\""), let name = scanner.string(), !name.escaped else { throw NotSure() }
+            let key = RecordKey.named(name, in: scanner)
+            if let key {
+                guard seen & key.bit == 0 else { throw NotSure() }
+                seen |= key.bit
+            }
+            scanner.skipWhitespace()
+            guard scanner.consume(UInt8(ascii: ":")) else { throw NotSure() }
+            scanner.skipWhitespace()
+            if let key {
+                values[key.rawValue] = try scanValue()
+            } else {
+                guard scanner.skipValue(depth: 1) else { throw NotSure() }
+            }
+            scanner.skipWhitespace()
+            if scanner.consume(UInt8(ascii: ",")) { continue }
+            guard scanner.consume(UInt8(ascii: "}")), scanner.isAtEndAfterWhitespace() else { throw NotSure() }
+            return
+        }
+    }
+
+    private mutating func scanValue() throws(NotSure) -> ScannedValue {
+        let start = scanner.index
+        switch scanner.current ?? 0 {  // 0: the end, which no value starts with
+        case UInt8(ascii: "\""):
+            if let token = scanner.string() { return .string(token) }
+        case UInt8(ascii: "t"):
+            if scanner.literal("true") { return .bool(true) }
+        case UInt8(ascii: "f"):
+            if scanner.literal("false") { return .bool(false) }
+        case UInt8(ascii: "n"):
+            if scanner.literal("null") { return .none }
+        case UInt8(ascii: "["):
+            if scanner.skipValue(depth: 1) { return .array(start) }
+        case UInt8(ascii: "{"):
+            if scanner.skipValue(depth: 1) { return .object }
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            if let token = scanner.number() { return .number(token) }
+        default:
+            break
+        }
+        throw NotSure()
+    }
+
+    subscript(key: RecordKey) -> ScannedValue { values[key.rawValue] }
+
+    func isPresent(_ key: RecordKey) -> Bool {
+        if case .none = self[key] { return false }
+        return true
+    }
+
+    // MARK: Typed reads, as `Fields` reads them
+
+    func optionalToken(_ key: RecordKey) throws(NotSure) -> JSONScanner.StringToken? {
+        switch self[key] {
+        case .none: return nil
+        case .string(let token): return token
+        default: throw NotSure()
+        }
+    }
+
+    func token(_ key: RecordKey) throws(NotSure) -> JSONScanner.StringToken {
+        guard let token = try optionalToken(key) else { throw NotSure() }
+        return token
+    }
+
+    func optionalString(_ key: RecordKey) throws(NotSure) -> String? { try optionalToken(key).map(scanner.text) }
+    func string(_ key: RecordKey) throws(NotSure) -> String { scanner.text(try token(key)) }
+
+    /// An integer written as one (a `1.0` or `1e3`, which the tree reads as 1 and 1000,
+    /// is `NotSure`).
+    func optionalInt64(_ key: RecordKey) throws(NotSure) -> Int64? {
+        switch self[key] {
+        case .none: return nil
+        case .number(let number):
+            guard let value = number.integer else { throw NotSure() }
+            return value
+        default: throw NotSure()
+        }
+    }
+
+    func int64(_ key: RecordKey) throws(NotSure) -> Int64 {
+        guard let value = try optionalInt64(key) else { throw NotSure() }
+        return value
+    }
+
+    func optionalInt(_ key: RecordKey) throws(NotSure) -> Int? { try optionalInt64(key).map { Int($0) } }
+    func int(_ key: RecordKey) throws(NotSure) -> Int { Int(try int64(key)) }
+
+    /// A record time (`RecordTime`).
+    func time(_ key: RecordKey) throws(NotSure) -> Int64 {
+        let t = try int64(key)
+        guard RecordTime.isValid(t) else { throw NotSure() }
+        return t
+    }
+
+    /// A duration in microseconds, from 0 to below `RecordTime.limit`.
+    func optionalDuration(_ key: RecordKey) throws(NotSure) -> Int64? {
+        guard let d = try optionalInt64(key) else { return nil }
+        guard d >= 0, d < RecordTime.limit else { throw NotSure() }
+        return d
+    }
+
+    func bool(_ key: RecordKey, default value: Bool) throws(NotSure) -> Bool {
+        switch self[key] {
+        case .none: return value
+        case .bool(let b): return b
+        default: throw NotSure()
+        }
+    }
+
+    /// A string naming one case of `T` (the tree reads the name, then the case).
+    func optionalName<T: RawRepresentable<String>>(_ key: RecordKey, as _: T.Type) throws(NotSure) -> T? {
+        guard let name = try optionalString(key) else { return nil }
+        guard let value = T(rawValue: name) else { throw NotSure() }
+        return value
+    }
+
+    func name<T: RawRepresentable<String>>(_ key: RecordKey, as type: T.Type) throws(NotSure) -> T {
+        guard let value = try optionalName(key, as: type) else { throw NotSure() }
+        return value
+    }
+
+    /// A body as `text` (UTF-8) or `base64`, or none.
+    func body(text: RecordKey, base64: RecordKey) throws(NotSure) -> [UInt8] {
+        if let token = try optionalToken(text) { return scanner.textBytes(token) }
+        guard let token = try optionalToken(base64) else { return [] }
+        return try decodeBase64(token)
+    }
+
+    func decodeBase64(_ token: JSONScanner.StringToken) throws(NotSure) -> [UInt8] {
+        let decoded = token.escaped
+            ? Base64.decode(scanner.text(token))
+            : Base64.decode(Substring(decoding: UnsafeBufferPointer(rebasing: scanner.bytes[token.content]), as: UTF8.self))
+        guard let decoded else { throw NotSure() }
+        return decoded
+    }
+
+    /// `[[name, value], ...]`, or none: the array is read again here (the scan validated it).
+    func headers(_ key: RecordKey) throws(NotSure) -> [HeaderField] {
+        switch self[key] {
+        case .none: return []
+        case .array(let start):
+            var s = JSONScanner(scanner.bytes, at: start)
+            var headers: [HeaderField] = []
+            _ = s.consume(UInt8(ascii: "["))
+            s.skipWhitespace()
+            if s.consume(UInt8(ascii: "]")) { return headers }
+            while true {
+                s.skipWhitespace()
+                guard s.consume(UInt8(ascii: "[")) else { throw NotSure() }
+                s.skipWhitespace()
+                guard s.current == UInt8(ascii: "\""), let name = s.string() else { throw NotSure() }
+                s.skipWhitespace()
+                guard s.consume(UInt8(ascii: ",")) else { throw NotSure() }
+                s.skipWhitespace()
+                guard s.current == UInt8(ascii: "\""), let value = s.string() else { throw NotSure() }
+                s.skipWhitespace()
+                guard s.consume(UInt8(ascii: "]")) else { throw NotSure() }
+                headers.append(HeaderField(s.text(name), s.text(value)))
+                s.skipWhitespace()
+                if s.consume(UInt8(ascii: ",")) { continue }
+                guard s.consume(UInt8(ascii: "]")) else { throw NotSure() }
+                return headers
+            }
+        default:
+            throw NotSure()
+        }
+    }
+}
