@@ -48,9 +48,9 @@ import Vocabulary
     @Test func closeOnATypeArmsAfterThatMessage() {
         var (faults, outcomes) = Make.connection(["close:4500,on=next"])
         #expect(outcomes.isEmpty)
-        let afterAck = faults.frameSeen(event: Self.ack.event?.name, now: 5)
+        let afterAck = faults.frameSeen(event: Self.ack.event, now: 5)
         #expect(afterAck.isEmpty)
-        let afterNext = faults.frameSeen(event: Self.next("1").event?.name, now: 6)
+        let afterNext = faults.frameSeen(event: Self.next("1").event, now: 6)
         #expect(afterNext.count == 1)
     }
 

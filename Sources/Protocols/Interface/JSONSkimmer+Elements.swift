@@ -1,3 +1,5 @@
+import JSON
+
 /// Where the first elements of a top-level JSON array are, for the protocols whose
 /// envelope is an array (Phoenix Channels V2's `[join_ref, ref, topic, event, payload]`).
 extension JSONSkimmer {
@@ -6,8 +8,8 @@ extension JSONSkimmer {
     /// `bytes` is not one valid JSON text or not an array. The same grammar and depth limit
     /// as `JSONParser`, in one pass.
     public static func elements(of bytes: UnsafeBufferPointer<UInt8>, limit: Int) -> [Span]? {
-        var skimmer = JSONSkimmer(buffer: bytes)
-        return skimmer.scanTopArray(limit: max(0, limit))
+        var scanner = JSONScanner(bytes)
+        return scanTopArray(&scanner, limit: max(0, limit))
     }
 
     /// `elements(of:limit:)` over an array's bytes.
@@ -15,37 +17,32 @@ extension JSONSkimmer {
         bytes.withContiguousStorageIfAvailable { elements(of: $0, limit: limit) } ?? elements(of: Array(bytes), limit: limit)
     }
 
-    mutating func scanTopArray(limit: Int) -> [Span]? {
-        skipWhitespace()
-        guard index < buffer.count, buffer[index] == UInt8(ascii: "[") else { return nil }
-        index += 1
+    private static func scanTopArray(_ scanner: inout JSONScanner, limit: Int) -> [Span]? {
+        scanner.skipWhitespace()
+        guard scanner.consume(UInt8(ascii: "[")) else { return nil }
         var spans: [Span] = []
         spans.reserveCapacity(min(limit, 8))
-        skipWhitespace()
-        if index < buffer.count, buffer[index] == UInt8(ascii: "]") {
-            index += 1
-        } else {
+        scanner.skipWhitespace()
+        if !scanner.consume(UInt8(ascii: "]")) {
             while true {
-                skipWhitespace()
-                let start = index
+                scanner.skipWhitespace()
+                let start = scanner.index
                 var escaped = false
-                let isString = index < buffer.count && buffer[index] == UInt8(ascii: "\"")
+                let isString = scanner.current == UInt8(ascii: "\"")
                 if isString {
-                    guard let string = skimString() else { return nil }
+                    guard let string = scanner.string() else { return nil }
                     escaped = string.escaped
                 } else {
                     // The array's elements are at depth 1, as the parser counts.
-                    guard skimValue(depth: 1) else { return nil }
+                    guard scanner.skipValue(depth: 1) else { return nil }
                 }
-                if spans.count < limit { spans.append(Span(range: start..<index, isString: isString, escaped: escaped)) }
-                skipWhitespace()
-                guard index < buffer.count else { return nil }
-                if buffer[index] == UInt8(ascii: ",") { index += 1; continue }
-                if buffer[index] == UInt8(ascii: "]") { index += 1; break }
-                return nil
+                if spans.count < limit { spans.append(Span(range: start..<scanner.index, isString: isString, escaped: escaped)) }
+                scanner.skipWhitespace()
+                if scanner.consume(UInt8(ascii: ",")) { continue }
+                guard scanner.consume(UInt8(ascii: "]")) else { return nil }
+                break
             }
         }
-        skipWhitespace()
-        return index == buffer.count ? spans : nil
+        return scanner.isAtEndAfterWhitespace() ? spans : nil
     }
 }
