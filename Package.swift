@@ -95,13 +95,6 @@ let testDependencies: [String: [Target.Dependency]] = [
     "UI": ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Lifecycle", "Reports", "Transport", "ControlAPI", "TestSupport", "faultline"],
 ]
 
-/// Release builds of these modules skip Swift's run-time exclusivity checks. Their hot
-/// paths mutate class-held state once per packet or frame, and each access check (a
-/// thread-local access-set insert) was a fifth of `faultline frames`' instructions on pcap
-/// input. Debug builds, which the tests run, keep the checks, so a violation still fails
-/// a test.
-let uncheckedExclusivityInRelease: Set<String> = ["Pcap"]
-
 let systemLibraries: [Target] = [
     .systemLibrary(name: "CPcap", path: "Sources/CPcap", pkgConfig: "libpcap",
                    providers: [.apt(["libpcap-dev"])]),
@@ -131,8 +124,6 @@ let package = Package(
             // its page (Assets/*).
             .target(name: $0.name, dependencies: $0.dependencies, path: $0.path,
                     exclude: $0.name == "UI" ? ["Assets"] : [],
-                    swiftSettings: uncheckedExclusivityInRelease.contains($0.name)
-                        ? [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))] : nil,
                     plugins: $0.name == "Lifecycle" ? [.plugin(name: "EmbedSpecs")]
                         : $0.name == "UI" ? [.plugin(name: "EmbedAssets")] : nil)
         }

@@ -3,6 +3,12 @@ import Vocabulary
 
 /// The mutable decoding state behind `PcapRecordSource` (a class so the connections' id
 /// callback can reach it): flows, connection ids, counters for warnings.
+// The Pcap module's classes mark their stored properties `@exclusivity(unchecked)`: their
+// hot paths mutate class-held state once per packet or frame, and each run-time access
+// check (a thread-local access-set insert) was a fifth of `faultline frames`' instructions
+// on pcap input. The attribute does per property what the `-enforce-exclusivity=unchecked`
+// flag did for the module, without an unsafe flag in the manifest (FaultlineKit, which
+// reads pcaps, stays usable as a versioned dependency). Each class is used from one thread.
 final class DecoderState {
     /// Routes one direction's stream events to its connection.
     struct Sink: TCPStreamSink {
@@ -29,28 +35,28 @@ final class DecoderState {
     let startedAt: Int64
     let limits: PcapRecordSource.Limits
     let queue = RecordQueue()
-    private var flows = FlowTable<WebSocketConnection>()
-    private var nextID: ConnectionID = 1
+    @exclusivity(unchecked) private var flows = FlowTable<WebSocketConnection>()
+    @exclusivity(unchecked) private var nextID: ConnectionID = 1
     /// Connections with an id whose flow is still tracked: what `maxConnections` bounds.
-    private var openConnections = 0
-    private var lastTime: Micros = 0
-    private var warningMessages: [String] = []
-    private var fragments = 0
-    private var malformed = 0
-    private var firstMalformed: String?
-    private var truncatedPackets = 0
-    private var flowLimitHit = false
-    private var connectionLimitHit = false
+    @exclusivity(unchecked) private var openConnections = 0
+    @exclusivity(unchecked) private var lastTime: Micros = 0
+    @exclusivity(unchecked) private var warningMessages: [String] = []
+    @exclusivity(unchecked) private var fragments = 0
+    @exclusivity(unchecked) private var malformed = 0
+    @exclusivity(unchecked) private var firstMalformed: String?
+    @exclusivity(unchecked) private var truncatedPackets = 0
+    @exclusivity(unchecked) private var flowLimitHit = false
+    @exclusivity(unchecked) private var connectionLimitHit = false
     /// Segments with payload that found no room in the flow table, and connections the
     /// connection cap left undecoded: data the records do not hold (see `droppedData`).
-    private var segmentsDropped = 0
-    private var connectionsIgnored = 0
+    @exclusivity(unchecked) private var segmentsDropped = 0
+    @exclusivity(unchecked) private var connectionsIgnored = 0
     /// Flows that have carried no data yet, oldest first (see `DatalessFlows`); entries of
     /// flows since gone or given data are skipped when met.
-    private var dataless = DatalessFlows()
-    private var packetIndex = 0
+    @exclusivity(unchecked) private var dataless = DatalessFlows()
+    @exclusivity(unchecked) private var packetIndex = 0
     /// Packets, TCP flows and their ports, for the message of a pcap without WebSocket.
-    private(set) var inventory = TrafficInventory()
+    @exclusivity(unchecked) private(set) var inventory = TrafficInventory()
 
     init(link: LinkType, startedAt: Int64, limits: PcapRecordSource.Limits) {
         self.link = link
@@ -72,7 +78,7 @@ final class DecoderState {
 
     /// The TCP segments of the batch being decoded, with their times, flow keys (and
     /// hashes) and flow-table slots.
-    private var segments: [(segment: TCPSegment, t: Micros, probe: FlowProbe, slot: Int)] = []
+    @exclusivity(unchecked) private var segments: [(segment: TCPSegment, t: Micros, probe: FlowProbe, slot: Int)] = []
 
     /// Decodes a batch of packets in order, after fetching their flows' state (see
     /// `PacketBatch`).

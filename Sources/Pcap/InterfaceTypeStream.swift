@@ -7,13 +7,13 @@ import Glibc
 /// this object.
 final class InterfaceTypeStream {
     private let source: UnsafeMutablePointer<FILE>
-    private(set) var types = PcapngInterfaceTypes()
-    private var pending: [UInt8] = []
-    private var pendingStart = 0
-    private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-    private var sourceEnded = false
+    @exclusivity(unchecked) private(set) var types = PcapngInterfaceTypes()
+    @exclusivity(unchecked) private var pending: [UInt8] = []
+    @exclusivity(unchecked) private var pendingStart = 0
+    @exclusivity(unchecked) private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    @exclusivity(unchecked) private var sourceEnded = false
     /// Bytes handed to the reader so far (its offset, for `ftello`).
-    private var position: Int64 = 0
+    @exclusivity(unchecked) private var position: Int64 = 0
 
     private init(source: UnsafeMutablePointer<FILE>) { self.source = source }
 

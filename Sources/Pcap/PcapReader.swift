@@ -14,11 +14,11 @@ public final class PcapReader {
     public let linkType: LinkType?
     public let snapshotLength: Int
     /// Packets read so far.
-    public private(set) var packetCount = 0
+    @exclusivity(unchecked) public private(set) var packetCount = 0
     /// Packets skipped because their timestamp is negative or beyond `RecordTime.limit`,
     /// and the number of the first one (for the warning).
-    public private(set) var badTimestamps = 0
-    public private(set) var firstBadTimestamp: Int?
+    @exclusivity(unchecked) public private(set) var badTimestamps = 0
+    @exclusivity(unchecked) public private(set) var firstBadTimestamp: Int?
     /// What libpcap reads through (owned by libpcap's stream, closed with it).
     private let interfaces: InterfaceTypeStream
 

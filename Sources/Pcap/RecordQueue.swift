@@ -8,10 +8,10 @@ import Capture
 /// retain and a release) and a drained queue has nothing left to destroy. An `Array` of
 /// optionals did both, and its `removeAll` ran the generic destroy over every slot.
 final class RecordQueue {
-    private var slots: UnsafeMutablePointer<CaptureRecord>
-    private var capacity: Int
-    private var head = 0
-    private(set) var count = 0
+    @exclusivity(unchecked) private var slots: UnsafeMutablePointer<CaptureRecord>
+    @exclusivity(unchecked) private var capacity: Int
+    @exclusivity(unchecked) private var head = 0
+    @exclusivity(unchecked) private(set) var count = 0
 
     init(capacity: Int = 64) {
         self.capacity = capacity

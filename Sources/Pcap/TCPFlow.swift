@@ -6,16 +6,16 @@ class TCPFlow: FlowTableEntry {
     let key: FlowKey
     /// One reassembler per direction (0: from the key's low endpoint), stored inline: an
     /// array of two kept them in a separate heap buffer, one more cold cache line a packet.
-    var lowReassembler: TCPReassembler
-    var highReassembler: TCPReassembler
+    @exclusivity(unchecked) var lowReassembler: TCPReassembler
+    @exclusivity(unchecked) var highReassembler: TCPReassembler
     /// The connection is not WebSocket and its reassembly buffers were dropped.
-    var released = false
-    var lowFinSeen = false
-    var highFinSeen = false
+    @exclusivity(unchecked) var released = false
+    @exclusivity(unchecked) var lowFinSeen = false
+    @exclusivity(unchecked) var highFinSeen = false
     /// A segment with payload was seen in either direction. Flows that never carry data
     /// (SYN-only scans, refused connections) are the ones `DecoderState` expires and
     /// evicts first, so they cannot take the table from flows that do.
-    var carriedData = false
+    @exclusivity(unchecked) var carriedData = false
 
     init(key: FlowKey, limits: TCPReassembler.Limits) {
         self.key = key

@@ -70,18 +70,18 @@ final class WebSocketConnection: TCPFlow {
     }
 
     // Per-packet fields first: with the object header they share one cache line.
-    var phase = Phase.detecting
-    private(set) var id: ConnectionID?
+    @exclusivity(unchecked) var phase = Phase.detecting
+    @exclusivity(unchecked) private(set) var id: ConnectionID?
     /// Index (0 or 1) of the client's direction, once known.
-    private(set) var clientIndex: Int?
-    var directions: [DecodingDirection]
+    @exclusivity(unchecked) private(set) var clientIndex: Int?
+    @exclusivity(unchecked) var directions: [DecodingDirection]
     let queue: RecordQueue
-    private(set) var sawSYN = false
-    var midStream = false
+    @exclusivity(unchecked) private(set) var sawSYN = false
+    @exclusivity(unchecked) var midStream = false
     let openedAt: Micros
     let limits: Limits
     private let assignID: () -> ConnectionID?
-    var deflate: DeflateParameters?
+    @exclusivity(unchecked) var deflate: DeflateParameters?
 
     init(key: FlowKey, openedAt: Micros, limits: Limits, tcpLimits: TCPReassembler.Limits, queue: RecordQueue,
          assignID: @escaping () -> ConnectionID?) {
