@@ -108,6 +108,9 @@ let systemLibraries: [Target] = [
                    providers: [.apt(["libzstd-dev"])]),
     // glibc's <malloc.h> (part of libc): the executable fixes its mmap threshold.
     .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
+    // glibc's posix_spawn close-from and chdir file actions (part of libc): TestSupport
+    // starts test children with them.
+    .systemLibrary(name: "CSpawn", path: "Sources/CSpawn"),
 ]
 
 let package = Package(
@@ -133,7 +136,7 @@ let package = Package(
         }
         + [
             // Helpers for tests only: locating the binary and Python, child processes, ports.
-            .target(name: "TestSupport"),
+            .target(name: "TestSupport", dependencies: ["CSpawn"]),
             .executableTarget(
                 name: "faultline",
                 // FaultlineKit is for test suites: the executable uses ProxyShell directly.

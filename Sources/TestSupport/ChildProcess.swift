@@ -1,10 +1,10 @@
+import CSpawn
 import Foundation
 import Glibc
 
-/// A child process for tests: both output pipes read to end-of-file by two threads of
-/// their own, every wait bounded, stopped with SIGKILL (a child started from a Swift
-/// Testing test may inherit a signal mask with SIGTERM blocked, so `terminate()` is not
-/// reliable; see swift-notes.md).
+/// A child process for tests: started by `SpawnedProcess` (posix_spawn, not Foundation's
+/// `Process`), both output pipes read to end-of-file by two threads of their own, every
+/// wait bounded, stopped with SIGKILL.
 ///
 /// No wait stands in for an event: a line is waited for on a condition signalled when it
 /// arrives, and `waitForExit` returns only once the child exited and both pipes reached
@@ -12,8 +12,8 @@ import Glibc
 /// however loaded the machine is. (It used to poll a dispatch handler's output for a fixed
 /// 5 s after the exit; on a loaded machine `analyze`'s JSON arrived later than that, empty.)
 public final class ChildProcess: @unchecked Sendable {
-    // @unchecked: `process` is set up before start and only read after; `output` locks itself.
-    private let process = Process()
+    // @unchecked: `process` is set once in init; it and `collected` lock themselves.
+    private let process: SpawnedProcess
     private let collected = CollectedOutput()
     /// Left once per pipe at its end-of-file: waiting on it joins the two reading threads.
     private let readers = DispatchGroup()
@@ -23,29 +23,45 @@ public final class ChildProcess: @unchecked Sendable {
     public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
                 currentDirectory: String? = nil) throws {
         commandLine = ([executable] + arguments).joined(separator: " ")
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let environment {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        // Made absolute against this process's directory, as Foundation's `Process` did:
+        // the child changes to `currentDirectory` before it executes the path.
+        let path = URL(fileURLWithPath: executable).path
+        let merged = ProcessInfo.processInfo.environment.merging(environment ?? [:]) { $1 }
+        // Close-on-exec from the start, so a child spawned by another test at the same
+        // moment never inherits these pipes (the child gets them as 1 and 2 by dup2).
+        let out = try Self.pipe(), err = try Self.pipe()
+        do {
+            process = try SpawnedProcess(executable: path, arguments: arguments, environment: merged,
+                                         currentDirectory: currentDirectory,
+                                         standardOutput: out.write, standardError: err.write)
+        } catch {
+            for fd in [out.read, out.write, err.read, err.write] { close(fd) }
+            throw error
         }
-        if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        close(out.write)
+        close(err.write)
         // The threads hold the pipes' read ends and the collected output, never `self`:
         // a test that drops its child still gets it killed by `deinit`.
-        for (handle, isStderr) in [(out.fileHandleForReading, false), (err.fileHandleForReading, true)] {
+        for (fd, isStderr) in [(out.read, false), (err.read, true)] {
             readers.enter()
             let output = collected, readers = self.readers
             let thread = Thread {
-                output.readToEnd(handle.fileDescriptor, stderr: isStderr)
+                output.readToEnd(fd, stderr: isStderr)
+                close(fd)
                 readers.leave()
             }
             thread.name = "ChildProcess \(isStderr ? "stderr" : "stdout")"
             thread.start()
         }
+    }
+
+    private static func pipe() throws -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [-1, -1]
+        guard pipe2(&fds, O_CLOEXEC) == 0 else {
+            throw NSError(domain: NSPOSIXErrorDomain, code: Int(errno),
+                          userInfo: [NSLocalizedDescriptionKey: "pipe2: \(String(cString: strerror(errno)))"])
+        }
+        return (fds[0], fds[1])
     }
 
     /// Starts the `faultline` binary under test.
@@ -58,7 +74,7 @@ public final class ChildProcess: @unchecked Sendable {
         try ChildProcess(TestEnvironment.python, ["-u", script] + arguments)
     }
 
-    public var pid: Int32 { process.processIdentifier }
+    public var pid: Int32 { process.pid }
 
     /// Complete lines printed so far.
     public var output: [String] { collected.lines(stderr: false) }
@@ -76,16 +92,14 @@ public final class ChildProcess: @unchecked Sendable {
     /// at `timeout`. A grandchild that inherited the pipes could hold them open: that wait
     /// is bounded too, by the same deadline but never less than 60 s.
     public func waitForExit(timeout: Double = 60) -> Int32? {
-        let start = Date()
-        let deadline = start.addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { usleep(10_000) }
-        guard !process.isRunning else { return nil }
+        let deadline = Date().addingTimeInterval(timeout)
+        guard let status = process.wait(until: deadline) else { return nil }
         _ = readers.wait(timeout: .now() + max(deadline.timeIntervalSinceNow, 60))
-        return process.terminationStatus
+        return status
     }
 
     /// Sends a signal (SIGINT to test graceful shutdown, SIGKILL to test crash safety).
-    public func signal(_ signal: Int32) { if process.isRunning { kill(process.processIdentifier, signal) } }
+    public func signal(_ signal: Int32) { process.signal(signal) }
 
     /// Kills the process if it still runs and reaps it (bounded).
     public func stop() {
@@ -93,7 +107,7 @@ public final class ChildProcess: @unchecked Sendable {
         _ = waitForExit(timeout: 30)
     }
 
-    deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+    deinit { process.signal(SIGKILL) }
 }
 
 /// Both pipes' lines, filled by the reading threads; waiters sleep on `condition`.

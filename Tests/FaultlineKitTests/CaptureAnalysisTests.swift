@@ -10,12 +10,8 @@ import TestSupport
     @Test func aGzippedCaptureIsAnalyzedAsThePlainOne() throws {
         let plain = TestEnvironment.path("Captures/sample-session.jsonl")
         let zipped = TestEnvironment.temporaryDirectory("kit-analysis").appendingPathComponent("s.jsonl.gz").path
-        let gzip = Process()
-        gzip.executableURL = URL(fileURLWithPath: "/bin/sh")
-        gzip.arguments = ["-c", "gzip -c \"$0\" > \"$1\"", plain, zipped]
-        try gzip.run()
-        gzip.waitUntilExit()
-        #expect(gzip.terminationStatus == 0)
+        let gzip = try runCommand("/bin/sh", ["-c", "gzip -c \"$0\" > \"$1\"", plain, zipped])
+        #expect(gzip.status == 0, "\(gzip.stderr)")
         let expected = try CaptureAnalysis(path: plain, spec: "bird")
         let analysis = try CaptureAnalysis(path: zipped, spec: "bird")
         #expect(analysis == expected)
