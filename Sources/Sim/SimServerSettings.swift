@@ -28,6 +28,8 @@ public struct SimServerSettings: Sendable {
     public var initTimeout: SimMicros = 3 * SimDuration.second
     /// A SignalR hub's `closeAfter` close message is final: an `error`, no `allowReconnect`.
     public var closeFinal = false
+    /// A SignalR hub's `closeAfter` close message says `allowReconnect: false` (final, no error).
+    public var closeNoReconnect = false
     /// How often a SignalR hub pings each connection (`HubOptions.KeepAliveInterval`).
     public var keepAliveInterval: SimMicros = 15 * SimDuration.second
     /// engine.io (`--protocol socketio`): how often the server pings, and how long it waits

@@ -113,6 +113,7 @@ enum SimServerCLI: Command {
             OptionSpec("close-after", value: "duration", help: "Close every connection this long after it opened, with --close-code."),
             OptionSpec("close-code", value: "code", help: "Close code for --close-after.", default: "4200"),
             OptionSpec("close-final", help: "signalr: --close-after's close message carries an error and no allowReconnect."),
+            OptionSpec("close-no-reconnect", help: "signalr: --close-after's close message says allowReconnect false (no error)."),
             OptionSpec("refuse-code", value: "code", help: "Refuse every connection with this close code (P:error, then close), no handshake."),
             OptionSpec("omit-socket-id", help: "Send the handshake without socket_id (a broken server)."),
             OptionSpec("stall-pongs", help: "Answer no ping, so clients' stale checks fire (socketio: send no ping)."),
@@ -145,6 +146,7 @@ enum SimServerCLI: Command {
         settings.omitSocketID = arguments.flag("omit-socket-id")
         settings.stallPongs = arguments.flag("stall-pongs")
         settings.closeFinal = arguments.flag("close-final")
+        settings.closeNoReconnect = arguments.flag("close-no-reconnect")
         settings.pingInterval = try SimCommands.positiveDuration(arguments, "ping-interval") ?? settings.pingInterval
         settings.pingTimeout = try SimCommands.positiveDuration(arguments, "ping-timeout") ?? settings.pingTimeout
         let duration = try SimCommands.duration(arguments, "duration")

@@ -216,3 +216,31 @@ import TestSupport
         #expect(run.capture.opens.count == 2)
     }
 }
+
+/// A blackhole under phoenix-channels-python-client, in a suite of its own so it runs
+/// beside the serialized one: the client sees the dead path within its heartbeat deadline,
+/// but its reconnect waits websockets' `close_timeout` (10 s, which `PHXChannelsClient`
+/// does not let shorten), so the scenario takes some 12 s.
+@Suite struct PhoenixBlackholeTests {
+    /// Promise (`supervisor.py`): `_heartbeat_loop`'s 0.6 s acknowledgement deadline expires
+    /// one beat after the first heartbeat lost in the blackhole, and `_force_close_connection`
+    /// closes with 4000 (that close frame is lost too); websockets' `close()` then waits its
+    /// `close_timeout` for the server's close frame and ends the TCP connection, and the
+    /// supervisor reconnects with the backoff counted from that end (`delayFrom: closed`,
+    /// `closeTimeout: 10` in `clientSpec`) and `_rejoin_topics` joins the channel again. The
+    /// client keeps its promise: at most the server's missing heartbeat reply is reported
+    /// (caused by the fault), no client finding.
+    @Test func aBlackholeIsFoundByTheHeartbeatAndTheClientReconnects() throws {
+        let run = try PhoenixClientTests.run(faults: ["blackhole,conn=1,after=0.8s"], seconds: 13)
+        let close = run.capture.frames.first { $0.conn == 1 && $0.from == .client && $0.opcode == .close }
+        #expect(close?.closeCode == 4000, "the heartbeat deadline's forced close")
+        // Blackhole at 0.8 s, the deadline 0.6 s after the last acknowledged beat (0.3 s
+        // apart), and a second of slack for a loaded machine: far from the 10 s close timeout.
+        let opened = run.capture.opens.first?.t ?? 0
+        #expect(close.map { $0.t - opened < 2_700_000 } == true, "the close comes within the deadline after the blackhole")
+        #expect(run.capture.opens.count >= 2, "\(run.client)")
+        #expect(PhoenixClientTests.joins(run, conn: 2) == 1, "the channel is rejoined after the reconnect")
+        let found = try PhoenixClientTests.findings(run)
+        #expect(Set(found.keys).isSubset(of: ["server.pong-missing"]), "\(found)")
+    }
+}

@@ -29,10 +29,12 @@ import TestSupport
 /// - P3 `pysignalr/client.py` `SignalRClient._on_close_message`: a close message (type 7)
 ///   with an `error` raises `ServerError` in the body of `_loop`'s `async for`, which
 ///   catches only `ConnectionClosed`, and `run` retries only `NegotiationFailure`: the
-///   client stops, whatever `allowReconnect` says. Without
-///   an error it does nothing; the client reconnects when the WebSocket closes (P1). The
-///   spec cannot judge a close message's finality (the analyzer reads WebSocket close
-///   codes), so neither case yields a finding; the test checks the client itself.
+///   client stops, whatever `allowReconnect` says. Without an error it does nothing; the
+///   client reconnects when the WebSocket closes (P1), whatever `allowReconnect` says.
+///   The spec judges the close message by the hub protocol (`allowReconnect: true` owes a
+///   reconnect, anything else is final): pysignalr agrees with it after
+///   `{"allowReconnect":true}` (reconnect) and after `{"error":..}` (stop), and is reported
+///   after `{"allowReconnect":false}` without an error, where it reconnects (failed.retried).
 /// - P4 `WebsocketTransport._keepalive` pings every `signalr_ping_interval` whatever the
 ///   server sends, and nothing in `_process` times the server out: stalled server pings
 ///   leave the connection up. The spec has no liveness model for this (docs/signalr.md),
@@ -47,6 +49,8 @@ import TestSupport
         var client: [String]
         var capture: String
         var findings: [String]
+        /// The (only) client's state at the end of the capture.
+        var finalState: String?
     }
 
     /// The built-in `signalr` spec with its steps and give-up shortened like the client's.
@@ -83,8 +87,10 @@ import TestSupport
         _ = try stopRecordingProxy(proxy, capture: capture)
         let report = try runFaultline(["analyze", capture, "--spec", try spec ?? shortenedSpec(), "--format", "json"])
         #expect(report.status == 0 || report.status == 1, "analyze: \(report.stderr)")
-        let findings = try JSONParser.parse(report.stdout)["findings"]?.arrayValue ?? []
-        return Run(client: client.output, capture: capture, findings: findings.compactMap { $0["rule"]?.stringValue })
+        let parsed = try JSONParser.parse(report.stdout)
+        let findings = parsed["findings"]?.arrayValue ?? []
+        return Run(client: client.output, capture: capture, findings: findings.compactMap { $0["rule"]?.stringValue },
+                   finalState: parsed["clients"]?.arrayValue?.first?["state"]?.stringValue)
     }
 
     static func opens(_ run: Run) throws -> Int {
@@ -117,20 +123,34 @@ import TestSupport
 
     @Test func aCloseMessageThatAllowsReconnectIsFollowedByAReconnect() throws {
         // P3 without an error + P1: the hub's close 1000 after {"type":7,"allowReconnect":true}
-        // is retried at once → no finding.
+        // is retried at once, as the spec's reconnect.missing demands → no finding.
         let run = try Self.run(server: ["--close-after", "400ms", "--close-code", "1000"], seconds: 1.2)
         #expect(run.findings == [])
+        #expect(run.finalState != "failed")
         #expect(try Self.opens(run) >= 2, "\(run.client)")
         #expect(!run.client.contains { $0.hasPrefix("stopped") })
     }
 
     @Test func aCloseMessageWithAnErrorStopsTheClient() throws {
-        // P3 with an error: ServerError, the client stops after one connection; the spec
-        // judges no close message (no reconnect.missing), so no finding either way.
+        // P3 with an error: ServerError, the client stops after one connection; the close
+        // message has no allowReconnect, so it is final for the spec too → state failed,
+        // nothing owed, no finding.
         let run = try Self.run(server: ["--close-after", "400ms", "--close-code", "1000", "--close-final"], seconds: 3)
         #expect(run.client.contains { $0.hasPrefix("stopped: ServerError") }, "\(run.client)")
         #expect(try Self.opens(run) == 1)
         #expect(run.findings == [])
+        #expect(run.finalState == "failed")
+    }
+
+    @Test func aCloseMessageThatForbidsReconnectIsRetriedByPysignalr() throws {
+        // P3 without an error + P1: after {"type":7,"allowReconnect":false} and the hub's
+        // close 1000, pysignalr reconnects at once (it reads only `error`), which the hub
+        // protocol forbids → one failed.retried per close message the client went past.
+        let run = try Self.run(server: ["--close-after", "400ms", "--close-code", "1000", "--close-no-reconnect"], seconds: 1.2)
+        let opens = try Self.opens(run)
+        #expect(opens >= 2, "\(run.client)")
+        #expect(!run.findings.isEmpty && run.findings.allSatisfy { $0 == "failed.retried" }, "\(run.findings)")
+        #expect(run.findings.count == opens - 1, "\(run.findings), \(opens) connections")
     }
 
     @Test func refusedReconnectsWaitTheBackoff() throws {

@@ -117,14 +117,16 @@ import TestSupport
     @Test func aServerDisconnectIsFinal() throws {
         // socketio/client.py `_handle_disconnect`: a 41 on '/' marks the client disconnected
         // and calls eio.disconnect() (engine.io close packet, close 1000 from the client),
-        // never `_handle_reconnect`. Promised: one connection ended by the client's 1000,
-        // state disconnected, no retry in the 1.5 s watched after it, no finding.
+        // never `_handle_reconnect`. The spec takes the server's 41 as final
+        // (`honoursServerEndings`), so a retry would be failed.retried. Promised: one
+        // connection ended by the client's 1000, state failed, no retry in the 1.5 s
+        // watched after it, no finding.
         let run = try Self.run(server: ["--disconnect-after", "0.5"], client: ["--connects", "2", "--hold", "1.5"])
         let after = try #require(run.client.of(kind: "after_server_disconnect").first)
         #expect(after["connects"]?.intValue == 1 && after["connected"] == .bool(false))
         #expect(run.connections.count == 1)
         #expect(run.ends == ["close 1000 from client"])
-        #expect(run.finalState == "disconnected")
+        #expect(run.finalState == "failed")
         #expect(run.findings == [] && run.undetermined == [])
     }
 

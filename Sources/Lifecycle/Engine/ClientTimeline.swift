@@ -203,6 +203,7 @@ struct ClientTimeline {
             if let event {
                 let stale = spec.stale
                 Self.noteServerLiveness(event, stale: stale, in: &ctx.connections[at: v], evidence: evidence)
+                if let ending = event.ending, spec.honoursServerEndings { ctx.connections[at: v].serverEnding = ending }
             }
             if event?.kind == .connectionEstablished, let event {
                 handshake(record, event, at: v, evidence: evidence, into: &events)
@@ -434,8 +435,9 @@ struct ClientTimeline {
             attempts = 0
             lastDelay = nil
         }
-        var action = action
-        var cause = cause
+        let (honoured, endingNote) = action.after(view.serverEnding)
+        var action = honoured
+        var cause = endingNote.map { "\(cause) (\($0))" } ?? cause
         if action == .backoff, let most = spec.backoff.maxAttempts, attempts >= most {
             // The client's own limit: it gives up, and any further attempt is a retry of `failed`.
             action = .fail

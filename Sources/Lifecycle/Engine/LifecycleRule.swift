@@ -1,4 +1,5 @@
 import Capture
+import Protocols
 import Vocabulary
 
 /// One lifecycle rule. One instance per client: it sees that client's steps in time order
@@ -139,6 +140,9 @@ public struct ConnectionView: Sendable, Hashable {
     /// The fault that swallowed a pong meant for the client since `lastPing`, if one did:
     /// what explains a missing pong.
     public var swallowedPongFault: String?
+    /// What the server's latest message ending the session said (delivered, not dropped),
+    /// when the spec's client honours such messages.
+    public var serverEnding: SessionEnding?
 
     public init(conn: ConnectionID, openedAt: Micros, activityTimeout: Micros) {
         self.conn = conn

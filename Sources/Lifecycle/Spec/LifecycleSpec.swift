@@ -27,6 +27,7 @@ public struct LifecycleSpec: Sendable, Hashable {
         var tolerances: Tolerances
         var rules: [String]
         var reportDelays = false
+        var honoursServerEndings = false
     }
 
     /// @unchecked: `fields` is written only through `update`, on a box no other spec shares.
@@ -127,6 +128,14 @@ public struct LifecycleSpec: Sendable, Hashable {
     public var reportDelays: Bool {
         get { storage.fields.reportDelays }
         set { update { $0.reportDelays = newValue } }
+    }
+
+    /// Whether the client obeys a server message that ends its session (`SessionEnding`):
+    /// after one that is final the drop leaves it failed (a reconnect is `failed.retried`),
+    /// after an invitation the drop is retried by the backoff (`reconnect.missing`).
+    public var honoursServerEndings: Bool {
+        get { storage.fields.honoursServerEndings }
+        set { update { $0.honoursServerEndings = newValue } }
     }
 
     /// Which entry of the protocol table decodes the clients' messages: any key or alias

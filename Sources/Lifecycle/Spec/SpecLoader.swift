@@ -43,7 +43,7 @@ public enum SpecLoader {
         let root = try SpecReader(file: file, path: "", value: value)
         try root.only(["name", "description", "events", "prefix", "states", "connectedOn", "closeCodes",
                        "disconnectCodes", "refusalStatuses", "backoff", "stale", "channels", "tolerances", "rules",
-                       "reportDelays"])
+                       "reportDelays", "honoursServerEndings"])
         let states = try parseStates(root.child("states"), root)
         let tolerances = try parseTolerances(root.child("tolerances"))
         var spec = LifecycleSpec(
@@ -66,6 +66,7 @@ public enum SpecLoader {
             tolerances: tolerances,
             rules: [])
         spec.reportDelays = try root.bool("reportDelays") ?? false
+        spec.honoursServerEndings = try root.bool("honoursServerEndings") ?? false
         guard let rules = try root.array("rules") else { throw root.fail("rules", "missing (expected an array of rule ids)") }
         for (i, rule) in rules.enumerated() {
             guard let id = rule.stringValue, RuleRegistry.type(for: id) != nil else {

@@ -25,6 +25,9 @@ public struct RealtimeEvent: Sendable, Hashable {
     /// The keep-alive schedule the server announced in this message, for protocols whose
     /// open packet carries one (engine.io's `pingInterval` + `pingTimeout`). Set by the entry.
     public var liveness: AnnouncedLiveness? = nil
+    /// What this server message says about the session it ends, for protocols whose server
+    /// ends sessions by a message (`SessionEnding`). Set by the entry.
+    public var ending: SessionEnding? = nil
     private var source: DataSource
 
     /// Where `data` comes from.
@@ -78,7 +81,7 @@ public struct RealtimeEvent: Sendable, Hashable {
     }
 
     public static func == (a: RealtimeEvent, b: RealtimeEvent) -> Bool {
-        a.name == b.name && a.channel == b.channel && a.kind == b.kind && a.ref == b.ref && a.liveness == b.liveness
+        a.name == b.name && a.channel == b.channel && a.kind == b.kind && a.ref == b.ref && a.liveness == b.liveness && a.ending == b.ending
             && a.rawData == b.rawData && a.data == b.data
     }
 
@@ -88,6 +91,7 @@ public struct RealtimeEvent: Sendable, Hashable {
         hasher.combine(kind)
         hasher.combine(ref)
         hasher.combine(liveness)
+        hasher.combine(ending)
         hasher.combine(rawData)
         hasher.combine(data)
     }

@@ -94,7 +94,15 @@ public struct SignalRProtocol: WireProtocol {
         let channel = (type == 4 || type == 5) ? invocationID : nil
         var event = RealtimeEvent(name: name, channel: channel, dataJSON: record, kind: kind)
         event.ref = invocationID
+        if type == 7 { event.ending = closeEnding(record) }
         return event
+    }
+
+    /// What a close message (type 7) says of the session: the hub protocol lets the client
+    /// reconnect only when `allowReconnect` is `true`; absent or anything else is final.
+    static func closeEnding(_ record: ArraySlice<UInt8>) -> SessionEnding {
+        let asData = RealtimeEvent(name: "", channel: nil, dataJSON: record, kind: .other)
+        return asData.dataMember("allowReconnect") == .bool(true) ? .reconnectInvited : .final
     }
 
     /// A record without `type`: the server's handshake answer (`{}`, or `{"error":...}`

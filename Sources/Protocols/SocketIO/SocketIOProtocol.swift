@@ -88,6 +88,11 @@ public struct SocketIOProtocol: WireProtocol {
                 : RealtimeEvent(name: "connect", channel: packet.namespace, dataJSON: nil, kind: .subscribe)
         case .disconnect:
             event = RealtimeEvent(name: "disconnect", channel: packet.namespace, dataJSON: nil, kind: .unsubscribe)
+            // From the server it ends the session for good: python-socketio's
+            // `_handle_disconnect` drops the namespace and, with none left, closes the
+            // engine.io session without reconnecting. (From the client it is its own
+            // disconnect, which the engine reads from the close that follows.)
+            event.ending = .final
         case .connectError:
             event = RealtimeEvent(name: "connect_error", channel: packet.namespace, dataJSON: json, kind: .subscriptionError)
         case .event, .binaryEvent:

@@ -10,8 +10,9 @@ import WebSocket
 /// ping (type 6) every `keepAliveInterval` as `HubOptions.KeepAliveInterval` does (none with
 /// `stallPongs`), invokes `eventName` on every connected client each `eventInterval`,
 /// completes every invocation that has an id with its first argument as the result, and
-/// with `closeAfter` sends a close message (type 7: `allowReconnect: true`, or with
-/// `closeFinal` an `error` and no `allowReconnect`) and closes the WebSocket with `closeCode`. Clients connect to any path with negotiation skipped (no
+/// with `closeAfter` sends a close message (type 7: `allowReconnect: true`, with
+/// `closeNoReconnect` `allowReconnect: false`, or with `closeFinal` an `error` and no
+/// `allowReconnect`) and closes the WebSocket with `closeCode`. Clients connect to any path with negotiation skipped (no
 /// `POST /negotiate` is served).
 public struct SignalRSimServer: SimProtocolServer {
     public let settings: SimServerSettings
@@ -51,7 +52,7 @@ public struct SignalRSimServer: SimProtocolServer {
         case .timer(.closeAfter(let id)):
             guard open.contains(id) else { return [] }
             let record = settings.closeFinal ? #"{"type":7,"error":"closed by the simulator (--close-after)"}"#
-                : #"{"type":7,"allowReconnect":true}"#
+                : settings.closeNoReconnect ? #"{"type":7,"allowReconnect":false}"# : #"{"type":7,"allowReconnect":true}"#
             return close(id, code: settings.closeCode, record: record, why: "closing with \(settings.closeCode) (--close-after)")
         case .timer(.connection(let id, let tag)):
             guard tag == Self.keepAliveTag, connected.contains(id) else { return [] }
