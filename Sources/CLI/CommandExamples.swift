@@ -37,6 +37,10 @@ package enum CommandExamples {
             "faultline ctl --control 127.0.0.1:7002 add 'drop,conn=3'",
             "FAULTLINE_CONTROL_TOKEN=secret faultline ctl --control 10.0.0.5:7002 metrics",
             "faultline ctl --proxy 127.0.0.1:7002 --proxy 127.0.0.1:7012 apply 'client=(client 1)' close:4009   (a fleet)",
+            "faultline ctl --control 127.0.0.1:7002 intercept on 3 --from server --match subscribe",
+            "faultline ctl --control 127.0.0.1:7002 intercept list",
+            "faultline ctl --control 127.0.0.1:7002 intercept edit 3 1 '{\"event\":\"bird:error\"}'",
+            "faultline ctl --control 127.0.0.1:7002 intercept off 3",
         ]),
         "faultline cert": HelpExtras(examples: [
             "faultline cert --out certs --host localhost --host 127.0.0.1",

@@ -25,6 +25,14 @@ enum CtlCommand: Command {
               watch                stream events as JSON lines until the proxy stops:
                                    connection-opened, connection-ended, fault, finding
               health               check that the API answers
+              intercept SUBCOMMAND hold messages for a decision (what the UI's intercept does):
+                list                 pauses, and the held messages with their ids and text
+                on [CONN]            hold CONN's messages (no CONN: every connection, new
+                                     ones too); --from, --match and --hold-timeout narrow it
+                off [CONN]           end the pause (no CONN: every pause); what is held goes on
+                forward CONN ID      send held message ID as it came
+                edit CONN ID TEXT    send TEXT in its place (--base64: TEXT is base64 bytes)
+                drop CONN ID         send nothing; the capture records what was dropped
             The address and token may also come from FAULTLINE_CONTROL and
             FAULTLINE_CONTROL_TOKEN (a token in the environment stays out of 'ps').
 
@@ -36,8 +44,8 @@ enum CtlCommand: Command {
             replica that does not answer is named on standard error and the exit status is 1.
             """,
         arguments: [
-            ArgumentSpec("action", help: "connections, rules, add, remove, apply, reset, metrics, watch or health."),
-            ArgumentSpec("args", help: "The action's arguments (a rule, a rule id, a connection id).", optional: true, variadic: true),
+            ArgumentSpec("action", help: "connections, rules, add, remove, apply, reset, metrics, watch, health or intercept."),
+            ArgumentSpec("args", help: "The action's arguments (a rule, a rule id, a connection id, intercept's subcommand).", optional: true, variadic: true),
         ],
         options: [
             OptionSpec("control", value: "host:port", help: "The proxy's control API (default: $FAULTLINE_CONTROL, else \(defaultAddress))."),
@@ -47,12 +55,16 @@ enum CtlCommand: Command {
             OptionSpec("timeout", value: "seconds", help: "Give up on an unanswered request after this long.", default: "10"),
             OptionSpec("proxy", value: "host:port", help: "A replica's control API, for a fleet; repeatable (default: --control alone).", repeatable: true),
             OptionSpec("proxies", value: "file", help: "Replicas' control APIs, one HOST:PORT a line, '#' comments (default: none)."),
+            OptionSpec("from", value: "side", help: "intercept on: hold only the messages this side sends (default: both).", choices: ["client", "server"]),
+            OptionSpec("match", value: "text", help: "intercept on: hold only the messages whose payload contains TEXT (default: every message)."),
+            OptionSpec("hold-timeout", value: "duration", help: "intercept on: forward a held message unchanged after this long undecided, 1s to 1h.", default: "60s"),
+            OptionSpec("base64", help: "intercept edit: TEXT is the new message's bytes in base64 (for a binary message)."),
         ])
 
     /// Each action: its arguments' names, and the request they make.
     static let actions: [String: [String]] = [
         "connections": [], "rules": [], "add": ["RULE"], "remove": ["ID"], "apply": ["CONN", "RULE"],
-        "reset": [], "metrics": [], "health": [], "watch": [],
+        "reset": [], "metrics": [], "health": [], "watch": [], "intercept": ["SUBCOMMAND"],
     ]
 
     static func run(_ arguments: ParsedArguments) throws -> Int32 {
@@ -62,14 +74,25 @@ enum CtlCommand: Command {
         guard let wanted = actions[action] else {
             throw UsageError("\(command): unknown action '\(action)' (expected one of: \(actions.keys.sorted().joined(separator: ", ")))")
         }
-        guard args.count == wanted.count else {
-            let usage = ([action] + wanted).joined(separator: " ")
-            throw UsageError("\(command) \(action): expected \(usage)" + (args.count > wanted.count ? " (unexpected '\(args[wanted.count])')" : ""))
+        if action == "intercept" {
+            // Its own subcommands and their arguments, checked before anything is sent.
+            _ = try CtlIntercept.request(args, arguments, command: command)
+        } else {
+            guard args.count == wanted.count else {
+                let usage = ([action] + wanted).joined(separator: " ")
+                throw UsageError("\(command) \(action): expected \(usage)" + (args.count > wanted.count ? " (unexpected '\(args[wanted.count])')" : ""))
+            }
+            if let option = CtlIntercept.options.first(where: { CtlIntercept.given($0.name, arguments) }) {
+                throw UsageError("\(command) \(action): --\(option.name) is for 'intercept \(option.subcommands.joined(separator: "|"))'")
+            }
         }
         let token = try ControlToken.resolve(arguments, flag: "token", command: command)
         let timeout = try arguments.parse("timeout", as: "seconds, more than 0") { Double($0).flatMap { $0 > 0 ? $0 : nil } } ?? 10
         let fleet = try CtlFanOut.proxies(arguments, command: command)
         if !fleet.isEmpty {
+            if action == "intercept" {
+                throw UsageError("\(command) intercept: a held message lives on one replica: give its --control, not --proxy or --proxies")
+            }
             return try CtlFanOut.run(action, args, proxies: fleet, token: token, timeout: timeout, json: arguments.flag("json"), command: command)
         }
         let environment = { (name: String) in getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } }
@@ -81,7 +104,8 @@ enum CtlCommand: Command {
         }
 
         if action == "watch" { return try watch(client, command: command) }
-        let (method, path, body) = try request(action, args, command: command)
+        let (method, path, body) = action == "intercept"
+            ? try CtlIntercept.request(args, arguments, command: command) : try request(action, args, command: command)
         let response: ControlResponse
         do { response = try client.send(method, path, body: body) } catch {
             throw UsageError("\(command): \(error)")
@@ -91,7 +115,11 @@ enum CtlCommand: Command {
             return ExitStatus.failure
         }
         let json = arguments.flag("json")
-        Console.out(json && action != "metrics" ? CtlOutput.json(response) : CtlOutput.render(action, response, json: json))
+        if json && action != "metrics" {
+            Console.out(CtlOutput.json(response))
+        } else {
+            Console.out(action == "intercept" ? CtlInterceptOutput.render(args[0], response) : CtlOutput.render(action, response, json: json))
+        }
         return ExitStatus.success
     }
 

@@ -6,18 +6,11 @@ bound. Usage:
 
     cdp_driver.py --url URL --steps STEPS.json --profile DIR [--chromium PATH]
 
-STEPS.json is a list of steps, run in order; each prints one JSON line with its result:
-    {"wait": EXPR, "timeout": S}     until EXPR is truthy, re-checked on every DOM change
-    {"click": SELECTOR}              a real mouse click at the element's centre
-    {"type": SELECTOR, "text": T}    focus, clear, then type T as keyboard input
-    {"eval": EXPR}                   the value of EXPR
-    {"viewport": W, "height": H}     the window's size
-    {"screenshot": PATH}             a PNG of the page as it is now
-A failed step prints {"ok": false, "error": ...} and the driver exits 1. The last line is
-{"console": [...], "exceptions": [...]}: everything the page logged and every uncaught
-error (a Content-Security-Policy violation shows up there).
+The steps and what the driver prints are those of browser_steps.py (shared with
+bidi_driver.py, which drives Firefox).
 """
 import argparse, base64, fcntl, json, os, subprocess, sys, threading
+import browser_steps
 
 class Browser:
     def __init__(self, chromium, profile):
@@ -89,19 +82,6 @@ class Browser:
             raise RuntimeError("%s: %s" % (method, answer["error"].get("message")))
         return answer.get("result", {})
 
-WAIT = """new Promise(function (resolve, reject) {
-  var done = false;
-  function check() {
-    if (done) return;
-    var v; try { v = (%s); } catch (e) { v = false; }
-    if (v) { done = true; observer.disconnect(); clearTimeout(timer); resolve(v); }
-  }
-  var observer = new MutationObserver(check);
-  observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
-  var timer = setTimeout(function () { done = true; observer.disconnect(); reject(new Error("timed out")); }, %d);
-  check();
-})"""
-
 class Page:
     def __init__(self, browser):
         self.browser = browser
@@ -109,6 +89,7 @@ class Page:
         self.session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
             self.call(domain + ".enable")
+        self.call("Page.addScriptToEvaluateOnNewDocument", {"source": browser_steps.CSP_WATCH})
 
     def call(self, method, params=None, timeout=60):
         return self.browser.call(method, params, session=self.session, timeout=timeout)
@@ -121,37 +102,24 @@ class Page:
             raise RuntimeError(details.get("exception", {}).get("description") or details.get("text"))
         return result["result"].get("value")
 
-    def step(self, step):
-        if "wait" in step:
-            seconds = float(step.get("timeout", 30))
-            return self.eval(WAIT % (step["wait"], int(seconds * 1000)), timeout=seconds + 10)
-        if "click" in step:
-            box = self.eval("(function(){var e=document.querySelector(%s); if(!e) throw new Error('no element %s');"
-                            "e.scrollIntoView({block:'center'}); var r=e.getBoundingClientRect();"
-                            "return {x:r.left+r.width/2, y:r.top+r.height/2};})()" % (json.dumps(step["click"]), step["click"].replace("'", "")))
-            for kind in ("mousePressed", "mouseReleased"):
-                self.call("Input.dispatchMouseEvent", {"type": kind, "x": box["x"], "y": box["y"], "button": "left", "clickCount": 1})
-            return box
-        if "type" in step:
-            self.eval("(function(){var e=document.querySelector(%s); e.focus(); e.select && e.select(); return true;})()"
-                      % json.dumps(step["type"]))
-            self.call("Input.insertText", {"text": step["text"]})
-            return True
-        if "eval" in step:
-            return self.eval(step["eval"])
-        if "viewport" in step:
-            self.call("Emulation.setDeviceMetricsOverride", {"width": int(step["viewport"]), "height": int(step.get("height", 900)),
-                                                              "deviceScaleFactor": 1, "mobile": False})
-            return True
-        if "screenshot" in step:
-            data = self.call("Page.captureScreenshot", {"format": "png"})["data"]
-            with open(step["screenshot"], "wb") as f:
-                f.write(base64.b64decode(data))
-            return step["screenshot"]
-        if "navigate" in step:
-            self.call("Page.navigate", {"url": step["navigate"]})
-            return self.eval(WAIT % ("document.readyState === 'complete'", 30000), timeout=40)
-        raise RuntimeError("unknown step %r" % step)
+    def click_at(self, x, y):
+        for kind in ("mousePressed", "mouseReleased"):
+            self.call("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1})
+
+    def insert_text(self, text):
+        self.call("Input.insertText", {"text": text})
+
+    def set_viewport(self, width, height):
+        self.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+
+    def screenshot(self):
+        return base64.b64decode(self.call("Page.captureScreenshot", {"format": "png"})["data"])
+
+    def navigate(self, url):
+        self.call("Page.navigate", {"url": url})
+
+    def settle(self):
+        pass   # events are read as they come, by the browser's reading thread
 
 def main():
     parser = argparse.ArgumentParser()
@@ -160,22 +128,10 @@ def main():
     parser.add_argument("--profile", required=True)
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     args = parser.parse_args()
-    with open(args.steps) as f:
-        steps = json.load(f)
     browser = Browser(args.chromium, args.profile)
-    status = 0
+    status = 1
     try:
-        page = Page(browser)
-        page.step({"navigate": args.url})
-        for i, step in enumerate(steps):
-            try:
-                value = page.step(step)
-                print(json.dumps({"step": i, "ok": True, "value": value}), flush=True)
-            except Exception as error:
-                print(json.dumps({"step": i, "ok": False, "error": str(error), "at": step}), flush=True)
-                status = 1
-                break
-        print(json.dumps({"console": browser.console, "exceptions": browser.exceptions}), flush=True)
+        status = browser_steps.run(Page(browser), args.url, args.steps, browser.console, browser.exceptions)
     finally:
         try:
             browser.call("Browser.close", timeout=10)

@@ -2,12 +2,30 @@ import Foundation
 import JSON
 import TestSupport
 
-/// Headless Chromium driven over its DevTools protocol by `Tests/Peers/cdp_driver.py`
-/// (on a pipe, so no port): a list of steps in, one JSON result a step out, then what the
-/// page logged and threw. Each step waits on an event (a DOM change), bounded.
+/// A real headless browser running the page: a list of steps in, one JSON result a step
+/// out, then what the page logged and threw. Each step waits on an event (a DOM change),
+/// bounded. The steps are those of `Tests/Peers/browser_steps.py`, the same in both
+/// browsers: Chromium, started per run by `cdp_driver.py` over its DevTools protocol (on a
+/// pipe, so no port), and Firefox, started once per suite (`FirefoxBrowser`) and driven by
+/// `bidi_driver.py` over WebDriver BiDi.
 struct Browser {
     static let chromium = "/usr/bin/chromium"
     static var available: Bool { FileManager.default.isExecutableFile(atPath: chromium) }
+
+    enum Engine: Sendable {
+        case chromium
+        case firefox(FirefoxBrowser)
+
+        /// Where a journey's screenshots go (see `Browser.screenshotDirectory`).
+        func screenshotDirectory(default dir: URL) -> String { Browser.screenshotDirectory(default: dir) }
+        /// Chromium's are the docs' images (`ui-live-1400.png`); Firefox's are named apart.
+        var screenshotPrefix: String {
+            switch self {
+            case .chromium: "ui-"
+            case .firefox: "ui-firefox-"
+            }
+        }
+    }
 
     struct Run {
         var steps: [JSONValue]
@@ -25,28 +43,39 @@ struct Browser {
     }
 
     /// Opens `url` and runs `steps` (see cdp_driver.py for their shapes).
-    static func run(_ url: String, steps: [JSONValue], in dir: URL, name: String) throws -> Run {
-        finish(try start(url, steps: steps, in: dir, name: name))
+    static func run(_ url: String, steps: [JSONValue], in dir: URL, name: String, engine: Engine = .chromium) throws -> Run {
+        finish(try start(url, steps: steps, in: dir, name: name, engine: engine), engine: engine)
     }
 
     /// Starts the driver on `steps` without waiting for it, so the test can act on the
     /// session while the page runs (each step's result is a line of `output` as it ends);
     /// `finish` then reads the results.
-    static func start(_ url: String, steps: [JSONValue], in dir: URL, name: String) throws -> ChildProcess {
+    static func start(_ url: String, steps: [JSONValue], in dir: URL, name: String, engine: Engine = .chromium) throws -> ChildProcess {
         let stepsFile = dir.appendingPathComponent("\(name)-steps.json")
         var bytes: [UInt8] = []
         JSONWriter.write(.array(steps), into: &bytes)
         try Data(bytes).write(to: stepsFile)
-        return try ChildProcess.python(TestEnvironment.path("Tests/Peers/cdp_driver.py"), [
-            "--url", url, "--steps", stepsFile.path, "--profile", dir.appendingPathComponent("profile-\(name)").path,
-            "--chromium", chromium,
-        ])
+        switch engine {
+        case .chromium:
+            return try ChildProcess.python(TestEnvironment.path("Tests/Peers/cdp_driver.py"), [
+                "--url", url, "--steps", stepsFile.path, "--profile", dir.appendingPathComponent("profile-\(name)").path,
+                "--chromium", chromium,
+            ])
+        case .firefox(let firefox):
+            return try ChildProcess.python(TestEnvironment.path("Tests/Peers/bidi_driver.py"), [
+                "--bidi", try firefox.address(), "--url", url, "--steps", stepsFile.path,
+            ])
+        }
     }
 
     /// Waits for a started driver to end (bounded) and reads what each step returned.
-    static func finish(_ driver: ChildProcess) -> Run {
+    static func finish(_ driver: ChildProcess, engine: Engine = .chromium) -> Run {
         let status = driver.waitForExit(timeout: 240)
-        if status == nil { driver.stop() }
+        if status == nil {
+            driver.stop()
+            // A driver killed in its session leaves Firefox refusing the next one.
+            if case .firefox(let firefox) = engine { firefox.restart() }
+        }
         var run = Run(steps: [], console: [], exceptions: [], status: status, stderr: driver.errorOutput.joined(separator: "\n"))
         for line in driver.output {
             guard let value = try? JSONParser.parse(line) else { continue }

@@ -39,35 +39,6 @@ import WebSocket
     @Test func hostileCapturedBytesRenderInert() throws {
         #expect(Browser.available, "chromium is missing: run Tools/setup")
         guard Browser.available else { return }
-        let (dir, ui, served) = try serveCapture("ui-hostile", write: Self.writeCapture)
-        defer { ui.stop() }
-        let address = try #require(served)
-        let text = "document.body.textContent"
-        let run = try Browser.run(address, steps: [
-            ["wait": "document.querySelector('#rows .row')", "timeout": 30],
-            ["click": "#rows .row"],
-            ["wait": "document.querySelectorAll('#frames li').length === 4", "timeout": 30],
-            ["wait": "document.querySelector('#lane').complete", "timeout": 30],
-            ["eval": "typeof window.__pwned"],                                                   // 4
-            ["eval": "document.querySelectorAll('script').length"],
-            ["eval": "Array.from(document.images).map(function (i) { return i.id; }).join(',')"],
-            ["eval": "document.querySelectorAll('iframe, svg, pre script, [onerror], [onload]').length"],
-            ["eval": .string(text)],                                                             // 8
-            ["eval": "document.querySelector('#rows .row .c-ua').textContent"],
-            ["eval": "document.querySelector('#frames').textContent"],
-        ], in: dir, name: "hostile")
-        #expect(run.failure == nil, "\(run.failure ?? "")")
-        #expect(run.value(4)?.stringValue == "undefined", "a captured script ran")
-        #expect(run.value(5)?.intValue == 1, "only the page's own script element")
-        #expect(run.value(6)?.stringValue == "lane", "only the lane image")
-        #expect(run.value(7)?.intValue == 0, "captured markup became elements")
-        let page = run.value(8)?.stringValue ?? ""
-        for mark in Self.marks.prefix(4) { #expect(page.contains(mark), "not shown as text: \(mark)") }
-        #expect(run.value(9)?.stringValue == Self.marks[1])
-        let frames = run.value(10)?.stringValue ?? ""
-        #expect(frames.contains("close 4000 '<iframe src=javascript:window.__pwned=6>'"), "the close reason as text: \(frames)")
-        // The binary frame is shown as hex, its bytes as dots and letters.
-        #expect(frames.contains("3c 69 66 72 61 6d 65"))
-        #expect(run.exceptions.isEmpty, "the page threw: \(run.exceptions)")
+        try Journeys.hostileBytesRenderInert(in: .chromium)
     }
 }

@@ -135,27 +135,35 @@
     return li;
   }
 
+  // A row's element is kept while its connection stays in the window and only its text is
+  // brought up to date: a row replaced between a mouse press and its release takes no click
+  // (updates come every 100 ms, a click lasts about as long).
+  var COLUMNS = ["c-conn num", "c-client", "c-path", "c-ua", "c-state", "c-age num", "c-frames num", "c-bytes num", "c-findings num"];
   function renderRows(offset, rows) {
-    var box = $("rows");
+    var box = $("rows"), kept = {}, shown = {};
     $("spacer").style.height = (state.total * ROW) + "px";
-    box.querySelectorAll(".row").forEach(function (r) { r.remove(); });
+    rows.forEach(function (r) { shown[r.conn] = true; });
+    box.querySelectorAll(".row").forEach(function (row) {
+      if (shown[row.dataset.conn]) kept[row.dataset.conn] = row; else row.remove();
+    });
     rows.forEach(function (r, i) {
-      var row = el("div", "row" + (r.open ? "" : " ended") + (r.conn === state.selected ? " sel" : ""));
+      var row = kept[r.conn];
+      if (!row) {
+        row = el("div");
+        COLUMNS.forEach(function (c) { row.appendChild(el("span", c)); });
+        row.addEventListener("click", function () { select(+row.dataset.conn); });
+      }
+      // In the list's order (after the spacer), moved only when out of place.
+      if (box.children[i + 1] !== row) box.insertBefore(row, box.children[i + 1] || null);
+      row.className = "row" + (r.open ? "" : " ended") + (r.conn === state.selected ? " sel" : "");
       row.style.top = ((offset + i) * ROW) + "px";
       row.dataset.conn = r.conn;
       row.dataset.state = r.state || "";
-      row.appendChild(el("span", "c-conn num", r.conn));
-      row.appendChild(el("span", "c-client", r.client || "…"));
-      row.appendChild(el("span", "c-path", r.path));
-      row.appendChild(el("span", "c-ua", r.ua));
-      row.appendChild(el("span", "c-state state state-" + (r.state || "none"), r.state || "-"));
-      row.appendChild(el("span", "c-age num", seconds(r.age)));
-      row.appendChild(el("span", "c-frames num", r.frames));
-      row.appendChild(el("span", "c-bytes num", bytes(r.bytes)));
-      row.appendChild(el("span", "c-findings num", r.findings || 0));
+      var cells = row.children;
+      [r.conn, r.client || "…", r.path, r.ua, r.state || "-", seconds(r.age), r.frames, bytes(r.bytes), r.findings || 0]
+        .forEach(function (v, c) { cells[c].textContent = v === undefined || v === null ? "" : String(v); });
+      cells[4].className = "c-state state state-" + (r.state || "none");
       row.title = (r.key || "") + (r.end ? " · " + r.end : "");
-      row.addEventListener("click", function () { select(r.conn); });
-      box.appendChild(row);
     });
   }
 
