@@ -158,7 +158,8 @@ public struct ReportBuilder: Sendable {
 
     public let limits: ReportLimits
     private var clients: [ClientLog] = []
-    private var index: [String: Int] = [:]
+    /// Each client's place in `clients`, by its id.
+    private var index = PlaceIndex()
     /// `index` does not cover `clients` (after `merged`) and is rebuilt before the next event.
     private var indexIsStale = false
     /// Findings of no known client (none in practice), kept whole.
@@ -188,8 +189,7 @@ public struct ReportBuilder: Sendable {
         defer { self.step = nil }
         for event in events {
             if case .client(let info) = event, let ordinal {
-                index[info.id] = clients.count
-                clients.append(ClientLog(info: info, ordinal: ordinal))
+                appendClient(ClientLog(info: info, ordinal: ordinal))
                 endTime = max(endTime, info.firstSeen)
             } else {
                 add(event)
@@ -236,21 +236,33 @@ public struct ReportBuilder: Sendable {
     private mutating func rebuildIndexIfStale() {
         guard indexIsStale else { return }
         indexIsStale = false
-        index.reserveCapacity(clients.count)
-        for (i, client) in clients.enumerated() { index[client.info.id] = i }
+        index.removeAll()
+        let all = clients
+        for (i, client) in all.enumerated() { index.set(client.info.id, at: i) { all[$0].info.id } }
+    }
+
+    /// The place in `clients` of the client `id`.
+    private func place(of id: String) -> Int? {
+        index.place(of: id) { clients[$0].info.id }
+    }
+
+    /// A client after the others, found by its id from now on.
+    private mutating func appendClient(_ log: ClientLog) {
+        clients.append(log)
+        let all = clients
+        index.set(log.info.id, at: all.count - 1) { all[$0].info.id }
     }
 
     public mutating func add(_ event: AnalysisEvent) {
         rebuildIndexIfStale()
         switch event {
         case .client(let info):
-            index[info.id] = clients.count
-            clients.append(ClientLog(info: info, ordinal: clients.count))
+            appendClient(ClientLog(info: info, ordinal: clients.count))
             endTime = max(endTime, info.firstSeen)
         case .connection(let conn, let client):
-            if let i = index[client] { clients[i].connectionIDs.append(conn, limits: limits) }
+            if let i = place(of: client) { clients[i].connectionIDs.append(conn, limits: limits) }
         case .transition(let t):
-            if let i = index[t.client] {
+            if let i = place(of: t.client) {
                 clients[i].transitions.append(t, limits: limits)
                 clients[i].finalState = t.to
             }
@@ -260,19 +272,21 @@ public struct ReportBuilder: Sendable {
             case .error: errorCount += 1
             case .warning: warningCount += 1
             }
-            let entry = SequencedFinding(number: nextOrder(client: index[f.client]), finding: f)
-            if let i = index[f.client] { clients[i].findings.append(entry, limits: limits) } else { strayFindings.append(entry) }
+            let i = place(of: f.client)
+            let entry = SequencedFinding(number: nextOrder(client: i), finding: f)
+            if let i { clients[i].findings.append(entry, limits: limits) } else { strayFindings.append(entry) }
             endTime = max(endTime, f.t)
         case .connectionEnded(let s):
-            if let i = index[s.client] { clients[i].connections.append(s, limits: limits) }
+            if let i = place(of: s.client) { clients[i].connections.append(s, limits: limits) }
             endTime = max(endTime, s.endedAt ?? s.openedAt)
         case .fault(let mark):
-            if let i = index[mark.client] { clients[i].faults.append(mark, limits: limits) }
+            if let i = place(of: mark.client) { clients[i].faults.append(mark, limits: limits) }
             endTime = max(endTime, mark.t)
         case .undetermined(let u):
             // At most one per rule and client (emitted once, at the end): no bound needed.
-            if let i = index[u.client] { clients[i].undetermined.append(u) }
-            let order = EventOrder(step: step ?? 0, client: index[u.client].map { clients[$0].ordinal } ?? -1,
+            let i = place(of: u.client)
+            if let i { clients[i].undetermined.append(u) }
+            let order = EventOrder(step: step ?? 0, client: i.map { clients[$0].ordinal } ?? -1,
                                    index: undetermined.count)
             undetermined.append((order, u))
         }
@@ -283,7 +297,7 @@ public struct ReportBuilder: Sendable {
     public consuming func build(spec: LifecycleSpec, inputs: [String], grouping: String, prefix: String?,
                       warnings: [String] = [], endTime: Micros? = nil, unchecked: [UncheckedRule] = [],
                       failOn: FailOn = .error, startedAt: Int64? = nil) -> AnalysisReport {
-        index = [:]   // not needed any more: given back before the report's clients are made
+        index.removeAll()   // not needed any more: given back before the report's clients are made
         var all = strayFindings
         var connectionCount = 0
         let clients = self.clients.map { log -> AnalysisReport.Client in

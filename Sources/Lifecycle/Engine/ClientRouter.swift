@@ -67,10 +67,12 @@ public struct ClientRouter: Sendable {
     private let decodeInShards: Bool
     /// Per key: its clients that hold no connection, the one to join on top.
     private var idleByKey: [String: IdleClients] = [:]
-    /// Per client: its key, the connections it holds (at most one but for duplicate ids),
-    /// and when it was last active.
+    /// Per client: its key, the connection it holds, and when it was last active. A client
+    /// holds at most one connection but for duplicate ids, kept apart in `moreHeld`: an
+    /// array per client cost some 50 bytes each on captures of a million clients.
     private var keyOfClient: [String] = []
-    private var live: [[ConnectionID]] = []
+    private var held: [ConnectionID?] = []
+    private var moreHeld: [Int: [ConnectionID]] = [:]
     private var lastActivity: [Micros] = []
     private var clientOfConnection: [ConnectionID: Int] = [:]
     /// Ids are given in order of opening: anything at or below this was seen before.
@@ -95,7 +97,7 @@ public struct ClientRouter: Sendable {
     public var prefix: String? { decoder.dialect }
 
     /// How many clients were found so far.
-    public var clientCount: Int { live.count + lateClients }
+    public var clientCount: Int { held.count + lateClients }
     /// Clients made at the end of the input from connections that never sent their
     /// upgrade request (`RoutedStep.lateClient`): counted, not kept.
     private var lateClients = 0
@@ -180,9 +182,17 @@ public struct ClientRouter: Sendable {
 
     /// The connection ends for the client; holding no other, the client is idle.
     private mutating func release(_ conn: ConnectionID, of index: Int) {
-        guard let i = live[index].firstIndex(of: conn) else { return }
-        live[index].remove(at: i)
-        guard live[index].isEmpty else { return }
+        if held[index] == conn {
+            held[index] = moreHeld[index]?.removeFirst()
+            if moreHeld[index]?.isEmpty == true { moreHeld.removeValue(forKey: index) }
+        } else if let i = moreHeld[index]?.firstIndex(of: conn) {
+            moreHeld[index]?.remove(at: i)
+            if moreHeld[index]?.isEmpty == true { moreHeld.removeValue(forKey: index) }
+            return
+        } else {
+            return
+        }
+        guard held[index] == nil else { return }
         let entry = IdleClients.Entry(lastActivity: lastActivity[index], client: index)
         withIdleClients(of: keyOfClient[index]) { idle, isCurrent in idle.becameIdle(entry, isCurrent: isCurrent) }
     }
@@ -191,7 +201,7 @@ public struct ClientRouter: Sendable {
     private mutating func touch(_ index: Int, at t: Micros) {
         guard lastActivity[index] != t else { return }
         lastActivity[index] = t
-        guard live[index].isEmpty else { return }
+        guard held[index] == nil else { return }
         withIdleClients(of: keyOfClient[index]) { idle, isCurrent in
             idle.touched(.init(lastActivity: t, client: index), isCurrent: isCurrent)
         }
@@ -203,8 +213,8 @@ public struct ClientRouter: Sendable {
     private mutating func withIdleClients<R>(of key: String,
                                              _ body: (inout IdleClients, (IdleClients.Entry) -> Bool) -> R) -> R {
         var idle = idleByKey.removeValue(forKey: key) ?? IdleClients()
-        let result = body(&idle) { [live, lastActivity] entry in
-            live[entry.client].isEmpty && lastActivity[entry.client] == entry.lastActivity
+        let result = body(&idle) { [held, lastActivity] entry in
+            held[entry.client] == nil && lastActivity[entry.client] == entry.lastActivity
         }
         if !idle.isEmpty { idleByKey[key] = idle }
         return result
@@ -312,16 +322,20 @@ public struct ClientRouter: Sendable {
         if let waiting = takeWaitingClient(key: key) {
             index = waiting
         } else {
-            index = live.count
+            index = held.count
             let info = info(ordinal: index, key: key, firstSeen: open.t)
             keyOfClient.append(key)
-            live.append([])
+            held.append(nil)
             lastActivity.append(open.t)
             steps.append(.newClient(ordinal: index, info))
         }
         clientOfConnection[conn] = index
         highestConnection = max(highestConnection, conn)
-        if !live[index].contains(open.conn) { live[index].append(open.conn) }
+        if held[index] == nil {
+            held[index] = open.conn
+        } else if held[index] != open.conn, moreHeld[index]?.contains(open.conn) != true {
+            moreHeld[index, default: []].append(open.conn)
+        }
         lastActivity[index] = open.t
         steps.append(.open(client: index, open))
     }

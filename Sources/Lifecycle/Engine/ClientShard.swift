@@ -5,6 +5,13 @@ import Vocabulary
 /// The timelines of some of the clients (those whose ordinal is `index` modulo `count`;
 /// one shard holds them all), carrying out the router's steps for them. Clients never
 /// share state, so shards run on separate threads and together find what one would.
+///
+/// Memory stays flat however many clients an input holds: beyond `maxAwake` timelines,
+/// the least recently active clients whose story is still short (`historyLimit` inputs)
+/// are put to sleep (`SleepingClient`: their records, about a tenth of a timeline) and
+/// rebuilt when a record or a due timer concerns them again, or at the finish. A
+/// finished client keeps only its info. Reports cannot tell: a rebuilt timeline is the
+/// one put away.
 public struct ClientShard: Sendable {
     public let index: Int
     public let count: Int
@@ -16,19 +23,40 @@ public struct ClientShard: Sendable {
     private let plan: RulePlan
     private let fallbackPlan: RulePlan?
     /// This shard's clients, by ordinal / count.
-    private var clients: [ClientTimeline] = []
+    private var clients: [ClientSlot] = []
+    /// The timelines of the awake clients: first those that can never sleep (their story
+    /// grew too long), then the candidates, among which the clock hand turns.
+    private var awake: [AwakeClient] = []
+    private var neverSleep = 0
+    private var hand = 0
+    /// How many timelines stay awake before the least recently active are put to sleep.
+    let maxAwake: Int
     /// Decodes the frames the router left to the shard, once the prefix is known.
     private var decoder: (any WireProtocol)?
+    /// Reused by every wake-up: the events a rebuilt timeline makes again, thrown away.
+    private var replayed: [AnalysisEvent] = []
+
+    /// Inputs a client may have taken and still be put to sleep: past them it stays awake.
+    let historyLimit: Int
+    static let standardHistoryLimit = 8
+    /// The default `maxAwake`: about 20 MB of timelines, and more clients than a QA
+    /// session or the 2,000-client benchmark holds at once, which therefore never sleep.
+    static let standardMaxAwake = 4096
 
     public init(options: AnalyzerOptions, index: Int = 0, count: Int = 1) {
         self.init(options: options, index: index, count: count, shortcuts: true)
     }
 
-    init(options: AnalyzerOptions, index: Int, count: Int, shortcuts: Bool) {
+    /// `maxAwake` and `historyLimit` other than the defaults: tests that make clients sleep
+    /// after every step, whatever their story.
+    init(options: AnalyzerOptions, index: Int, count: Int, shortcuts: Bool, maxAwake: Int = ClientShard.standardMaxAwake,
+         historyLimit: Int = ClientShard.standardHistoryLimit) {
         self.options = options
         self.index = index
         self.count = max(1, count)
         self.shortcuts = shortcuts
+        self.maxAwake = max(0, maxAwake)
+        self.historyLimit = max(0, historyLimit)
         let fallback = options.spec.events.decodesEvents ? try? SpecLoader.load("websocket") : nil
         self.fallback = fallback
         // One numbering of states for both specs: a client that falls back keeps its state.
@@ -56,11 +84,15 @@ public struct ClientShard: Sendable {
     public mutating func apply(_ step: RoutedStep, into events: inout [AnalysisEvent]) {
         switch step {
         case .sweep(let time):
-            for i in clients.indices { clients[i].advance(to: time, into: &events) }
+            for local in clients.indices { sweep(local, to: time, into: &events) }
         case .newClient(_, let info):
-            clients.append(timeline(for: info))
+            let timeline = timeline(for: info)
             events.append(.client(info))
-            clients[clients.count - 1].start(into: &events)
+            timeline.start(into: &events)
+            clients.append(.awake(awake.count))
+            awake.append(AwakeClient(timeline: timeline, local: clients.count - 1, history: shortcuts ? [] : nil))
+            if !shortcuts { keepAwake(awake.count - 1) }
+            sleepIfCrowded()
         case .lateClient(_, let info, let open, let end):
             var timeline = timeline(for: info)
             events.append(.client(info))
@@ -69,11 +101,10 @@ public struct ClientShard: Sendable {
             timeline.open(open, into: &events)
             timeline.finish(at: end, into: &events)
         case .open(let client, let open):
-            let local = client / count
-            events.append(.connection(open.conn, client: clients[local].info.id))
-            clients[local].open(open, into: &events)
+            events.append(.connection(open.conn, client: clients[client / count].info(in: awake).id))
+            take(.open(open), client: client / count, into: &events)
         case .upgrade(let client, let upgrade):
-            clients[client / count].upgrade(upgrade, into: &events)
+            take(.upgrade(upgrade), client: client / count, into: &events)
         case .frame(let client, let frame, let event):
             let decoded: RealtimeEvent?
             switch event {
@@ -83,13 +114,13 @@ public struct ClientShard: Sendable {
                 if decoder == nil { decoder = options.makeEntry(prefix: prefix) }
                 decoded = decoder?.event(of: frame)
             }
-            clients[client / count].frame(frame, event: decoded, into: &events)
+            take(.frame(frame, decoded), client: client / count, into: &events)
         case .end(let client, let end):
-            clients[client / count].end(end, into: &events)
+            take(.end(end), client: client / count, into: &events)
         case .fault(let client, let fault):
-            clients[client / count].fault(fault, into: &events)
+            take(.fault(fault), client: client / count, into: &events)
         case .finish(let time):
-            for i in clients.indices { clients[i].finish(at: time, into: &events) }
+            for local in clients.indices { finish(local, at: time, into: &events) }
         }
     }
 
@@ -103,20 +134,172 @@ public struct ClientShard: Sendable {
     /// capture of very many clients never holds all of them at once.
     public mutating func finish(at time: Micros, emit: ([AnalysisEvent]) -> Void) {
         var events: [AnalysisEvent] = []
-        for i in clients.indices {
+        for local in clients.indices {
             events.removeAll(keepingCapacity: true)
-            clients[i].finish(at: time, into: &events)
+            finish(local, at: time, into: &events)
             emit(events)
         }
     }
 
     /// This shard's clients that showed none of the spec's protocol, with their ordinals.
     public var connectionLevelClients: [(ordinal: Int, id: String)] {
-        clients.indices.filter { clients[$0].connectionLevel }.map { ($0 * count + index, clients[$0].info.id) }
+        clients.indices.filter { clients[$0].connectionLevel(in: awake) }
+            .map { ($0 * count + index, clients[$0].info(in: awake).id) }
     }
 
     /// This shard's clients, in order of first appearance.
-    var clientInfos: [ClientInfo] { clients.map(\.info) }
+    var clientInfos: [ClientInfo] { clients.map { $0.info(in: awake) } }
+
+    /// How many clients are asleep now (for tests).
+    var sleepingCount: Int {
+        clients.reduce(0) { count, slot in if case .asleep = slot { count + 1 } else { count } }
+    }
+
+    // MARK: sleep and wake
+
+    /// The input handed to client `local`'s timeline, and kept while its story is short.
+    private mutating func take(_ input: ClientInput, client local: Int, into events: inout [AnalysisEvent]) {
+        guard let i = wake(local) else { return }
+        awake[i].recent = true
+        if awake[i].history != nil {
+            if awake[i].history!.count < historyLimit { awake[i].history!.append(input) } else { awake[i].history = nil }
+        }
+        awake[i].timeline.take(input, into: &events)
+        if awake[i].history == nil { keepAwake(i) }
+        sleepIfCrowded()
+    }
+
+    /// A sweep of client `local`'s timers: an awake client's timeline advances (kept in its
+    /// story when a timer could act, `wakeTime`); a sleeping one wakes only if due.
+    private mutating func sweep(_ local: Int, to time: Micros, into events: inout [AnalysisEvent]) {
+        switch clients[local] {
+        case .awake(let i):
+            if awake[i].history != nil, time > awake[i].timeline.wakeTime {
+                take(.advance(time), client: local, into: &events)
+            } else {
+                awake[i].timeline.advance(to: time, into: &events)
+            }
+        case .asleep(let sleeper) where time > sleeper.wake:
+            take(.advance(time), client: local, into: &events)
+        case .asleep, .finished:
+            break
+        }
+    }
+
+    /// Client `local`'s final checks; its timeline is not kept after them.
+    private mutating func finish(_ local: Int, at time: Micros, into events: inout [AnalysisEvent]) {
+        guard let i = wake(local) else { return }
+        awake[i].timeline.finish(at: time, into: &events)
+        let finished = ClientSlot.finished(awake[i].timeline.info, connectionLevel: awake[i].timeline.connectionLevel)
+        removeAwake(at: i)
+        clients[local] = finished
+    }
+
+    /// The place in `awake` of client `local`, its timeline rebuilt first if it slept; nil
+    /// for a finished client.
+    private mutating func wake(_ local: Int) -> Int? {
+        switch clients[local] {
+        case .awake(let i):
+            return i
+        case .finished:
+            return nil
+        case .asleep(let sleeper):
+            var timeline = timeline(for: sleeper.info)
+            let inputs = sleeper.inputs
+            for input in inputs {
+                timeline.take(input, into: &replayed)
+                replayed.removeAll(keepingCapacity: true)
+            }
+            clients[local] = .awake(awake.count)
+            awake.append(AwakeClient(timeline: timeline, local: local, history: inputs))
+            return awake.count - 1
+        }
+    }
+
+    /// Over `maxAwake` timelines: the clock hand turns over the candidates, giving each
+    /// active one a second chance, and puts the others to sleep until few enough are awake.
+    private mutating func sleepIfCrowded() {
+        var looked = 0
+        while awake.count > maxAwake, awake.count > neverSleep, looked <= 2 * (awake.count - neverSleep) {
+            if hand < neverSleep || hand >= awake.count { hand = neverSleep }
+            if awake[hand].recent {
+                awake[hand].recent = false
+                hand += 1
+                looked += 1
+            } else if let history = awake[hand].history, let sleeper = SleepingClient(awake[hand].timeline, inputs: history) {
+                let local = awake[hand].local
+                removeAwake(at: hand)
+                clients[local] = .asleep(sleeper)
+                looked = 0
+            } else {
+                // Its story is too long, or a record would not come back from its line.
+                awake[hand].history = nil
+                keepAwake(hand)
+            }
+        }
+    }
+
+    /// The awake client at `i` can never sleep: it joins the front of `awake`.
+    private mutating func keepAwake(_ i: Int) {
+        guard i >= neverSleep else { return }
+        swapAwake(i, neverSleep)
+        neverSleep += 1
+    }
+
+    /// Takes the timeline at `i` out of `awake` (the caller then says where its client stands).
+    private mutating func removeAwake(at i: Int) {
+        var i = i
+        if i < neverSleep {
+            neverSleep -= 1
+            swapAwake(i, neverSleep)
+            i = neverSleep
+        }
+        swapAwake(i, awake.count - 1)
+        awake.removeLast()
+    }
+
+    private mutating func swapAwake(_ a: Int, _ b: Int) {
+        guard a != b else { return }
+        awake.swapAt(a, b)
+        clients[awake[a].local] = .awake(a)
+        clients[awake[b].local] = .awake(b)
+    }
+}
+
+/// Where one client of a shard stands.
+private enum ClientSlot: Sendable {
+    /// Its timeline is in the shard's `awake`, at this place.
+    case awake(Int)
+    case asleep(SleepingClient)
+    /// Its final checks are done: only what the shard reports about it stays.
+    case finished(ClientInfo, connectionLevel: Bool)
+
+    func info(in awake: [AwakeClient]) -> ClientInfo {
+        switch self {
+        case .awake(let i): awake[i].timeline.info
+        case .asleep(let sleeper): sleeper.info
+        case .finished(let info, _): info
+        }
+    }
+
+    func connectionLevel(in awake: [AwakeClient]) -> Bool {
+        switch self {
+        case .awake(let i): awake[i].timeline.connectionLevel
+        case .asleep(let sleeper): sleeper.connectionLevel
+        case .finished(_, let connectionLevel): connectionLevel
+        }
+    }
+}
+
+/// An awake client: its timeline and, while its story is short enough to sleep, its inputs.
+private struct AwakeClient: Sendable {
+    var timeline: ClientTimeline
+    /// Its place in the shard's clients.
+    var local: Int
+    /// Its inputs so far; nil once past `historyLimit` (it never sleeps then).
+    var history: [ClientInput]?
+    /// It took an input since the clock hand last passed.
+    var recent = true
 }
 
 /// A spec's rules as the engine runs them, set up once per spec and shared by its clients:

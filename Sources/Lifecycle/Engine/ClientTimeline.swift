@@ -371,6 +371,16 @@ struct ClientTimeline {
         }
     }
 
+    /// The earliest record time past which a timer rule could find anything or change, as
+    /// long as no step reaches the client (the least `quietUntil` of its timer rules;
+    /// `Micros.max`: none can). A sweep up to this time changes nothing, so a client put
+    /// to sleep (`ClientShard`) is woken only by a sweep beyond it.
+    var wakeTime: Micros {
+        var wake = Micros.max
+        for i in plan.timerRules { wake = min(wake, rules[i].quietUntil(ctx)) }
+        return wake
+    }
+
     /// A server frame that changes nothing a timer rule reads except moving the receipt
     /// time forward (`quietUntil`'s condition): not a close, no protocol event, not the
     /// first receipt or pong after a ping, and no rule observes such frames.

@@ -52,11 +52,14 @@ public struct LiveAnalyzer: Sendable {
 
     /// `shortcuts`: whether clients skip work that cannot find anything
     /// (`LifecycleRule.observes` and `quietUntil`): always, except in tests that check
-    /// skipping changes nothing.
-    init(options: AnalyzerOptions, shortcuts: Bool) {
+    /// skipping changes nothing. `maxAwake`, `historyLimit`: which clients sleep
+    /// (`ClientShard`); tests that make clients sleep after every step change them.
+    init(options: AnalyzerOptions, shortcuts: Bool, maxAwake: Int = ClientShard.standardMaxAwake,
+         historyLimit: Int = ClientShard.standardHistoryLimit) {
         self.options = options
         self.router = ClientRouter(options: options)
-        self.shard = ClientShard(options: options, index: 0, count: 1, shortcuts: shortcuts)
+        self.shard = ClientShard(options: options, index: 0, count: 1, shortcuts: shortcuts, maxAwake: maxAwake,
+                                 historyLimit: historyLimit)
     }
 
     /// One line per client that showed none of the spec's protocol and was analyzed at
@@ -76,6 +79,9 @@ public struct LiveAnalyzer: Sendable {
 
     /// Clients found so far, in order of first appearance.
     public var clientInfos: [ClientInfo] { shard.clientInfos }
+
+    /// How many clients are asleep now (`ClientShard`), for tests.
+    var sleepingClients: Int { shard.sleepingCount }
 
     /// Consumes one record and returns what it revealed (`feed(_:into:)` with a fresh array).
     public mutating func feed(_ record: CaptureRecord) -> [AnalysisEvent] {
