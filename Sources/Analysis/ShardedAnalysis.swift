@@ -43,7 +43,7 @@ public final class ShardedAnalysis {
         self.jobs = jobs
         stepNumber = firstStep
         router = ClientRouter(options: options, decodeInShards: true)
-        perClientRouter = perClient.map { SpecPerClientRouting(specs: $0) }
+        perClientRouter = perClient.map { SpecPerClientRouting(specs: $0, decodeInShards: true) }
         let specs = perClient ?? ClientSpecs(only: options)
         workers = (0..<jobs).map { ShardWorker(shard: SpecPerClientShards(specs: specs, index: $0, count: jobs),
                                                limits: limits, depth: Self.queueDepth, firstOrdinal: firstOrdinal) }

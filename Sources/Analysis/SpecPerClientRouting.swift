@@ -26,7 +26,10 @@ public struct SpecStep: Sendable {
 /// protocol table's detector (`EntryDetection`, as for a whole input). Once it decides,
 /// the client's spec is fixed, its held steps go on in order, and every text frame of it
 /// is decoded by that spec's entry (one instance per spec, learning its dialect): the
-/// frame is decoded once, here.
+/// frame is decoded once, here, or (`decodeInShards`, several threads) by the client's
+/// engine once the entry's dialect is known, as `ClientRouter` leaves it to the shards.
+/// A held client misses the sweeps that pass while it waits; its timeline catches up on
+/// its next step, as every step first advances the client's timers to its record's time.
 ///
 /// Bounded: a client stays undecided for at most `heldLimit` steps, `heldBytes` of frame
 /// payload and `patience` of record time (and no longer than its first connection, or
@@ -39,6 +42,7 @@ struct SpecPerClientRouting: Sendable {
     static let pendingLimit = 4096
 
     let specs: ClientSpecs
+    private let decodeInShards: Bool
     private var router: ClientRouter
     /// Per spec: the entry decoding its clients' frames (made when first needed).
     private var decoders: [(any WireProtocol)?]
@@ -55,8 +59,9 @@ struct SpecPerClientRouting: Sendable {
         var since: Micros
     }
 
-    init(specs: ClientSpecs) {
+    init(specs: ClientSpecs, decodeInShards: Bool = false) {
         self.specs = specs
+        self.decodeInShards = decodeInShards
         var options = specs.options[0]
         // The router only groups: each client's frames are decoded by its own spec's entry.
         options.entry = specs.table.registration(named: ConnectionLevelProtocol.key)
@@ -124,11 +129,11 @@ struct SpecPerClientRouting: Sendable {
             setSpec(0, of: ordinal)
             out.append(SpecStep(spec: 0, step: step))
         default:
-            guard let client = step.client else { return }
-            if pending[client] != nil {
+            guard let client = step.client, client < specOf.count else { return }
+            let number = Int(specOf[client])
+            if number < 0 {
                 hold(step, of: client, into: &out)
-            } else if client < specOf.count {
-                let number = Int(specOf[client])
+            } else {
                 out.append(SpecStep(spec: number, step: decoded(step, by: number)))
             }
         }
@@ -178,6 +183,7 @@ struct SpecPerClientRouting: Sendable {
             let options = specs.options[number]
             decoders[number] = options.makeEntry(prefix: options.prefix ?? options.spec.prefix)
         }
+        if decodeInShards, let dialect = decoders[number]?.dialect { return .frame(client: client, frame, .decode(prefix: dialect)) }
         return .frame(client: client, frame, .decoded(decoders[number]?.event(of: frame)))
     }
 }
