@@ -54,18 +54,21 @@ public struct AnalysisRun {
         var firstSource: any RecordSource = try fleetSource ?? InputSets.open(sets[0], options: filter)
         let recorded = firstSource.header.spec
         let spec: LifecycleSpec
+        var perClient: SpecPerClientRun?
         if options.spec.givesNone && recorded == nil {
             var detection = EntryDetection()
             firstSource = try ReadAheadSource(firstSource, detecting: &detection)
             let base = try SpecResolution.load(detection.specName, given: false, command: command)
             spec = options.spec.overrides.apply(to: base)
             notice("\(command): \(detection.line)")
+            // Each client is judged by the pack detected on it; this spec judges the rest.
+            perClient = SpecPerClientRun(overrides: options.spec.overrides, command: command)
         } else {
             let resolved = try SpecResolution.resolve(options.spec, recorded: recorded, input: sets[0][0], command: command)
             if let note = resolved.note { notice(note) }
             spec = resolved.spec
         }
-        var feed = Feed(spec: spec, options: options, inputCount: sets.count)
+        var feed = Feed(spec: spec, options: options, inputCount: sets.count, perClient: perClient)
         for (i, set) in sets.enumerated() {
             let source = try i == 0 ? firstSource : InputSets.open(set, options: filter)
             if i > 0, options.spec.givesNone, source.header.spec != recorded {
@@ -74,11 +77,15 @@ public struct AnalysisRun {
             try feed.read(source, input: i, parts: set)
         }
         warnings += feed.warnings
-        var report = feed.builder().build(spec: spec, inputs: inputs, grouping: options.clientKey.description,
+        let judged = feed.perClient?.used(fallback: spec) ?? [spec]
+        if judged.count > 1, let line = feed.perClient?.notice(fallback: spec) { notice("\(command): \(line)") }
+        var report = feed.builder().build(spec: judged.count == 1 ? judged[0] : spec, inputs: inputs,
+                                          grouping: options.clientKey.description,
                                           prefix: feed.prefix, warnings: warnings, endTime: feed.end,
-                                          unchecked: RuleRegistry.unchecked(spec: spec, appSecret: options.appSecret,
-                                                                            authSeen: feed.authSeen),
+                                          unchecked: SpecPerClientRun.unchecked(judged, appSecret: options.appSecret,
+                                                                                authSeen: feed.authSeen),
                                           failOn: options.failOn, startedAt: sets.count == 1 ? feed.startedAt : nil)
+        if let perClient = feed.perClient { perClient.mark(&report, fallback: spec) }
         report.authRequests = feed.authRequests
         // Each connection's replica: when merging, or when a lone capture names its replica.
         if let fleet = fleetSource {
@@ -97,10 +104,14 @@ private struct Feed {
     let spec: LifecycleSpec
     let options: AnalysisOptions
     let inputCount: Int
+    /// Without a spec chosen: each client's own (`SpecPerClientRun`), `spec` the fallback.
+    private(set) var perClient: SpecPerClientRun?
     /// One thread's builder; with several jobs, one merged builder per input in `parts`.
     private var single: ReportBuilder
     private var parts: [ReportBuilder] = []
     private var stepsSoFar = 0
+    /// `single` was given numbered events (each client judged by its own pack).
+    private var numbered = false
     private var clientsSoFar = 0
     private(set) var warnings: [String] = []
     private(set) var prefix: String?
@@ -114,10 +125,11 @@ private struct Feed {
     /// had nothing to check, and the report says so).
     private(set) var authSeen = false
 
-    init(spec: LifecycleSpec, options: AnalysisOptions, inputCount: Int) {
+    init(spec: LifecycleSpec, options: AnalysisOptions, inputCount: Int, perClient: SpecPerClientRun? = nil) {
         self.spec = spec
         self.options = options
         self.inputCount = inputCount
+        self.perClient = perClient
         single = ReportBuilder(limits: options.limits)
     }
 
@@ -148,9 +160,10 @@ private struct Feed {
             linker.observe(record)
         }
         let analyzerNotes: [String]
+        let specs = perClient?.specs(fallback: analyzerOptions)
         if options.jobs > 1 {
             let analysis = ShardedAnalysis(options: analyzerOptions, jobs: options.jobs, limits: options.limits,
-                                           firstStep: stepsSoFar, firstOrdinal: clientsSoFar)
+                                           firstStep: stepsSoFar, firstOrdinal: clientsSoFar, perClient: specs)
             while let record = try source.next() {
                 look(at: record)
                 analysis.feed(record)
@@ -161,6 +174,23 @@ private struct Feed {
             clientsSoFar += analysis.clientCount
             analyzerNotes = result.notes
             prefix = prefix ?? result.prefix
+            perClient?.add(analysis.specNumbers)
+        } else if let specs {
+            // Events come numbered (a client's first steps wait for its detection): the
+            // builder puts them in place, as the sharded analysis's are.
+            var analyzer = SpecPerClientAnalyzer(specs: specs, firstStep: stepsSoFar)
+            let ordinals = clientsSoFar
+            while let record = try source.next() {
+                look(at: record)
+                analyzer.feed(record) { single.add($0, step: $1, newClient: $2.map { $0 + ordinals }) }
+            }
+            analyzer.finish(at: last) { single.add($0, step: $1, newClient: $2.map { $0 + ordinals }) }
+            stepsSoFar = analyzer.lastStep
+            clientsSoFar += analyzer.clientCount
+            analyzerNotes = analyzer.notes
+            prefix = prefix ?? analyzer.prefix
+            perClient?.add(analyzer.specNumbers)
+            numbered = true
         } else {
             var analyzer = LiveAnalyzer(options: analyzerOptions)
             while let record = try source.next() {
@@ -188,6 +218,7 @@ private struct Feed {
 
     /// The builder holding every input's events (consumed: call once).
     mutating func builder() -> ReportBuilder {
+        if numbered { return ReportBuilder.merged([single]) }
         if options.jobs > 1 {
             let taken = parts
             parts = []

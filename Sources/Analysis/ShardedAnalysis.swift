@@ -15,15 +15,20 @@ import Vocabulary
 public final class ShardedAnalysis {
     public let jobs: Int
     private var router: ClientRouter
+    /// Each client judged by its own pack (`SpecPerClientRouting`): routes instead of `router`.
+    private var perClientRouter: SpecPerClientRouting?
     private let workers: [ShardWorker]
     /// Steps routed but not yet handed to each worker, with their step numbers.
     private var batches: [[NumberedStep]]
-    private var steps: [RoutedStep] = []
+    private var steps: [SpecStep] = []
+    private var routed: [RoutedStep] = []
     private var stepNumber: Int
     /// The number of the last step routed.
     public var lastStep: Int { stepNumber }
     /// Clients found so far.
-    public var clientCount: Int { router.clientCount }
+    public var clientCount: Int { perClientRouter?.clientCount ?? router.clientCount }
+    /// Each client's spec number, by ordinal (with `perClient`; empty otherwise).
+    public var specNumbers: [Int16] { perClientRouter?.specNumbers ?? [] }
     private var finished = false
     static let batchSize = 1024
     static let queueDepth = 4
@@ -31,13 +36,16 @@ public final class ShardedAnalysis {
     /// Several inputs in one report: each later input's analysis starts its step numbers
     /// and client ordinals after the earlier ones' (`lastStep`, `clientCount`), so that
     /// `ReportBuilder.merged` puts its clients and findings after theirs.
+    /// `perClient`: each client judged by the pack detected on it, from these specs.
     public init(options: AnalyzerOptions, jobs: Int, limits: ReportLimits = .standard,
-                firstStep: Int = 0, firstOrdinal: Int = 0) {
+                firstStep: Int = 0, firstOrdinal: Int = 0, perClient: ClientSpecs? = nil) {
         let jobs = max(1, jobs)
         self.jobs = jobs
         stepNumber = firstStep
         router = ClientRouter(options: options, decodeInShards: true)
-        workers = (0..<jobs).map { ShardWorker(shard: ClientShard(options: options, index: $0, count: jobs),
+        perClientRouter = perClient.map { SpecPerClientRouting(specs: $0, decodeInShards: true) }
+        let specs = perClient ?? ClientSpecs(only: options)
+        workers = (0..<jobs).map { ShardWorker(shard: SpecPerClientShards(specs: specs, index: $0, count: jobs),
                                                limits: limits, depth: Self.queueDepth, firstOrdinal: firstOrdinal) }
         batches = Array(repeating: [], count: jobs)
         for worker in workers { worker.start() }
@@ -51,17 +59,31 @@ public final class ShardedAnalysis {
     /// Routes one record to the workers of its client (every worker for a timer sweep).
     public func feed(_ record: CaptureRecord) {
         steps.removeAll(keepingCapacity: true)
-        router.route(record, into: &steps)
+        if perClientRouter != nil {
+            perClientRouter!.route(record, into: &steps)
+        } else {
+            routed.removeAll(keepingCapacity: true)
+            router.route(record, into: &routed)
+            for step in routed { steps.append(SpecStep(one: step)) }
+        }
         dispatch()
     }
 
     /// The input ended at `time`: waits for every worker and returns the report's builder,
     /// the notes on clients analyzed at connection level, and the protocol prefix.
     public func finish(at time: Micros?) -> (builder: ReportBuilder, notes: [String], prefix: String?) {
-        router.finish(at: time) { step in
-            steps.removeAll(keepingCapacity: true)
-            steps.append(step)
-            dispatch()
+        if perClientRouter != nil {
+            while true {
+                steps.removeAll(keepingCapacity: true)
+                guard perClientRouter!.finishStep(at: time, into: &steps) else { break }
+                dispatch()
+            }
+        } else {
+            router.finish(at: time) { step in
+                steps.removeAll(keepingCapacity: true)
+                steps.append(SpecStep(one: step))
+                dispatch()
+            }
         }
         for (i, worker) in workers.enumerated() {
             if !batches[i].isEmpty { worker.put(batches[i]) }
@@ -71,15 +93,18 @@ public final class ShardedAnalysis {
         for worker in workers { worker.join() }
         finished = true
         let builder = ReportBuilder.merged(workers.map { $0.takeBuilder() })
-        let ids = workers.flatMap(\.shard.connectionLevelClients).sorted { $0.ordinal < $1.ordinal }.map(\.id)
-        let notes = LiveAnalyzer.notes(connectionLevel: ids, options: router.options, prefix: router.prefix)
+        let clients = workers.flatMap(\.shard.connectionLevelClients).sorted { $0.ordinal < $1.ordinal }
+        if let perClient = perClientRouter {
+            return (builder, perClient.notes(connectionLevel: clients), perClient.prefix)
+        }
+        let notes = LiveAnalyzer.notes(connectionLevel: clients.map(\.id), options: router.options, prefix: router.prefix)
         return (builder, notes, router.prefix)
     }
 
     private func dispatch() {
         for step in steps {
             stepNumber += 1
-            if let client = step.client {
+            if let client = step.step.client {
                 let i = client % jobs
                 batches[i].append(NumberedStep(number: stepNumber, step: step))
                 if batches[i].count >= Self.batchSize { flush(i) }
@@ -101,13 +126,13 @@ public final class ShardedAnalysis {
 
 struct NumberedStep: Sendable {
     var number: Int
-    var step: RoutedStep
+    var step: SpecStep
 }
 
 /// One worker thread and its bounded queue of batches. The shard and builder are touched
 /// by the worker thread only, until `join` returns.
 final class ShardWorker: @unchecked Sendable {
-    private(set) var shard: ClientShard
+    private(set) var shard: SpecPerClientShards
     private(set) var builder: ReportBuilder
     private let depth: Int
     private let firstOrdinal: Int
@@ -116,7 +141,7 @@ final class ShardWorker: @unchecked Sendable {
     private var closed = false
     private var done = false
 
-    init(shard: ClientShard, limits: ReportLimits, depth: Int, firstOrdinal: Int) {
+    init(shard: SpecPerClientShards, limits: ReportLimits, depth: Int, firstOrdinal: Int) {
         self.shard = shard
         self.firstOrdinal = firstOrdinal
         self.builder = ReportBuilder(limits: limits)
@@ -173,13 +198,13 @@ final class ShardWorker: @unchecked Sendable {
     private func run() {
         while let batch = take() {
             for numbered in batch {
-                if case .finish(let time) = numbered.step {
+                if case .finish(let time) = numbered.step.step {
                     shard.finish(at: time) { builder.add($0, step: numbered.number) }
                     continue
                 }
                 let events = shard.apply(numbered.step)
                 guard !events.isEmpty else { continue }
-                if let ordinal = numbered.step.newClientOrdinal {
+                if let ordinal = numbered.step.step.newClientOrdinal {
                     builder.add(events, step: numbered.number, newClient: firstOrdinal + ordinal)
                 } else {
                     builder.add(events, step: numbered.number)

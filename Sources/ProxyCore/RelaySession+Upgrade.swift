@@ -135,7 +135,9 @@ extension RelaySession {
         if case .plainTCP = phase { return plainUpstreamConnected(into: &out) }
         guard phase == .connecting, let request else { return }
         phase = .awaitingResponse
-        out.append(.send(to: .server, bytes: upstreamRequest(request).serialized))
+        var upstream = upstreamRequest(request)
+        askNoContextTakeover(&upstream, now: now, into: &out)
+        out.append(.send(to: .server, bytes: upstream.serialized))
     }
 
     mutating func upstreamFailed(_ reason: String, now: Micros, into out: inout [RelayCommand]) {
@@ -173,10 +175,11 @@ extension RelaySession {
         }
         guard let response = parsed else { return }
         let remainder = responseParser.remainder
-        let head = Array(responseBytes.prefix(responseBytes.count - remainder.count))
+        var head = Array(responseBytes.prefix(responseBytes.count - remainder.count))
         responseBytes = []
         out.append(.record(.upgrade(UpgradeRecord(conn: conn, t: now, from: .server, status: response.status,
                                                   reason: response.reason, headers: response.headers))))
+        if response.status == 101 { head = noContextTakeoverHead(response, head: head, now: now, into: &out) }
         out.append(.send(to: .client, bytes: head))
         guard response.status == 101 else {
             let length = response.headers.first(named: "Content-Length").flatMap { Int($0.trimmingCharacters(in: " ")) }

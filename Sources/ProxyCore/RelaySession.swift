@@ -51,6 +51,8 @@ public struct RelaySession {
     /// Choosing `wire` from the upgrade and the first messages (`RelaySession+Protocol`).
     var detection: ProtocolDetection?
     var faults: ConnectionFaults?
+    /// The offer sent upstream asked for no context takeover (`RelaySession+Deflate`).
+    var askedNoContextTakeover = false
     let engine: FaultEngine?
     /// Masking keys for client frames going upstream (RFC 6455 wants fresh keys per frame).
     var maskRandom: SeededGenerator

@@ -18,6 +18,9 @@ import Vocabulary
 /// Every method must be called on the loop's thread.
 package final class LiveAnalysis {
     private var analyzer: LiveAnalyzer
+    /// Without a spec given, once detection chose the fallback: each client judged by the
+    /// pack detected on it (`SpecPerClientAnalyzer`), instead of `analyzer`.
+    private var perClient: SpecPerClientAnalyzer?
     /// Without a spec given: the detection that chooses it, and the records held until it
     /// does (see `init(detecting:)`); nil once decided or when a spec was given.
     private var pending: PendingDetection?
@@ -88,9 +91,17 @@ package final class LiveAnalysis {
             decide()
             return
         }
-        let events = analyzer.feed(record)
+        let events = events(feeding: record)
         onEvents?(events, last)
         show(events)
+    }
+
+    /// What the record revealed, from the per-client analyzer once there is one.
+    private func events(feeding record: CaptureRecord) -> [AnalysisEvent] {
+        guard perClient != nil else { return analyzer.feed(record) }
+        var all: [AnalysisEvent] = []
+        perClient!.feed(record) { events, _, _ in all += events }
+        return all
     }
 
     package func advance(to now: Micros) {
@@ -100,7 +111,12 @@ package final class LiveAnalysis {
             guard pending.outwaited(at: now) else { return }
             decide()
         }
-        let events = analyzer.advance(to: now)
+        var events: [AnalysisEvent] = []
+        if perClient != nil {
+            perClient!.advance(to: now) { found, _, _ in events += found }
+        } else {
+            events = analyzer.advance(to: now)
+        }
         onEvents?(events, last)
         show(events)
     }
@@ -112,7 +128,13 @@ package final class LiveAnalysis {
         timer?.cancel()
         timer = nil
         if pending != nil { decide() }
-        show(analyzer.finish(at: max(last, time ?? last)))
+        if perClient != nil {
+            var events: [AnalysisEvent] = []
+            perClient!.finish(at: max(last, time ?? last)) { found, _, _ in events += found }
+            show(events)
+        } else {
+            show(analyzer.finish(at: max(last, time ?? last)))
+        }
         finished = true
         emit("live analysis (spec \(spec.name)): \(summaryLine)")
     }
@@ -136,9 +158,12 @@ package final class LiveAnalysis {
             spec = chosen
             analyzer = LiveAnalyzer(options: AnalyzerOptions(spec: chosen))
         }
+        // The chosen spec judges the clients whose own detection decides nothing.
+        perClient = SpecPerClientAnalyzer(specs: ClientSpecs(fallback: AnalyzerOptions(spec: spec),
+                                                             table: decided.detection.table, load: decided.load))
         emit(TerminalText.escape("live analysis: " + decided.detection.line))
         for record in decided.held {
-            let events = analyzer.feed(record)
+            let events = events(feeding: record)
             onEvents?(events, last)
             show(events)
         }

@@ -22,6 +22,9 @@ public struct AnalysisReport: Sendable {
         public var finalState: String?
         /// Checks still open when the input ended (at most one per rule and connection).
         public var undetermined: [Undetermined] = []
+        /// The spec that judged this client, when the report's clients were judged by
+        /// several (`specsUsed`); nil when the report's `spec` judged them all.
+        public var spec: String?
     }
 
     /// Entries left out of a client's lists: the first and last ones are kept.
@@ -34,6 +37,9 @@ public struct AnalysisReport: Sendable {
     }
 
     public var spec: LifecycleSpec
+    /// The specs that judged the clients and how many each, when more than one did
+    /// (`judgedPerClient`); empty when `spec` judged every client.
+    public var specsUsed: [SpecUse] = []
     public var inputs: [String]
     /// How connections were grouped into clients, for every report.
     public var grouping: String

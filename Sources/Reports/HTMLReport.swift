@@ -27,7 +27,7 @@ public enum HTMLReport {
             <body data-end="\(report.endTime)">
             <header><h1>faultline analysis</h1>
             <p class="meta">\(captureLine(report))</p>
-            <p class="meta">spec <code>\(escapeXML(report.spec.name))</code>\(report.prefix.map { " · prefix <code>\(escapeXML($0))</code>" } ?? "") · grouping: \(escapeXML(report.grouping))</p>
+            <p class="meta">spec <code>\(escapeXML(report.spec.name))</code>\(report.specsLine.map { " · \(escapeXML($0))" } ?? "")\(report.prefix.map { " · prefix <code>\(escapeXML($0))</code>" } ?? "") · grouping: \(escapeXML(report.grouping))</p>
             </header>
 
             """
@@ -145,7 +145,7 @@ public enum HTMLReport {
             let errors = client.findings.filter { $0.severity == .error }.count
             let warnings = client.findings.count - errors
             out += "<tr data-client=\"\(escapeXML(client.info.id))\"><td>\(clientLink(client.info.id))</td><td>\(client.connectionIDs.count + client.omitted.connections)</td>"
-            out += "<td><i class=\"sw\" style=\"background:\(stateColor(client.finalState ?? "", report.spec))\"></i>\(escapeXML(client.finalState ?? "-"))</td>"
+            out += "<td><i class=\"sw\" style=\"background:\(stateColor(client.finalState ?? "", report.spec(of: client)))\"></i>\(escapeXML(client.finalState ?? "-"))</td>"
             out += "<td class=\"\(errors > 0 ? "sev-error" : "")\">\(errors)</td><td class=\"\(warnings > 0 ? "sev-warning" : "")\">\(warnings)</td>"
             out += "<td>\(client.faults.count)</td><td>\(client.undetermined.count)</td>"
             out += "<td class=\"overview\">\(overview(client, report))</td></tr>\n"
@@ -170,7 +170,7 @@ public enum HTMLReport {
         var out = "<svg class=\"mini\" viewBox=\"0 0 1000 12\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"states of \(escapeXML(client.info.id))\">"
         for (i, band) in bands.enumerated() {
             let until = i + 1 < bands.count ? bands[i + 1].x : unit(report.endTime)
-            out += "<rect x=\"\(format1(band.x))\" y=\"2\" width=\"\(format1(max(1, until - band.x)))\" height=\"8\" fill=\"\(stateColor(band.state, report.spec))\"/>"
+            out += "<rect x=\"\(format1(band.x))\" y=\"2\" width=\"\(format1(max(1, until - band.x)))\" height=\"8\" fill=\"\(stateColor(band.state, report.spec(of: client)))\"/>"
         }
         var ticks: Set<Double> = []
         for finding in client.findings where ticks.insert(unit(finding.t)).inserted {
@@ -247,7 +247,7 @@ public enum HTMLReport {
         if client.omitted.connections > 0 { out += " and \(client.omitted.connections) more" }
         out += " · final state \(escapeXML(client.finalState ?? "-"))</p>\n"
         if let note = TextReport.omittedNote(client.omitted) { out += "<p class=\"meta\">\(escapeXML(note))</p>\n" }
-        out += "<div class=\"lanebox\">" + HTMLLane(client: client, spec: report.spec, end: report.endTime, groupOf: groupOf,
+        out += "<div class=\"lanebox\">" + HTMLLane(client: client, spec: report.spec(of: client), end: report.endTime, groupOf: groupOf,
                                                   auth: auth.links(of: client.connectionIDs), replicas: report.replicas).render() + "</div>\n"
         if !client.faults.isEmpty {
             out += "<h3 id=\"faults-\(id)\">Faults fired</h3>\n<ol class=\"faults\">\n"

@@ -87,6 +87,10 @@ public enum JSONReport {
         root["format"] = .string(format)
         root["version"] = .int(version)
         root["spec"] = .string(report.spec.name)
+        // Only when several specs judged the clients (each its own pack's).
+        if !report.specsUsed.isEmpty {
+            root["specs"] = .array(report.specsUsed.map { .object(["spec": .string($0.spec.name), "clients": .int(Int64($0.clients))]) })
+        }
         root["inputs"] = .array(report.inputs.map { .string($0) })
         root["started_at"] = iso(0, report.startedAt)
         root["prefix"] = report.prefix.map { .string($0) } ?? .null
@@ -120,7 +124,7 @@ public enum JSONReport {
     }
 
     static func client(_ c: AnalysisReport.Client, _ start: Int64?, replicas: [ConnectionID: String]) -> JSONValue {
-        .object([
+        var object: JSONObject = [
             "id": .string(c.info.id),
             "key": .string(c.info.key),
             "first_seen": time(c.info.firstSeen),
@@ -147,7 +151,10 @@ public enum JSONReport {
                 "transitions": .int(Int64(c.omitted.transitions)), "connections": .int(Int64(c.omitted.connections)),
                 "faults": .int(Int64(c.omitted.faults)), "findings": .int(Int64(c.omitted.findings)),
             ]),
-        ])
+        ]
+        // Only when several specs judged the clients: this one's.
+        if let spec = c.spec { object["spec"] = .string(spec) }
+        return .object(object)
     }
 
     static func transition(_ t: Transition, _ start: Int64?) -> JSONValue {

@@ -40,17 +40,21 @@ public enum JUnitReport {
     /// root element carries the total of failures, so a first pass counts them before
     /// any suite is written.
     public static func render(_ report: AnalysisReport, emit: (String) -> Void) {
-        let rules = report.spec.rules
         let unchecked = Dictionary(report.unchecked.map { ($0.rule, $0.reason) }, uniquingKeysWith: { a, _ in a })
         var totalFailures = 0
+        var tests = 0
         for client in report.clients {
+            // Each client's rules are its spec's (several specs: its own pack's).
+            let rules = report.spec(of: client).rules
+            tests += rules.count
             for rule in rules {
                 if case .failed = outcome(rule: rule, client: client, report: report, unchecked: unchecked) { totalFailures += 1 }
             }
         }
         var out = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-        out += #"<testsuites name="faultline analyze \#(escapeXML(report.spec.name))" tests="\#(report.clients.count * rules.count)" failures="\#(totalFailures)" errors="0" time="\#(junitTime(report.endTime))">"# + "\n"
+        out += #"<testsuites name="faultline analyze \#(escapeXML(report.spec.name))" tests="\#(tests)" failures="\#(totalFailures)" errors="0" time="\#(junitTime(report.endTime))">"# + "\n"
         for client in report.clients {
+            let rules = report.spec(of: client).rules
             let outcomes = rules.map { outcome(rule: $0, client: client, report: report, unchecked: unchecked) }
             suite(client, rules: rules, outcomes: outcomes, report: report, into: &out)
             emitWhenFull(&out, emit)
@@ -76,7 +80,7 @@ public enum JUnitReport {
         suites += ">\n"
         suites += #"    <properties><property name="key" value="\#(escapeXML(client.info.key))"/>"#
             + #"<property name="grouping" value="\#(escapeXML(report.grouping))"/>"#
-            + #"<property name="spec" value="\#(escapeXML(report.spec.name))"/>"#
+            + #"<property name="spec" value="\#(escapeXML(report.spec(of: client).name))"/>"#
             + #"<property name="fail-on" value="\#(report.failOn.rawValue)"/>"#
         // A fleet's report (analyze --merge): which replica each connection was on.
         if !report.replicas.isEmpty {

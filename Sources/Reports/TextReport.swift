@@ -24,12 +24,14 @@ public enum TextReport {
         var out = TerminalText.escape(head)
         if let start = report.startedAt, let iso = WallClock.iso(start, plus: 0) { out += "\ncapture started \(iso)" }
         out += "\n" + TerminalText.escape("grouping: \(report.grouping)") + "\n"
+        if let line = report.specsLine { out += TerminalText.escape(line) + "\n" }
         for warning in report.warnings { out += TerminalText.escape("warning: \(warning)") + "\n" }
         out += "\n" + summary(report)
         let auth = AuthRequestIndex(report.authRequests)
         for client in report.clients {
             out += "\n" + TerminalText.escape("\(client.info.id)  key \(client.info.key)  connections: \(client.connectionIDs.map(report.connectionLabel).joined(separator: ", "))")
             if client.omitted.connections > 0 { out += " (and \(client.omitted.connections) more)" }
+            if let spec = client.spec { out += TerminalText.escape("  spec \(spec)") }
             out += "\n"
             if let note = omittedNote(client.omitted) { out += "  (\(note))\n" }
             var lines: [(Micros, Int, String)] = []

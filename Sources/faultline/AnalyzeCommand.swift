@@ -41,7 +41,7 @@ enum AnalyzeCommand: Command {
                                  optional: true, variadic: true)],
         options: [
             OptionSpec("spec", value: "name|file",
-                       help: "Lifecycle spec: \(SpecLoader.builtInNames.joined(separator: ", ")) (websocket: connection level, any client), or a JSON spec file (default: the detected protocol's, else bird)."),
+                       help: "Lifecycle spec: \(SpecLoader.builtInNames.joined(separator: ", ")) (websocket: connection level, any client), or a JSON spec file (default: each client's detected protocol's, else the input's, else bird)."),
             OptionSpec("format", value: "format", help: "Report format.", default: "text",
                        choices: ReportFormat.allCases.map(\.rawValue)),
             OptionSpec("explain", value: "rule", help: "Explain one rule (what breaks it, an example) and exit; 'faultline specs rules' lists them."),

@@ -60,7 +60,7 @@ enum ProxyCommand: Command {
                        help: "Longest time from accept to an open WebSocket (request, upstream connect and response); slower connections are closed (408 or 504).", default: "10s"),
             OptionSpec("live", help: "Print connection lifecycle events on standard error."),
             OptionSpec("spec", value: "name|file",
-                       help: "Check lifecycles live against a spec: \(SpecLoader.builtInNames.joined(separator: ", ")) or a file; findings on stderr (with --live also state changes; default with --live: the detected protocol's, else bird)."),
+                       help: "Check lifecycles live against a spec: \(SpecLoader.builtInNames.joined(separator: ", ")) or a file; findings on stderr (with --live also state changes; default with --live: each client's detected protocol's, else the first's, else bird)."),
             OptionSpec("fail-on", value: "severity",
                        help: "With --spec or --live: exit 1 at shutdown if a finding this severe or worse was seen (error, warning); never keeps exit 0.",
                        default: "never", choices: FailOn.allCases.map(\.rawValue)),

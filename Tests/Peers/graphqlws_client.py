@@ -67,7 +67,8 @@ async def run(args):
         close_timeout=args.timeout,
         ack_timeout=args.timeout,
         # websockets' own close_timeout: how long close() waits for the closing handshake.
-        # --no-compression: no permessage-deflate (see the stalled-pongs test).
+        # --no-compression: no permessage-deflate (compression is on by default; the proxy
+        # negotiates it without context takeover when it has faults).
         connect_args={"close_timeout": args.close_timeout, **({"compression": None} if args.no_compression else {})},
     )
     client = Client(transport=transport)

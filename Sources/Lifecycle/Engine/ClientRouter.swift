@@ -344,7 +344,7 @@ public struct ClientRouter: Sendable {
 extension WireProtocol {
     /// A text frame's event: the one its record carries when the relay decoded it with
     /// this entry (classified under this analysis's dialect), else decoded from the payload.
-    mutating func event(of frame: FrameRecord) -> RealtimeEvent? {
+    public mutating func event(of frame: FrameRecord) -> RealtimeEvent? {
         if let carried = frame.decoded.event(decodedBy: Self.key) {
             return carried.flatMap { adopt($0) }
         }

@@ -1,0 +1,87 @@
+import Capture
+import Lifecycle
+import Vocabulary
+
+/// The shard side of judging each client by its own pack: one lifecycle engine per spec
+/// (`ClientShard`, through its public entry points), each holding the clients of its spec
+/// under local numbers, so that the engine never holds clients of two specs. A client's
+/// steps carry its spec (`SpecStep`); sweeps and the finish go to every engine.
+///
+/// `index` and `count` as for `ClientShard`: on several threads, this set holds the
+/// clients whose ordinal is `index` modulo `count`.
+struct SpecPerClientShards: Sendable {
+    let specs: ClientSpecs
+    let index: Int
+    let count: Int
+    /// Per spec: its engine, once a client of it came.
+    private var shards: [ClientShard?]
+    /// Per spec: the ordinal of each of its local clients.
+    private var ordinals: [[Int]]
+    /// Per client this set holds (by ordinal / count): its local number in its spec's engine.
+    private var local: [Int32] = []
+
+    init(specs: ClientSpecs, index: Int = 0, count: Int = 1) {
+        self.specs = specs
+        self.index = index
+        self.count = max(1, count)
+        shards = Array(repeating: nil, count: specs.options.count)
+        ordinals = Array(repeating: [], count: specs.options.count)
+    }
+
+    /// Carries out a step and returns what it revealed.
+    mutating func apply(_ step: SpecStep) -> [AnalysisEvent] {
+        var events: [AnalysisEvent] = []
+        apply(step, into: &events)
+        return events
+    }
+
+    /// Carries out a step, appending what it revealed to `events`.
+    mutating func apply(_ step: SpecStep, into events: inout [AnalysisEvent]) {
+        guard let number = step.spec else {
+            for i in shards.indices where shards[i] != nil { shards[i]!.apply(step.step, into: &events) }
+            return
+        }
+        if shards[number] == nil { shards[number] = ClientShard(options: specs.options[number]) }
+        switch step.step {
+        case .newClient(let ordinal, let info):
+            let slot = ordinal / count
+            if slot >= local.count { local += Array(repeating: -1, count: slot + 1 - local.count) }
+            local[slot] = Int32(truncatingIfNeeded: ordinals[number].count)
+            shards[number]!.apply(.newClient(ordinal: ordinals[number].count, info), into: &events)
+            ordinals[number].append(ordinal)
+        case .lateClient:
+            // Opened and finished at once, kept by no engine: no local number.
+            shards[number]!.apply(step.step, into: &events)
+        default:
+            guard let client = step.step.client, client / count < local.count, local[client / count] >= 0 else { return }
+            shards[number]!.apply(step.step.forClient(Int(local[client / count])), into: &events)
+        }
+    }
+
+    /// The input's end: every engine's final checks, a client's events at a time.
+    mutating func finish(at time: Micros, emit: ([AnalysisEvent]) -> Void) {
+        for i in shards.indices where shards[i] != nil { shards[i]!.finish(at: time, emit: emit) }
+    }
+
+    /// The clients that showed none of their spec's protocol, with their ordinals and spec.
+    var connectionLevelClients: [(ordinal: Int, id: String, spec: Int)] {
+        shards.indices.flatMap { number in
+            (shards[number]?.connectionLevelClients ?? []).map { (ordinals[number][$0.ordinal], $0.id, number) }
+        }.sorted { $0.ordinal < $1.ordinal }
+    }
+}
+
+extension RoutedStep {
+    /// The same step for the client numbered `client` (a step of one client only).
+    func forClient(_ client: Int) -> RoutedStep {
+        switch self {
+        case .sweep, .finish, .lateClient: self
+        case .newClient(_, let info): .newClient(ordinal: client, info)
+        case .open(_, let open): .open(client: client, open)
+        case .upgrade(_, let upgrade): .upgrade(client: client, upgrade)
+        case .frame(_, let frame, let event): .frame(client: client, frame, event)
+        case .end(_, let end): .end(client: client, end)
+        case .fault(_, let fault): .fault(client: client, fault)
+        }
+    }
+}
