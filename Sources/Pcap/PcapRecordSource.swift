@@ -46,11 +46,24 @@ public struct PcapRecordSource: RecordSource {
     /// With `jobs` above 1 a regular file's flows are decoded on that many threads
     /// (`ShardedPcapDecoder`); the records are the same, in the same order.
     public init(path: String, filter: String? = nil, tool: String, limits: Limits = Limits(), jobs: Int = 1) throws(PcapError) {
-        try self.init(reader: try PcapReader(path: path, filter: filter), filter: filter, tool: tool, limits: limits)
-        guard jobs > 1, path != "-", Self.isRegularFile(path), let link = reader.linkType else { return }
+        guard jobs > 1, path != "-", Self.isRegularFile(path) else {
+            try self.init(reader: try PcapReader(path: path, filter: filter), filter: filter, tool: tool, limits: limits)
+            return
+        }
+        try self.init(reader: try PcapReader(path: path, filter: filter), filter: filter, tool: tool, limits: limits,
+                      jobs: jobs) { () throws(PcapError) in try PcapReader(path: path, filter: filter) }
+    }
+
+    /// An open reader decoded on `jobs` threads; `reopen` reads the same packets again from
+    /// the start, for the serial read that takes over where a global bound decides (see
+    /// `ShardedPcapDecoder`; the fuzz target's reader reads from memory).
+    package init(reader: PcapReader, filter: String? = nil, tool: String, limits: Limits = Limits(), jobs: Int,
+                 reopen: @escaping () throws(PcapError) -> PcapReader) throws(PcapError) {
+        try self.init(reader: reader, filter: filter, tool: tool, limits: limits)
+        guard jobs > 1, let link = reader.linkType else { return }
         sharded = ShardedPcapDecoder(reader: reader, first: pendingPacket, link: link, startedAt: header.startedAt,
                                      jobs: jobs, limits: limits, initialWarnings: state.warningList()) { () throws(PcapError) in
-            try PcapRecordSource(path: path, filter: filter, tool: tool, limits: limits)
+            try PcapRecordSource(reader: try reopen(), filter: filter, tool: tool, limits: limits)
         }
         pendingPacket = nil
     }
