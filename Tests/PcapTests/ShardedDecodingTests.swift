@@ -53,6 +53,20 @@ import WebSocket
         return (serial, decodings)
     }
 
+    /// `count` sessions one after another from port 40000, each upgraded and sending one
+    /// event, closed by FIN both ways when `closed`.
+    static func sessions(_ b: PcapBuilder, count: Int, closed: Bool = false) {
+        for i in 0..<count {
+            let c = Conversation(b, clientPort: UInt16(40000 + i))
+            c.handshake()
+            c.upgrade()
+            c.text(fromClient: false, #"{"event":"hello"}"#)
+            guard closed else { continue }
+            c.send(fromClient: true, [], flags: [.ack, .fin])
+            c.send(fromClient: false, [], flags: [.ack, .fin])
+        }
+    }
+
     static func opens(_ read: Read) -> Int { read.lines.filter { $0.contains(#""type":"open""#) }.count }
 
     @Test(arguments: ["websocket-concurrent.pcap", "websocket-deflate.pcap", "websocket-plain.pcap"])
@@ -149,12 +163,7 @@ import WebSocket
     /// warnings and the same error (exit status 2 for `analyze`) as the serial read.
     @Test func capsThatDropDataMatch() throws {
         let b = PcapBuilder()
-        for i in 0..<6 {
-            let c = Conversation(b, clientPort: UInt16(40000 + i))
-            c.handshake()
-            c.upgrade()
-            c.text(fromClient: false, #"{"event":"hello"}"#)
-        }
+        Self.sessions(b, count: 6)
         let path = try b.write()
         var flows = PcapRecordSource.Limits()
         flows.maxFlows = 4
@@ -172,14 +181,7 @@ import WebSocket
     /// connections open at once stay under it.
     @Test func aCapNotReachedStaysSharded() throws {
         let b = PcapBuilder()
-        for i in 0..<12 {
-            let c = Conversation(b, clientPort: UInt16(40000 + i))
-            c.handshake()
-            c.upgrade()
-            c.text(fromClient: false, #"{"event":"hello"}"#)
-            c.send(fromClient: true, [], flags: [.ack, .fin])
-            c.send(fromClient: false, [], flags: [.ack, .fin])
-        }
+        Self.sessions(b, count: 12, closed: true)
         var limits = PcapRecordSource.Limits()
         limits.maxConnections = 2
         let (serial, decodings) = try Self.expectSame(try b.write(), limits: limits)
