@@ -33,7 +33,7 @@ public struct AnalysisRun {
     /// input that cannot be read or holds no connection, and for a spec that does not load.
     public func run() throws -> AnalysisReport {
         let command = options.command
-        let filter = InputSources.Options(filter: options.filter)
+        let filter = InputSources.Options(filter: options.filter, jobs: options.jobs)
         precondition(!inputs.isEmpty, "an analysis needs an input")
         // A rotated recording's parts are one input; each other input stands alone, unless
         // `merge` makes them all one session.

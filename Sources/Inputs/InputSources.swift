@@ -22,10 +22,15 @@ package enum InputSources {
         package let open: @Sendable (String, Options) throws -> any RecordSource
     }
 
-    /// Settings some kinds honour: `--filter` (a BPF expression) applies to pcap input only.
+    /// Settings some kinds honour: `--filter` (a BPF expression) applies to pcap input only;
+    /// `jobs` above 1 decodes a pcap file's flows on that many threads (same records).
     package struct Options: Sendable {
         package var filter: String?
-        package init(filter: String? = nil) { self.filter = filter }
+        package var jobs: Int
+        package init(filter: String? = nil, jobs: Int = 1) {
+            self.filter = filter
+            self.jobs = jobs
+        }
     }
 
     package static let peekSize = 512
@@ -34,7 +39,9 @@ package enum InputSources {
         Kind(name: "faultline capture (JSON Lines starting with {\"type\":\"header\",\"format\":\"faultline-capture\",...})",
              matches: isCapture,
              open: { path, _ in try CaptureReader(path: path) }),
-        Kind(name: "pcap or pcapng", matches: PcapMagic.matches, open: { path, options in try PcapRecordSource(path: path, filter: options.filter, tool: FaultlineVersion.tool) }),
+        Kind(name: "pcap or pcapng", matches: PcapMagic.matches, open: { path, options in
+            try PcapRecordSource(path: path, filter: options.filter, tool: FaultlineVersion.tool, jobs: options.jobs)
+        }),
     ]
 
     /// The records of `path` ("-" for standard input). Throws `UsageError` for input of no

@@ -39,12 +39,13 @@ final class DecoderState {
     @exclusivity(unchecked) private var nextID: ConnectionID = 1
     /// Connections with an id whose flow is still tracked: what `maxConnections` bounds.
     @exclusivity(unchecked) private var openConnections = 0
-    @exclusivity(unchecked) private var lastTime: Micros = 0
     @exclusivity(unchecked) private var warningMessages: [String] = []
-    @exclusivity(unchecked) private var fragments = 0
-    @exclusivity(unchecked) private var malformed = 0
-    @exclusivity(unchecked) private var firstMalformed: String?
-    @exclusivity(unchecked) private var truncatedPackets = 0
+    /// Headers and counts of every packet read on this state's thread (the serial read; a
+    /// shard's packets were looked at by the dispatcher's tally).
+    @exclusivity(unchecked) private(set) var tally: PacketTally
+    /// Set on a shard of a sharded read: what the flow table did, for the merge to check
+    /// against the global bounds (see `FlowLedger`).
+    @exclusivity(unchecked) var ledger: FlowLedger?
     @exclusivity(unchecked) private var flowLimitHit = false
     @exclusivity(unchecked) private var connectionLimitHit = false
     /// Segments with payload that found no room in the flow table, and connections the
@@ -54,14 +55,22 @@ final class DecoderState {
     /// Flows that have carried no data yet, oldest first (see `DatalessFlows`); entries of
     /// flows since gone or given data are skipped when met.
     @exclusivity(unchecked) private var dataless = DatalessFlows()
-    @exclusivity(unchecked) private var packetIndex = 0
+    /// TCP flows and their ports, for the message of a pcap without WebSocket.
+    @exclusivity(unchecked) private var flowInventory = TrafficInventory()
+
     /// Packets, TCP flows and their ports, for the message of a pcap without WebSocket.
-    @exclusivity(unchecked) private(set) var inventory = TrafficInventory()
+    var inventory: TrafficInventory {
+        var inventory = flowInventory
+        inventory.packets = tally.packets
+        inventory.tcpPackets = tally.tcpPackets
+        return inventory
+    }
 
     init(link: LinkType, startedAt: Int64, limits: PcapRecordSource.Limits) {
         self.link = link
         self.startedAt = startedAt
         self.limits = limits
+        tally = PacketTally(link: link, startedAt: startedAt)
     }
 
     func warn(_ message: String) { warningMessages.append(message) }
@@ -69,11 +78,7 @@ final class DecoderState {
     var flowCount: Int { flows.count }
 
     func warningList() -> [String] {
-        var list = warningMessages
-        if fragments > 0 { list.append("\(fragments) IP fragments ignored (IP reassembly is not supported)") }
-        if malformed > 0 { list.append("\(malformed) malformed packets skipped (first: \(firstMalformed ?? ""))") }
-        if truncatedPackets > 0 { list.append("\(truncatedPackets) TCP packets cut by the snapshot length") }
-        return list
+        warningMessages + tally.warnings
     }
 
     /// The TCP segments of the batch being decoded, with their times, flow keys (and
@@ -86,29 +91,29 @@ final class DecoderState {
         batch.bytes.withUnsafeBytes { arena in
             segments.removeAll(keepingCapacity: true)
             for entry in batch.entries {
-                packetIndex += 1
-                inventory.packets += 1
-                let t = max(entry.time - startedAt, lastTime)
-                lastTime = t
                 let bytes = UnsafeRawBufferPointer(rebasing: arena[entry.start ..< entry.start + entry.count])
-                switch PacketDecoder.decode(bytes, link: link) {
-                case .notTCP:
-                    continue
-                case .fragment:
-                    fragments += 1
-                case .malformed(let reason):
-                    malformed += 1
-                    if firstMalformed == nil { firstMalformed = "packet \(packetIndex): \(reason)" }
-                case .tcp(let segment):
-                    inventory.tcpPackets += 1
-                    if segment.missing > 0 { truncatedPackets += 1 }
-                    let probe = flows.probe(FlowKey(segment.source, segment.destination))
-                    segments.append((segment, t, probe, flows.prefetchSlot(for: probe)))
-                }
+                guard let (segment, t) = tally.decode(bytes, time: entry.time) else { continue }
+                add(segment, t: t)
             }
-            for item in segments { flows.prefetchFlow(atSlot: item.slot) }
-            for item in segments { handle(item.segment, t: item.t, probe: item.probe) }
+            handleSegments { _ in }
         }
+    }
+
+    /// Queues a decoded segment for `handleSegments` (its bytes must stay valid until then).
+    @inline(__always) func add(_ segment: TCPSegment, t: Micros) {
+        let probe = flows.probe(FlowKey(segment.source, segment.destination))
+        segments.append((segment, t, probe, flows.prefetchSlot(for: probe)))
+    }
+
+    /// Decodes the queued segments in order, after fetching their flows; `before(i)` runs
+    /// as the `i`th is about to be decoded (a shard tags records with their packet).
+    func handleSegments(before: (Int) -> Void) {
+        for item in segments { flows.prefetchFlow(atSlot: item.slot) }
+        for (i, item) in segments.enumerated() {
+            before(i)
+            handle(item.segment, t: item.t, probe: item.probe)
+        }
+        segments.removeAll(keepingCapacity: true)
     }
 
     private func handle(_ segment: TCPSegment, t: Micros, probe: FlowProbe) {
@@ -127,6 +132,7 @@ final class DecoderState {
                 return  // a bare ACK, FIN or RST of a connection we never saw: nothing to decode
             }
             let carriesData = !segment.payload.isEmpty || segment.missing > 0
+            ledger?.append(.creating(t: t, dataless: !carriesData))
             makeRoom(forDataless: !carriesData, t: t)
             guard flows.count < limits.maxFlows else {
                 if !flowLimitHit { flowLimitHit = true; warn("more than \(limits.maxFlows) TCP flows open at once: later flows ignored") }
@@ -142,13 +148,16 @@ final class DecoderState {
             flows.insert(connection)
             connection.carriedData = carriesData
             if !carriesData { dataless.added(key: key, openedAt: t) }
-            inventory.countFlow(segment)
+            let port = TrafficInventory.port(of: segment)
+            flowInventory.countFlow(port: port)
+            ledger?.append(.added(key: key, openedAt: t, dataless: !carriesData, port: port))
             flow = connection
         }
         guard let connection = flow else { return }
         if !connection.carriedData, !segment.payload.isEmpty || segment.missing > 0 {
             connection.carriedData = true
             dataless.gotData()
+            ledger?.append(.gotData(key: key))
         }
         if connection.isIgnored {
             // Not WebSocket: no reassembly (and no buffers) for it, only watch for its end.
@@ -179,6 +188,7 @@ final class DecoderState {
         guard let connection = flows.removeValue(forKey: key) else { return }
         if connection.id != nil { openConnections -= 1 }
         if !connection.carriedData { dataless.removed() }
+        ledger?.append(.removed(key: key, id: connection.id, dataless: !connection.carriedData))
     }
 
     /// Before a new flow is added: forgets flows that carried no data within
@@ -211,6 +221,9 @@ final class DecoderState {
     }
 
     private func assignID() -> ConnectionID? {
+        // Before the check: a shard's own count is below the global one, so the merge
+        // must see the attempt to see the global cap refuse it.
+        ledger?.append(.confirmed(id: nextID))
         guard openConnections < limits.maxConnections else {
             if !connectionLimitHit {
                 connectionLimitHit = true
@@ -224,10 +237,13 @@ final class DecoderState {
         return nextID
     }
 
-    /// End of the capture: flush every flow, then close what is still open.
-    func finish() {
-        let t = lastTime
-        for connection in flows.values.sorted(by: { ($0.id ?? .max) < ($1.id ?? .max) }) {
+    /// End of the capture at `t` (the last packet's time): flush every flow, then close
+    /// what is still open.
+    func finish(at t: Micros) {
+        // By id, and those without one by their first packet, then addresses: an order
+        // that does not hang on the table's slots, so a sharded read can rebuild it.
+        for connection in flows.values.sorted(by: { FlowLedger.finishesBefore($0.finishKey, $1.finishKey) }) {
+            ledger?.append(.finishing(connection.finishKey))
             for index in 0..<2 {
                 var sink = Sink(connection: connection, index: index, midStream: connection.startedMidStream(index))
                 connection.withReassembler(index) { $0.finish(t: t, into: &sink) }

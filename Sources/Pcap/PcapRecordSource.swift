@@ -1,4 +1,5 @@
 import Capture
+import Glibc
 import JSON
 
 /// A pcap or pcapng file as capture records: the same open, upgrade, frame, end and note
@@ -21,7 +22,8 @@ public struct PcapRecordSource: RecordSource {
 
     public let header: CaptureHeader
     public var warnings: [String] {
-        var list = state.warningList()
+        if let replaced = sharded?.serialWarnings { return replaced }
+        var list = sharded?.warnings ?? state.warningList()
         if reader.badTimestamps > 0 {
             list.append("\(reader.badTimestamps) packets skipped: timestamp negative or beyond year 146,000 "
                         + "(first: packet \(reader.firstBadTimestamp ?? 0))")
@@ -31,6 +33,8 @@ public struct PcapRecordSource: RecordSource {
 
     private let reader: PcapReader
     private let state: DecoderState
+    /// The decoding on several threads, when asked for (then `state` stays unused).
+    private var sharded: ShardedPcapDecoder?
     private var pendingPacket: PcapReader.Packet?
     private var batch = PacketBatch()
     private var finished = false
@@ -39,8 +43,34 @@ public struct PcapRecordSource: RecordSource {
     private var failure: PcapError?
 
     /// Opens `path` ("-" for stdin). `tool` goes into the synthesized header ("faultline 0.1.0").
-    public init(path: String, filter: String? = nil, tool: String, limits: Limits = Limits()) throws(PcapError) {
-        try self.init(reader: try PcapReader(path: path, filter: filter), filter: filter, tool: tool, limits: limits)
+    /// With `jobs` above 1 a regular file's flows are decoded on that many threads
+    /// (`ShardedPcapDecoder`); the records are the same, in the same order.
+    public init(path: String, filter: String? = nil, tool: String, limits: Limits = Limits(), jobs: Int = 1) throws(PcapError) {
+        guard jobs > 1, path != "-", Self.isRegularFile(path) else {
+            try self.init(reader: try PcapReader(path: path, filter: filter), filter: filter, tool: tool, limits: limits)
+            return
+        }
+        try self.init(reader: try PcapReader(path: path, filter: filter), filter: filter, tool: tool, limits: limits,
+                      jobs: jobs) { () throws(PcapError) in try PcapReader(path: path, filter: filter) }
+    }
+
+    /// An open reader decoded on `jobs` threads; `reopen` reads the same packets again from
+    /// the start, for the serial read that takes over where a global bound decides (see
+    /// `ShardedPcapDecoder`; the fuzz target's reader reads from memory).
+    package init(reader: PcapReader, filter: String? = nil, tool: String, limits: Limits = Limits(), jobs: Int,
+                 reopen: @escaping () throws(PcapError) -> PcapReader) throws(PcapError) {
+        try self.init(reader: reader, filter: filter, tool: tool, limits: limits)
+        guard jobs > 1, let link = reader.linkType else { return }
+        sharded = ShardedPcapDecoder(reader: reader, first: pendingPacket, link: link, startedAt: header.startedAt,
+                                     jobs: jobs, limits: limits, initialWarnings: state.warningList()) { () throws(PcapError) in
+            try PcapRecordSource(reader: try reopen(), filter: filter, tool: tool, limits: limits)
+        }
+        pendingPacket = nil
+    }
+
+    private static func isRegularFile(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFREG
     }
 
     /// Decodes an open reader (one reading from memory, in the fuzz target).
@@ -69,14 +99,23 @@ public struct PcapRecordSource: RecordSource {
     }
 
     /// What the file held so far: packets, TCP flows, their ports.
-    public var inventory: TrafficInventory { state.inventory }
+    public var inventory: TrafficInventory { sharded?.inventory ?? state.inventory }
     /// The BPF filter the packets were read through, if any.
     public var filter: String? { header.settings["filter"]?.stringValue }
+
+    /// How the read went, for tests: on shards to the end, on shards and then serially
+    /// (a global bound was reached), or serially throughout.
+    enum Decoding { case sharded, shardedThenSerial, serial }
+    var decoding: Decoding {
+        guard let sharded else { return .serial }
+        return sharded.wentSerial ? .shardedThenSerial : .sharded
+    }
 
     /// TCP flows held in memory now (for tests of the memory bounds).
     var trackedFlows: Int { state.flowCount }
 
     public mutating func next() throws -> CaptureRecord? {
+        if let sharded { return try sharded.next() }
         while true {
             if let record = state.queue.popFirst() { return record }
             if let failure {
@@ -106,7 +145,7 @@ public struct PcapRecordSource: RecordSource {
                 if let torn { state.warn(torn) }
                 finished = true
                 if failure == nil {
-                    state.finish()
+                    state.finish(at: state.tally.lastTime)
                     // A cap dropped data: the records are out, but the read is no pass.
                     if let dropped = state.droppedData() { failure = PcapError("\(reader.path): \(dropped)") }
                 }

@@ -18,10 +18,15 @@ public struct TrafficInventory: Sendable, Equatable {
 
     public init() {}
 
-    mutating func countFlow(_ segment: TCPSegment) {
-        tcpFlows += 1
+    /// The port a new flow is counted under: the destination of the opening SYN, or, for a
+    /// flow whose start was not captured, the lower of its two ports.
+    static func port(of segment: TCPSegment) -> UInt16 {
         let opening = segment.flags.contains(.syn) && !segment.flags.contains(.ack)
-        let port = opening ? segment.destination.port : min(segment.source.port, segment.destination.port)
+        return opening ? segment.destination.port : min(segment.source.port, segment.destination.port)
+    }
+
+    mutating func countFlow(port: UInt16) {
+        tcpFlows += 1
         if flowsByPort[port] != nil || flowsByPort.count < Self.maxPorts {
             flowsByPort[port, default: 0] += 1
         } else {

@@ -105,3 +105,8 @@ extension WebSocketConnection {
 
     var bothEnded: Bool { directions[0].ended && directions[1].ended }
 }
+
+extension WebSocketConnection {
+    /// Where this connection's flush comes at the end of the capture (see `DecoderState.finish`).
+    var finishKey: FlowLedger.FinishKey { FlowLedger.FinishKey(id: id, openedAt: openedAt, key: key) }
+}

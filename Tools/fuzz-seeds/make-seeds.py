@@ -156,3 +156,7 @@ if binary:
         if subprocess.run([binary, "export", os.path.join(captures, name), "--pcap", target],
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0 and shutil.which("editcap"):
             subprocess.run(["editcap", "-F", "pcapng", target, target + "ng"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+# pcap-shards: the same pcaps as pcap (one input, read serially and on shards).
+if os.path.isdir(os.path.join(out, "pcap")):
+    shutil.copytree(os.path.join(out, "pcap"), os.path.join(out, "pcap-shards"), dirs_exist_ok=True)
