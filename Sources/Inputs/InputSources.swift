@@ -22,10 +22,15 @@ package enum InputSources {
         package let open: @Sendable (String, Options) throws -> any RecordSource
     }
 
-    /// Settings some kinds honour: `--filter` (a BPF expression) applies to pcap input only.
+    /// Settings some kinds honour: `--filter` (a BPF expression) applies to pcap input only;
+    /// `decodeJobs` (threads decoding a capture's lines, `CaptureReader`) to captures only.
     package struct Options: Sendable {
         package var filter: String?
-        package init(filter: String? = nil) { self.filter = filter }
+        package var decodeJobs: Int
+        package init(filter: String? = nil, decodeJobs: Int = 1) {
+            self.filter = filter
+            self.decodeJobs = decodeJobs
+        }
     }
 
     package static let peekSize = 512
@@ -33,7 +38,7 @@ package enum InputSources {
     package static let kinds: [Kind] = [
         Kind(name: "faultline capture (JSON Lines starting with {\"type\":\"header\",\"format\":\"faultline-capture\",...})",
              matches: isCapture,
-             open: { path, _ in try CaptureReader(path: path) }),
+             open: { path, options in try CaptureReader(path: path, decodeJobs: options.decodeJobs) }),
         Kind(name: "pcap or pcapng", matches: PcapMagic.matches, open: { path, options in try PcapRecordSource(path: path, filter: options.filter, tool: FaultlineVersion.tool) }),
     ]
 
@@ -42,7 +47,7 @@ package enum InputSources {
     package static func open(_ path: String, options: Options = Options()) throws -> any RecordSource {
         let (head, readablePath) = try peek(path)
         if let compression = CaptureCompression.detect(head) {
-            return try openCompressed(path, readablePath: readablePath, compression: compression)
+            return try openCompressed(path, readablePath: readablePath, compression: compression, decodeJobs: options.decodeJobs)
         }
         guard let kind = kinds.first(where: { $0.matches(head) }) else {
             let what = head.isEmpty ? "is empty" : "is not a recognized input"
@@ -54,7 +59,8 @@ package enum InputSources {
 
     /// A compressed input: its decompressed first bytes say what it holds. Only captures
     /// are read this way (libpcap reads its files itself; decompress a pcap first).
-    package static func openCompressed(_ path: String, readablePath: String, compression: CaptureCompression) throws -> any RecordSource {
+    package static func openCompressed(_ path: String, readablePath: String, compression: CaptureCompression,
+                                       decodeJobs: Int = 1) throws -> any RecordSource {
         let name = path == "-" ? "<stdin>" : path
         let fd = readablePath == "-" ? STDIN_FILENO : Glibc.open(readablePath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw UsageError("\(name): cannot open: \(String(cString: strerror(errno)))") }
@@ -68,7 +74,7 @@ package enum InputSources {
             throw UsageError("\(name): cannot read: \(error.message)")
         }
         if isCapture(head) {
-            return try CaptureReader(file: path, lines: LineReader(source: source, prefix: head))
+            return try CaptureReader(file: path, lines: LineReader(source: source, prefix: head), decodeJobs: decodeJobs)
         }
         let what = head.isEmpty ? (source.endWarning.map { "is cut short before its first line: \($0)" } ?? "holds nothing")
             : PcapMagic.matches(head) ? "holds a pcap; decompress it first (\(compression == .zstd ? "zstd -d" : "gunzip")): compressed pcaps are not read"
