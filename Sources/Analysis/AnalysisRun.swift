@@ -33,7 +33,10 @@ public struct AnalysisRun {
     /// input that cannot be read or holds no connection, and for a spec that does not load.
     public func run() throws -> AnalysisReport {
         let command = options.command
-        let filter = InputSources.Options(filter: options.filter, jobs: options.jobs)
+        // With several jobs, a capture's lines and a pcap's flows are decoded on worker
+        // threads too (not when merging: each of a fleet's inputs would hold its own runs in
+        // flight).
+        let filter = InputSources.Options(filter: options.filter, jobs: options.merge ? 1 : options.jobs)
         precondition(!inputs.isEmpty, "an analysis needs an input")
         // A rotated recording's parts are one input; each other input stands alone, unless
         // `merge` makes them all one session.

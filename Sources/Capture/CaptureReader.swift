@@ -25,15 +25,30 @@ public struct CaptureReader: RecordSource {
     private var skippedTypes: Set<String> = []
     private var endNoted = false
 
+    /// Threads decoding the lines after the header: 1 decodes each line on the calling
+    /// thread as it is read; more hands runs of about `decodeRunBytes` bytes of whole lines
+    /// to worker threads (`RunPipeline`), with the same records, warnings and errors.
+    public let decodeJobs: Int
+    public let decodeRunBytes: Int
+    private var pipeline: RunPipeline?
+    /// The decoded run being handed out: the next record's and warning's index in it, and
+    /// the number of lines before it.
+    private var draining: DecodedRun?
+    private var recordIndex = 0
+    private var skipIndex = 0
+    private var runFirstLine = 0
+
     /// Opens `path` ("-" for standard input), plain or compressed (zstd, gzip: detected
     /// from the first bytes).
-    public init(path: String, chunkSize: Int = 64 * 1024, maxLineLength: Int = 100 * 1024 * 1024) throws(CaptureError) {
+    public init(path: String, chunkSize: Int = 64 * 1024, maxLineLength: Int = 100 * 1024 * 1024,
+                decodeJobs: Int = 1, decodeRunBytes: Int = 256 * 1024) throws(CaptureError) {
         let fd = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw CaptureError(file: path, line: 0, offset: 0, message: "cannot open: \(String(cString: strerror(errno)))")
         }
         let source = try Self.byteSource(file: path, fd: fd, ownsDescriptor: path != "-")
-        self = try CaptureReader(file: path, lines: LineReader(source: source, chunkSize: chunkSize, maxLineLength: maxLineLength))
+        self = try CaptureReader(file: path, lines: LineReader(source: source, chunkSize: chunkSize, maxLineLength: maxLineLength),
+                                 decodeJobs: decodeJobs, decodeRunBytes: decodeRunBytes)
     }
 
     /// The bytes of `fd`, through a decompressor when its first bytes are a zstd or gzip
@@ -56,9 +71,11 @@ public struct CaptureReader: RecordSource {
 
     /// Reads from lines already set up (standard input after a peek, a test's pipe).
     /// `file` is the name used in messages.
-    public init(file: String, lines: LineReader) throws(CaptureError) {
+    public init(file: String, lines: LineReader, decodeJobs: Int = 1, decodeRunBytes: Int = 256 * 1024) throws(CaptureError) {
         self.file = file
         self.lines = lines
+        self.decodeJobs = max(1, decodeJobs)
+        self.decodeRunBytes = max(1, decodeRunBytes)
         self.header = CaptureHeader(tool: "", startedAt: 0, source: "")
         self.header = try readHeader()
     }
@@ -71,13 +88,9 @@ public struct CaptureReader: RecordSource {
             }
             throw CaptureError(file: file, line: 1, offset: 0, message: "empty file, \(expected)")
         }
-        let bytes: [UInt8]
-        switch line {
-        case .complete(let b), .unterminated(let b): bytes = b
-        }
         let record: CaptureRecord
         do {
-            record = try RecordCoding.decode(bytes)
+            record = try RecordCoding.decode(line.bytes)
         } catch {
             throw CaptureError(file: file, line: 1, offset: 0, message: "not a faultline capture: \(error.message); \(expected)")
         }
@@ -95,49 +108,106 @@ public struct CaptureReader: RecordSource {
 
     /// `next()` with the error type spelled out.
     public mutating func nextRecord() throws(CaptureError) -> CaptureRecord? {
+        if decodeJobs > 1 { return try nextDecodedRecord() }
         while true {
             let offset = lines.consumed
             guard let line = try nextLine() else {
                 noteEnd()
                 return nil
             }
-            switch line {
-            case .complete(let bytes):
-                if bytes.isEmpty || bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
-                do {
-                    return try decodeRecord(bytes)
-                } catch let error where error.unknownType != nil {
-                    let type = error.unknownType ?? ""
-                    if skippedTypes.count < 16, skippedTypes.insert(type).inserted {
-                        warnings.append("\(file):\(lineNumber): record type \"\(type)\" is not one this version reads (\(RecordCoding.recordTypes.joined(separator: ", "))): skipped")
-                    }
-                    continue
-                } catch {
-                    throw CaptureError(file: file, line: lineNumber, offset: offset, message: error.message)
-                }
-            case .unterminated(let bytes):
-                do {
-                    return try decodeRecord(bytes)
-                } catch {
-                    noteEnd()
-                    warnings.append("\(file):\(lineNumber): torn last line (\(bytes.count) bytes without a newline, not a complete record): ignored; the writer probably stopped mid-write")
-                    return nil
-                }
+            guard line.terminated else { return lastLine(line.bytes) }
+            if Self.isBlank(line.bytes) { continue }
+            do {
+                return try decodeCounted(line.bytes)
+            } catch let error where error.unknownType != nil {
+                noteSkipped(error.unknownType ?? "", line: lineNumber)
+                continue
+            } catch {
+                throw CaptureError(file: file, line: lineNumber, offset: offset, message: error.message)
             }
         }
     }
 
+    /// `nextRecord` when runs of lines are decoded on worker threads (`RunPipeline`): the
+    /// runs' records, warnings and first bad line, taken in input order, with the line
+    /// numbers and byte offsets one thread would give.
+    private mutating func nextDecodedRecord() throws(CaptureError) -> CaptureRecord? {
+        while true {
+            if let run = draining {
+                while skipIndex < run.skipped.count, run.skipped[skipIndex].recordsBefore <= recordIndex {
+                    let skip = run.skipped[skipIndex]
+                    noteSkipped(skip.type, line: runFirstLine + skip.line + 1)
+                    skipIndex += 1
+                }
+                if recordIndex < run.records.count {
+                    lineNumber = runFirstLine + Int(run.lineIndex[recordIndex]) + 1
+                    recordIndex += 1
+                    return run.records[recordIndex - 1]
+                }
+                if let failure = run.failure {
+                    lineNumber = runFirstLine + failure.line + 1
+                    throw CaptureError(file: file, line: lineNumber, offset: run.offset + Int64(failure.offset),
+                                       message: failure.error.message)
+                }
+                lineNumber = runFirstLine + run.lineCount
+                draining = nil
+            }
+            let pipeline = self.pipeline ?? RunPipeline(lines: lines, jobs: decodeJobs, runBytes: decodeRunBytes,
+                                                          maxLineLength: lines.maxLineLength)
+            self.pipeline = pipeline
+            switch pipeline.next() {
+            case .run(let run):
+                (draining, recordIndex, skipIndex, runFirstLine) = (run, 0, 0, lineNumber)
+                directlyDecoded += run.directlyDecoded
+                treeDecoded += run.treeDecoded
+            case .tail(let bytes, _):
+                lineNumber += 1
+                return bytes.withUnsafeBufferPointer { lastLine($0) }
+            case .failure(let error, let offset):
+                throw readError(error, offset: offset)
+            case .end:
+                noteEnd()
+                return nil
+            }
+        }
+    }
+
+    /// The bytes after the last newline: a record, or else what a writer stopped mid-write
+    /// left (a warning, and the end of the records).
+    private mutating func lastLine(_ bytes: UnsafeBufferPointer<UInt8>) -> CaptureRecord? {
+        if let record = try? decodeCounted(bytes) { return record }
+        noteEnd()
+        warnings.append("\(file):\(lineNumber): torn last line (\(bytes.count) bytes without a newline, not a complete record): ignored; the writer probably stopped mid-write")
+        return nil
+    }
+
+    /// A record of a type this version does not read: one warning for the first line of
+    /// each type (bounded: past 16 distinct names, no more warnings).
+    private mutating func noteSkipped(_ type: String, line: Int) {
+        if skippedTypes.count < 16, skippedTypes.insert(type).inserted {
+            warnings.append("\(file):\(line): record type \"\(type)\" is not one this version reads (\(RecordCoding.recordTypes.joined(separator: ", "))): skipped")
+        }
+    }
+
+    private mutating func decodeCounted(_ line: UnsafeBufferPointer<UInt8>) throws(RecordDecodingError) -> CaptureRecord {
+        let (record, direct) = try Self.decodeRecord(line)
+        if direct { directlyDecoded += 1 } else { treeDecoded += 1 }
+        return record
+    }
+
+    /// A line with nothing but spaces, tabs and carriage returns: skipped between records.
+    static func isBlank(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
+        line.allSatisfy { $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }
+    }
+
     /// The direct decoder handles the common lines; anything it is not sure of (and every
     /// bad line) goes through the tree-based decoder, which owns the error messages.
-    private mutating func decodeRecord(_ bytes: [UInt8]) throws(RecordDecodingError) -> CaptureRecord {
-        if let record = bytes.withUnsafeBufferPointer({ DirectRecordDecoder.decode($0) }) {
-            directlyDecoded += 1
-            return record
-        }
-        treeDecoded += 1
-        let record = try RecordCoding.decode(bytes)
+    /// `direct` says which one decoded the record.
+    static func decodeRecord(_ line: UnsafeBufferPointer<UInt8>) throws(RecordDecodingError) -> (record: CaptureRecord, direct: Bool) {
+        if let record = DirectRecordDecoder.decode(line) { return (record, true) }
+        let record = try RecordCoding.decode(line)
         if case .header = record { throw RecordDecodingError("a second header record (a header belongs on line 1 only)") }
-        return record
+        return (record, false)
     }
 
     /// A compressed input cut short says so once, at its end.
@@ -147,21 +217,30 @@ public struct CaptureReader: RecordSource {
         if let warning = lines.source.endWarning { warnings.append("\(file): \(warning)") }
     }
 
-    private mutating func nextLine() throws(CaptureError) -> LineReader.Line? {
+    private mutating func nextLine() throws(CaptureError) -> LineReader.View? {
         let offset = lines.consumed
         do {
-            let line = try lines.next()
+            let line = try lines.nextView()
             if line != nil { lineNumber += 1 }
             return line
-        } catch let error as LineReader.TooLong {
-            throw CaptureError(file: file, line: lineNumber + 1, offset: offset,
-                               message: "line longer than \(error.limit) bytes (no newline found); not a capture line")
-        } catch let error as DecompressionError {
-            throw CaptureError(file: file, line: lineNumber + 1, offset: offset, message: error.description)
-        } catch let error as LineReader.ReadFailure {
-            throw CaptureError(file: file, line: lineNumber + 1, offset: offset, message: "read failed: \(error.message)")
         } catch {
-            throw CaptureError(file: file, line: lineNumber + 1, offset: offset, message: "\(error)")
+            throw readError(error, offset: offset)
         }
+    }
+
+    static func tooLongMessage(limit: Int) -> String {
+        "line longer than \(limit) bytes (no newline found); not a capture line"
+    }
+
+    /// A failure of the line reader at `offset`, in the line after the last one read.
+    private func readError(_ error: any Error, offset: Int64) -> CaptureError {
+        let message: String
+        switch error {
+        case let error as LineReader.TooLong: message = Self.tooLongMessage(limit: error.limit)
+        case let error as DecompressionError: message = error.description
+        case let error as LineReader.ReadFailure: message = "read failed: \(error.message)"
+        default: message = "\(error)"
+        }
+        return CaptureError(file: file, line: lineNumber + 1, offset: offset, message: message)
     }
 }

@@ -23,7 +23,8 @@ package enum InputSources {
     }
 
     /// Settings some kinds honour: `--filter` (a BPF expression) applies to pcap input only;
-    /// `jobs` above 1 decodes a pcap file's flows on that many threads (same records).
+    /// `jobs` above 1 decodes a capture's lines (`CaptureReader`) or a pcap file's flows on
+    /// that many threads (the same records, in the same order).
     package struct Options: Sendable {
         package var filter: String?
         package var jobs: Int
@@ -38,7 +39,7 @@ package enum InputSources {
     package static let kinds: [Kind] = [
         Kind(name: "faultline capture (JSON Lines starting with {\"type\":\"header\",\"format\":\"faultline-capture\",...})",
              matches: isCapture,
-             open: { path, _ in try CaptureReader(path: path) }),
+             open: { path, options in try CaptureReader(path: path, decodeJobs: options.jobs) }),
         Kind(name: "pcap or pcapng", matches: PcapMagic.matches, open: { path, options in
             try PcapRecordSource(path: path, filter: options.filter, tool: FaultlineVersion.tool, jobs: options.jobs)
         }),
@@ -49,7 +50,7 @@ package enum InputSources {
     package static func open(_ path: String, options: Options = Options()) throws -> any RecordSource {
         let (head, readablePath) = try peek(path)
         if let compression = CaptureCompression.detect(head) {
-            return try openCompressed(path, readablePath: readablePath, compression: compression)
+            return try openCompressed(path, readablePath: readablePath, compression: compression, decodeJobs: options.jobs)
         }
         guard let kind = kinds.first(where: { $0.matches(head) }) else {
             let what = head.isEmpty ? "is empty" : "is not a recognized input"
@@ -61,7 +62,8 @@ package enum InputSources {
 
     /// A compressed input: its decompressed first bytes say what it holds. Only captures
     /// are read this way (libpcap reads its files itself; decompress a pcap first).
-    package static func openCompressed(_ path: String, readablePath: String, compression: CaptureCompression) throws -> any RecordSource {
+    package static func openCompressed(_ path: String, readablePath: String, compression: CaptureCompression,
+                                       decodeJobs: Int = 1) throws -> any RecordSource {
         let name = path == "-" ? "<stdin>" : path
         let fd = readablePath == "-" ? STDIN_FILENO : Glibc.open(readablePath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw UsageError("\(name): cannot open: \(String(cString: strerror(errno)))") }
@@ -75,7 +77,7 @@ package enum InputSources {
             throw UsageError("\(name): cannot read: \(error.message)")
         }
         if isCapture(head) {
-            return try CaptureReader(file: path, lines: LineReader(source: source, prefix: head))
+            return try CaptureReader(file: path, lines: LineReader(source: source, prefix: head), decodeJobs: decodeJobs)
         }
         let what = head.isEmpty ? (source.endWarning.map { "is cut short before its first line: \($0)" } ?? "holds nothing")
             : PcapMagic.matches(head) ? "holds a pcap; decompress it first (\(compression == .zstd ? "zstd -d" : "gunzip")): compressed pcaps are not read"

@@ -1,0 +1,149 @@
+import Dispatch
+import Glibc
+
+/// A run of whole lines of a capture, decoded into records on a worker thread while the
+/// reading thread reads on and drains the runs before it. Written by its worker only, until
+/// `done` is signalled; read by the reading thread only, after it waited on `done`.
+final class DecodedRun: @unchecked Sendable {
+    /// The input's byte offset of the run's first line.
+    let offset: Int64
+    private var bytes: [UInt8]
+    private let done = DispatchSemaphore(value: 0)
+
+    /// The records, in line order, each with the 0-based index of its line in the run.
+    private(set) var records: [CaptureRecord] = []
+    private(set) var lineIndex: [Int32] = []
+    /// The first line of each record type this version does not read (once per type in
+    /// the run), with the number of records before it.
+    private(set) var skipped: [(recordsBefore: Int, line: Int, type: String)] = []
+    /// The first line that does not decode: decoding stops there, as the reader does.
+    private(set) var failure: (line: Int, offset: Int, error: RecordDecodingError)?
+    /// Lines in the run (all of them, unless decoding stopped at `failure`).
+    private(set) var lineCount = 0
+    private(set) var directlyDecoded = 0
+    private(set) var treeDecoded = 0
+
+    /// A line longer than this is the reader's `TooLong` error.
+    private let maxLineLength: Int
+
+    /// `bytes` ends with a newline.
+    init(bytes: [UInt8], offset: Int64, maxLineLength: Int) {
+        self.bytes = bytes
+        self.offset = offset
+        self.maxLineLength = maxLineLength
+    }
+
+    func start(on queue: DispatchQueue) {
+        queue.async { [self] in
+            decode()
+            done.signal()
+        }
+    }
+
+    /// Waits until the worker has decoded the run.
+    func wait() { done.wait() }
+
+    private func decode() {
+        var types: Set<String> = []
+        bytes.withUnsafeBufferPointer { run in
+            guard let base = run.baseAddress else { return }
+            var lineStart = 0
+            while lineStart < run.count {
+                // The run ends with a newline, so every line has one.
+                let end = memchr(base + lineStart, 0x0A, run.count - lineStart).map { UnsafeRawPointer($0) - UnsafeRawPointer(base) } ?? run.count
+                defer {
+                    lineCount += 1
+                    lineStart = end + 1
+                }
+                let line = UnsafeBufferPointer(start: base + lineStart, count: end - lineStart)
+                guard line.count <= maxLineLength else {
+                    failure = (lineCount, lineStart, RecordDecodingError(CaptureReader.tooLongMessage(limit: maxLineLength)))
+                    return
+                }
+                if CaptureReader.isBlank(line) { continue }
+                do throws(RecordDecodingError) {
+                    let (record, direct) = try CaptureReader.decodeRecord(line)
+                    if direct { directlyDecoded += 1 } else { treeDecoded += 1 }
+                    records.append(record)
+                    lineIndex.append(Int32(truncatingIfNeeded: lineCount))
+                } catch let error where error.unknownType != nil {
+                    let type = error.unknownType ?? ""
+                    if types.insert(type).inserted { skipped.append((records.count, lineCount, type)) }
+                } catch {
+                    failure = (lineCount, lineStart, error)
+                    return
+                }
+            }
+        }
+        bytes = []
+    }
+}
+
+/// The reading thread's side of decoding on several threads: it reads runs of whole lines
+/// (`LineReader.nextLines`), starts each on the worker queue and hands them back strictly
+/// in input order, so the records come out exactly as one thread reads them. At most
+/// `window` runs are read ahead: the runs in flight bound the memory, and when the oldest
+/// is not decoded yet the reading thread waits for it, never skipping or dropping one.
+final class RunPipeline {
+    enum Piece {
+        /// The next run, decoded.
+        case run(DecodedRun)
+        /// The bytes after the last newline at end of input (decoded by the reader itself).
+        case tail([UInt8], offset: Int64)
+        /// Reading failed at `offset`, the start of the first line not handed out.
+        case failure(any Error, offset: Int64)
+        case end
+    }
+
+    private let lines: LineReader
+    private let runBytes: Int
+    private let window: Int
+    private let queue = DispatchQueue(label: "faultline.capture-decoding", attributes: .concurrent)
+    /// Runs started, oldest first (at most `window`).
+    private var inFlight: [DecodedRun] = []
+    /// What follows the last run, once met.
+    private var last: Piece?
+
+    private let maxLineLength: Int
+
+    init(lines: LineReader, jobs: Int, runBytes: Int, maxLineLength: Int) {
+        self.lines = lines
+        self.maxLineLength = maxLineLength
+        self.runBytes = max(1, runBytes)
+        window = 2 * max(1, jobs)
+    }
+
+    /// The next piece in input order; after the tail, `.end`; `.end` (or the failure)
+    /// again once met.
+    func next() -> Piece {
+        topUp()
+        guard !inFlight.isEmpty else {
+            let piece = last ?? .end
+            if case .tail = piece { last = .end }
+            return piece
+        }
+        let run = inFlight.removeFirst()
+        run.wait()
+        return .run(run)
+    }
+
+    private func topUp() {
+        while last == nil, inFlight.count < window {
+            let offset = lines.consumed
+            do {
+                switch try lines.nextLines(target: runBytes) {
+                case .complete(let bytes):
+                    let run = DecodedRun(bytes: bytes, offset: offset, maxLineLength: maxLineLength)
+                    run.start(on: queue)
+                    inFlight.append(run)
+                case .unterminated(let bytes):
+                    last = .tail(bytes, offset: offset)
+                case nil:
+                    last = .end
+                }
+            } catch {
+                last = .failure(error, offset: offset)
+            }
+        }
+    }
+}
