@@ -237,7 +237,8 @@ struct ClientTimeline {
                                     into events: inout [AnalysisEvent]) {
         // Each read of `socketID` or `activityTimeout` finds the member in the event's data
         // again (for Pusher's double-encoded data: a parse of the string, a new array and
-        // a new string): read once each, they cost a third of the engine's allocations.
+        // a new string): read five times, they were a fifth of the engine's allocations on
+        // the synthetic capture (0.32 of its 1.6 per record).
         let socketID = event.socketID
         let activityTimeout = event.activityTimeout
         let evidence = evidence()
