@@ -61,4 +61,21 @@ import Testing
         #expect(event.data == ["socket_id": "7.1", "activity_timeout": 30, "code": 4009])
         #expect(event.rawData == .string(#"{"socket_id":"7.1","activity_timeout":30,"code":4009}"#))
     }
+
+    /// Double-encoded data is parsed for a member only when its text may name it: the
+    /// shortcut must answer as the parse does, for a key spelled as it is, spelled with
+    /// `\u` escapes (at either level of encoding), or absent.
+    @Test(arguments: [
+        (#""{\"channel\":\"inner\"}""#, "inner"),
+        (#""{\"symbol\":\"BRD\",\"price\":1.5}""#, "outer"),
+        (#""{\"\\u0063hannel\":\"escaped inside\"}""#, "escaped inside"),
+        (#""{\"\u0063hannel\":\"escaped outside\"}""#, "escaped outside"),
+        (#""{\"chan\":1,\"channels\":2}""#, "outer"),
+        (#""not json, channel""#, "outer"),
+    ])
+    func aMemberOfDoubleEncodedDataIsFoundWhereverItIsSpelled(_ data: String, _ channel: String) {
+        let event = RealtimeEvent(name: "e", channel: "outer", dataJSON: Array(data.utf8)[...], kind: .other)
+        #expect(event.targetChannel == channel)
+        #expect(RealtimeEvent.mayName("channel", Array(#""{\"symbol\":1}""#.utf8)[...]) == false)
+    }
 }

@@ -315,6 +315,10 @@ final class RulePlan: Sendable {
     /// Per step kind (by bit position), the indices of the rules that observe it, in rule
     /// order: a step visits only these (`LifecycleRule.observes`).
     let observers: [[Int]]
+    /// Whether some rule observes server frames without a protocol event: when none does
+    /// (most specs), such a frame can be a plain receipt (`ClientTimeline.isPlainReceipt`),
+    /// asked on nearly every record, so kept as one flag rather than looked up in `observers`.
+    let observesServerOtherFrames: Bool
 
     /// `states`: the numbering shared with the other spec a client may switch to (by
     /// default, this spec's own).
@@ -327,6 +331,7 @@ final class RulePlan: Sendable {
         observers = StepKinds.singles.map { kind in
             types.indices.filter { !shortcuts || types[$0].observes.contains(kind) }
         }
+        observesServerOtherFrames = !observers[StepKinds.serverOtherFrame.rawValue.trailingZeroBitCount].isEmpty
     }
 
     /// A fresh instance of every rule, for one client.

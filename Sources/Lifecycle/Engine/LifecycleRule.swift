@@ -58,6 +58,11 @@ extension LifecycleRule {
     public static func notChecked(appSecret: String?) -> String? { nil }
     public static var judgesAuth: Bool { false }
 
+    /// `quietUntil`, asked through a mutable access: the engine's walk of a client's timer
+    /// rules (an array of existentials) copied each rule out for the non-mutating call,
+    /// retaining what it holds, which the profile showed; a mutable access only projects it.
+    mutating func askQuietUntil(_ context: RuleContext) -> Micros { quietUntil(context) }
+
     /// An undetermined check of this rule for the context's client.
     public func undetermined(_ context: RuleContext, conn: ConnectionID, t: Micros, deadline: Micros,
                              _ message: String) -> Undetermined {
@@ -95,6 +100,21 @@ public struct RuleContext: Sendable {
     public var state: String { states.name(of: stateID) }
 
     public var currentConnection: ConnectionView? { current.flatMap { connections[$0] } }
+
+    /// `body` of the client's newest connection's view, read where it lies; nil without one.
+    /// `currentConnection` copies the whole view out (some 500 bytes and a dozen counted
+    /// references), which the timer rules' checks, asked on every walk of a client's
+    /// timers, showed in the profile; `body` only borrows it.
+    public func withCurrentConnection<Result>(_ body: (ConnectionView) -> Result?) -> Result? {
+        guard let current else { return nil }
+        return withConnection(current, body)
+    }
+
+    /// `body` of the view of `conn`, read where it lies (see `withCurrentConnection`).
+    public func withConnection<Result>(_ conn: ConnectionID, _ body: (ConnectionView) -> Result?) -> Result? {
+        guard let i = connections.index(of: conn) else { return nil }
+        return body(connections[at: i])
+    }
 }
 
 /// Facts about one connection that several rules share.

@@ -23,7 +23,11 @@ public struct ChannelsResubscribe: LifecycleRule {
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
         switch step {
         case .frame(let frame, let event?):
-            guard let channel = event.targetChannel else { return [] }
+            // The kind first: the channel is read from the event's data (a JSON skim, and
+            // a string made), which most frames this rule sees (client events, pings) never need.
+            let wanted = frame.from == .client ? event.kind == .subscribe || event.kind == .unsubscribe
+                : event.kind == .subscriptionSucceeded
+            guard wanted, let channel = event.targetChannel else { return [] }
             if frame.from == .client {
                 if event.kind == .subscribe { owed.removeValue(forKey: channel) }
                 if event.kind == .unsubscribe { subscribed.remove(channel); owed.removeValue(forKey: channel) }

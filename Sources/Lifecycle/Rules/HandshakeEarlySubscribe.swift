@@ -11,10 +11,13 @@ public struct HandshakeEarlySubscribe: LifecycleRule {
     public init(spec: LifecycleSpec) {}
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
+        // The view's two fields read where it lies: a client event after the handshake (most
+        // of them) costs no copy of the view.
         guard case .frame(let frame, let event?) = step, frame.from == .client, event.kind.needsHandshake,
-              let view = context.connections[frame.conn], view.handshakeAt == nil else { return [] }
+              let openedAt = context.withConnection(frame.conn, { $0.handshakeAt == nil ? $0.openedAt : nil })
+        else { return [] }
         return [finding(context, conn: frame.conn, t: frame.t,
-                        "sent \(event.name)\(event.targetChannel.map { " " + $0 } ?? "") \(formatSeconds(frame.t - view.openedAt)) after open, before the handshake",
+                        "sent \(event.name)\(event.targetChannel.map { " " + $0 } ?? "") \(formatSeconds(frame.t - openedAt)) after open, before the handshake",
                         evidence: [Evidence(conn: frame.conn, t: frame.t, from: .client, summary: "text \(event.name)")])]
     }
 }

@@ -21,12 +21,17 @@ public struct StalePingMissing: LifecycleRule {
 
     /// Silent until the deadline; a later receipt only moves the deadline later.
     public func quietUntil(_ context: RuleContext) -> Micros {
-        guard let stale = spec.stale, let view = context.currentConnection, view.droppedAt == nil,
-              view.clientClose == nil, let (_, due) = stale.pingDue(view) else { return Micros.max }
-        return due.addingSaturated(spec.tolerances.timing)
+        guard let stale = spec.stale else { return Micros.max }
+        return context.withCurrentConnection { view -> Micros? in
+            guard view.droppedAt == nil, view.clientClose == nil, let (_, due) = stale.pingDue(view) else { return nil }
+            return due.addingSaturated(spec.tolerances.timing)
+        } ?? Micros.max
     }
 
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {
+        // Nothing is due up to the deadline `quietUntil` gives (both models' deadline is
+        // the one checked below): most walks stop here, without copying the view out.
+        guard now > quietUntil(context) else { return [] }
         guard let stale = spec.stale, let view = context.currentConnection, view.connectedAt != nil,
               view.droppedAt == nil, view.clientClose == nil else { return [] }
         if stale.model == .heartbeat { return heartbeatMissing(at: now, view, stale, context) }

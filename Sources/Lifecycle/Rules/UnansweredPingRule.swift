@@ -32,7 +32,19 @@ extension UnansweredPingRule {
         return (view, ping, deadline)
     }
 
-    func quietUntilDeadline(_ context: RuleContext) -> Micros { watched(context)?.deadline ?? Micros.max }
+    /// `watched`'s deadline alone, read where the view lies (no copy of it): what every
+    /// walk of the timers asks, while `watched` is for the rare finding.
+    private func watchedDeadline(_ context: RuleContext) -> Micros? {
+        guard let stale = spec.stale else { return nil }
+        return context.withCurrentConnection { view -> Micros? in
+            guard let ping = view.lastPing, ping != reportedPing,
+                  let deadline = deadline(after: ping, in: view, stale: stale) else { return nil }
+            if let dropped = view.droppedAt, dropped <= deadline { return nil }
+            return deadline
+        }
+    }
+
+    func quietUntilDeadline(_ context: RuleContext) -> Micros { watchedDeadline(context) ?? Micros.max }
 
     /// The watched ping whose deadline had not passed when the input ended at `now`.
     func openPing(at now: Micros, _ context: RuleContext) -> [Undetermined] {
@@ -42,6 +54,7 @@ extension UnansweredPingRule {
     }
 
     mutating func reportIfOverdue(at now: Micros, _ context: RuleContext) -> [Finding] {
+        guard let due = watchedDeadline(context), now > due else { return [] }
         guard let stale = spec.stale, let (view, ping, deadline) = watched(context), now > deadline else { return [] }
         reportedPing = ping
         let (message, evidence) = report(ping: ping, in: view, stale: stale, now: now)

@@ -126,10 +126,30 @@ public struct RealtimeEvent: Sendable, Hashable {
             guard let first = bytes.first else { return nil }
             if first == UInt8(ascii: "{") { return Self.member(key, ofObject: bytes) }
             guard first == UInt8(ascii: "\"") else { return nil }
+            // A string's text spells a member's key as it is, or with `\u` escapes: holding
+            // neither, it has no such member, and the parse of the string is saved (most
+            // application events' data is asked for a `channel` it does not hold).
+            guard Self.mayName(key, bytes) else { return nil }
             // A string: its text decoded once more when it holds an object.
             guard case .string(let text)? = try? JSONParser.parse(bytes), Self.mayHoldJSON(text) else { return nil }
             return Self.member(key, ofObject: Array(text.utf8)[...])
         }
+    }
+
+    /// Whether the JSON text `bytes` may hold the key `key`: it holds the key's bytes, or a
+    /// `\u` escape that could spell them. False means it surely holds no such key.
+    static func mayName(_ key: StaticString, _ bytes: ArraySlice<UInt8>) -> Bool {
+        guard key.hasPointerRepresentation else { return true }
+        let name = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
+        guard let head = name.first else { return true }
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            let byte = bytes[i]
+            if byte == UInt8(ascii: "\\"), i + 1 < bytes.endIndex, bytes[i + 1] == UInt8(ascii: "u") { return true }
+            if byte == head, bytes.endIndex - i >= name.count, bytes[i..<(i + name.count)].elementsEqual(name) { return true }
+            i += 1
+        }
+        return false
     }
 
     /// The first member `key` of the object `bytes` holds; nil when `bytes` is no object,
