@@ -50,7 +50,7 @@ import TestSupport
         "phases": [{"kind": "exponential", "base": 0.1, "factor": 2, "cap": 0.4, "jitter": "equal",
                     "state": "reconnecting"}]
       },
-      "stale": {"model": "heartbeat", "interval": 0.3, "pongTimeout": 0.3, "closeCodes": {"from": 4000, "to": 4000}},
+      "stale": {"model": "heartbeat", "interval": 0.3, "pongTimeout": 0.25, "closeCodes": {"from": 4000, "to": 4000}},
       "channels": {"resubscribeWindow": 1},
       "tolerances": {"timing": 0.25, "immediate": 0.5},
       "rules": ["backoff.bound", "backoff.reset", "failed.retried", "reconnect.missing",
@@ -195,7 +195,7 @@ import TestSupport
         #expect(run.capture.frames.contains { $0.conn == 1 && $0.from == .client && $0.opcode == .close && $0.closeCode == 4000 })
         #expect(run.capture.opens.count >= 2)
         let found = try Self.findings(run)
-        #expect(found == ["server.pong-missing": 1], "\(found)")
+        #expect(found == ["server.pong-missing": 1], "\(found) \(run.capturePath)")
     }
 
     /// Promise: an upgrade refused with 503 is retried (`_classify_connect_failure`) with

@@ -21,7 +21,10 @@ import TestSupport
         #expect(analysis.errors == 3, "\(lines)")
         #expect(lines.filter { $0.contains("client-1") && $0.contains("trigger.unsubscribed") }.count == 2, "\(lines)")
         #expect(lines.contains { $0.contains("client-3") && $0.contains("channels.resubscribe") }, "\(lines)")
-        #expect(!lines.contains { $0.contains("client-2") || $0.contains("client-4") }, "no finding on the others: \(lines)")
+        // pysignalr's client-4 closes with 1011 as the capture ends: its retry is still open
+        // (undetermined), not a finding.
+        #expect(!lines.contains { ($0.contains("client-2") || $0.contains("client-4")) && !$0.contains(" UNDETERMINED ") },
+                "no finding on the others: \(lines)")
         #expect(lines.last?.hasPrefix("live analysis (spec bird): 4 clients, 5 connections: 3 errors") == true, "\(lines)")
     }
 }
