@@ -57,6 +57,36 @@ import Vocabulary
         #expect(retried.findings.first?.message.contains("the server ended the session for good") == true)
     }
 
+    /// python-engineio's `Client.disconnect` (the app's disconnect) sends `41` and the
+    /// engine.io close packet `1`; a server that closes the WebSocket on that packet can get
+    /// its close 1000 on the wire before the client's. The drop is still the client's own
+    /// disconnect: no reconnect is owed, and none is reported as missing or undetermined.
+    @Test func theClientsOwnClosePacketMakesTheDropItsDisconnectWhoeverClosesFirst() throws {
+        var wire = Wire()
+        let conn = wire.connect(at: 0, handshake: false)
+        wire.server(conn, at: 0.01, #"0{"sid":"s1","upgrades":[],"pingInterval":25000,"pingTimeout":20000}"#)
+        wire.client(conn, at: 0.02, "40")
+        wire.server(conn, at: 0.03, #"40{"sid":"n1"}"#)
+        wire.client(conn, at: 1, "41")
+        wire.client(conn, at: 1.001, "1")
+        wire.close(conn, at: 1.002, from: .server, code: 1000)
+        let outcome = try analyze(wire, spec: "socketio", end: 1.2)
+        #expect(outcome.rules() == [])
+        let open = outcome.events.filter { if case .undetermined = $0 { true } else { false } }
+        #expect(open.isEmpty, "\(open)")
+        #expect(Self.finalState(outcome) == "disconnected")
+        // A server close packet ends it for good too (the client answers it and does not
+        // reconnect: `_handle_eio_disconnect` sees `state` 'disconnecting').
+        var serverEnded = Wire()
+        let first = serverEnded.connect(at: 0, handshake: false)
+        serverEnded.server(first, at: 0.01, #"0{"sid":"s1","upgrades":[],"pingInterval":25000,"pingTimeout":20000}"#)
+        serverEnded.server(first, at: 1, "1")
+        serverEnded.close(first, at: 1.01, from: .server, code: 1000)
+        let next = serverEnded.connect(at: 2, handshake: false)
+        serverEnded.server(next, at: 2.01, #"0{"sid":"s2","upgrades":[],"pingInterval":25000,"pingTimeout":20000}"#)
+        #expect(try analyze(serverEnded, spec: "socketio", end: 5).rules() == ["failed.retried"])
+    }
+
     @Test func aSpecWhoseClientIgnoresEndingsKeepsTheCloseCodesMeaning() throws {
         var spec = try SpecLoader.load("socketio")
         spec.honoursServerEndings = false

@@ -223,6 +223,9 @@ struct ClientTimeline {
             if isPong, ctx.connections[at: v].lastServerPing != nil, ctx.connections[at: v].pongToServerPing == nil {
                 ctx.connections[at: v].pongToServerPing = evidence()
             }
+            // The client's own message ending the session for good (engine.io's close packet):
+            // the drop after it is its disconnect, whoever's close frame comes first.
+            if event?.ending == .final, spec.honoursServerEndings { ctx.connections[at: v].clientEnded = true }
             if record.opcode == .close, ctx.connections[at: v].clientClose == nil {
                 ctx.connections[at: v].clientClose = evidence()
                 ctx.connections[at: v].clientCloseCode = record.closeCode
@@ -472,7 +475,8 @@ struct ClientTimeline {
             attempts = 0
             lastDelay = nil
         }
-        let (honoured, endingNote) = action.after(view.serverEnding)
+        let (honoured, endingNote) = view.serverEnding == nil && view.clientEnded
+            ? action.afterTheClientEnded() : action.after(view.serverEnding)
         var action = honoured
         var cause = endingNote.map { "\(cause) (\($0))" } ?? cause
         if action == .backoff, let most = spec.backoff.maxAttempts, attempts >= most {

@@ -163,6 +163,9 @@ public struct ConnectionView: Sendable, Hashable {
     /// What the server's latest message ending the session said (delivered, not dropped),
     /// when the spec's client honours such messages.
     public var serverEnding: SessionEnding?
+    /// Whether the client sent its own message ending the session for good (engine.io's
+    /// close packet), when the spec's client honours such messages.
+    public var clientEnded = false
 
     public init(conn: ConnectionID, openedAt: Micros, activityTimeout: Micros) {
         self.conn = conn

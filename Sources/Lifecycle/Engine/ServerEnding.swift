@@ -19,4 +19,11 @@ extension CloseAction {
             return self == .disconnect ? (.backoff, "after the server invited a reconnect") : (self, nil)
         }
     }
+
+    /// The action for a drop after the client's own message ending the session for good
+    /// (and no server ending before it): its disconnect, even when the server's close frame
+    /// crossed its own.
+    func afterTheClientEnded() -> (action: CloseAction, note: String?) {
+        self == .disconnect || self == .fail ? (self, nil) : (.disconnect, "after the client ended the session")
+    }
 }

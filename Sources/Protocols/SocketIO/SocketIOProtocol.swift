@@ -57,7 +57,14 @@ public struct SocketIOProtocol: WireProtocol {
         case .open:
             return SocketIOHandshake.event(body)
         case .close:
-            return RealtimeEvent(name: "close", channel: nil, dataJSON: nil, kind: .other)
+            // Whoever sends it ends the engine.io session for good: python-engineio's
+            // `Client.disconnect` sends it (the app's disconnect), and on the server's
+            // `_receive_packet` answers with its own and disconnects while `state` is
+            // already 'disconnecting', so python-socketio's `_handle_eio_disconnect` does
+            // not reconnect.
+            var event = RealtimeEvent(name: "close", channel: nil, dataJSON: nil, kind: .other)
+            event.ending = .final
+            return event
         case .ping:
             return RealtimeEvent(name: "ping", channel: nil, dataJSON: nil, kind: .ping)
         case .pong:
