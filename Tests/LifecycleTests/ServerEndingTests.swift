@@ -12,15 +12,22 @@ import Vocabulary
 @Suite struct ServerEndingTests {
     static let rs = "\u{1e}"
 
+    /// A Socket.IO connection opened at 0: engine.io's open packet, the client's namespace
+    /// connect on '/' and its answer.
+    static func socketIOConnected(_ wire: inout Wire) -> ConnectionID {
+        let conn = wire.connect(at: 0, handshake: false)
+        wire.server(conn, at: 0.01, #"0{"sid":"s1","upgrades":[],"pingInterval":25000,"pingTimeout":20000}"#)
+        wire.client(conn, at: 0.02, "40")
+        wire.server(conn, at: 0.03, #"40{"sid":"n1"}"#)
+        return conn
+    }
+
     /// A Socket.IO client connected on '/' at 0 (open packet, namespace answer), then the
     /// server's `41` at 1 s and the client's close 1000 right after (python-socketio's
     /// `_handle_disconnect`); with `retryAt` a new connection then.
     static func socketIO(retryAt: Double?) -> Wire {
         var wire = Wire()
-        let conn = wire.connect(at: 0, handshake: false)
-        wire.server(conn, at: 0.01, #"0{"sid":"s1","upgrades":[],"pingInterval":25000,"pingTimeout":20000}"#)
-        wire.client(conn, at: 0.02, "40")
-        wire.server(conn, at: 0.03, #"40{"sid":"n1"}"#)
+        let conn = Self.socketIOConnected(&wire)
         wire.server(conn, at: 1, "41")
         wire.close(conn, at: 1.01, from: .client, code: 1000)
         if let retryAt {
@@ -63,10 +70,7 @@ import Vocabulary
     /// disconnect: no reconnect is owed, and none is reported as missing or undetermined.
     @Test func theClientsOwnClosePacketMakesTheDropItsDisconnectWhoeverClosesFirst() throws {
         var wire = Wire()
-        let conn = wire.connect(at: 0, handshake: false)
-        wire.server(conn, at: 0.01, #"0{"sid":"s1","upgrades":[],"pingInterval":25000,"pingTimeout":20000}"#)
-        wire.client(conn, at: 0.02, "40")
-        wire.server(conn, at: 0.03, #"40{"sid":"n1"}"#)
+        let conn = Self.socketIOConnected(&wire)
         wire.client(conn, at: 1, "41")
         wire.client(conn, at: 1.001, "1")
         wire.close(conn, at: 1.002, from: .server, code: 1000)
