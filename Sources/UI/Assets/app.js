@@ -9,8 +9,12 @@
   var $ = function (id) { return document.getElementById(id); };
   var state = {
     socket: null, retry: 500, seq: -1, offset: 0, count: 60, total: 0, rows: [],
-    selected: null, framesAfter: 0, kinds: [], nextAction: 1, laneVersion: -1, client: null
+    selected: null, framesAfter: 0, kinds: [], nextAction: 1, laneVersion: -1, client: null,
+    // Actions taken while the live socket is down, sent when it is back (at most
+    // PENDING_LIMIT; past that an action is refused on the page, never dropped unsaid).
+    pending: []
   };
+  var PENDING_LIMIT = 16;
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -38,6 +42,10 @@
       $("link").className = "badge on";
       send({ type: "hello", filter: $("filter").value, offset: state.offset, count: state.count,
              selected: state.selected, frames_after: state.framesAfter });
+      var pending = state.pending;
+      state.pending = [];
+      pending.forEach(send);
+      if (pending.length) $("action-result").textContent = "sent…";
     };
     socket.onmessage = function (e) {
       var m;
@@ -293,8 +301,16 @@
     var box = $("action-result");
     box.hidden = false;
     box.className = "result";
-    box.textContent = "sent…";
-    send(message);
+    if (state.socket && state.socket.readyState === 1) {
+      box.textContent = "sent…";
+      send(message);
+    } else if (state.pending.length < PENDING_LIMIT) {
+      state.pending.push(message);
+      box.textContent = "queued: sent when the live connection is back…";
+    } else {
+      box.className = "result bad";
+      box.textContent = "not sent: the live connection is down and " + PENDING_LIMIT + " actions already wait for it";
+    }
   }
 
   function result(m) {
