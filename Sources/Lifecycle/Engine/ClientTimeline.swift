@@ -203,7 +203,10 @@ struct ClientTimeline {
             if let event {
                 let stale = spec.stale
                 Self.noteServerLiveness(event, stale: stale, in: &ctx.connections[at: v], evidence: evidence)
-                if let ending = event.ending, spec.honoursServerEndings { ctx.connections[at: v].serverEnding = ending }
+                if let ending = event.ending, spec.honoursServerEndings {
+                    ctx.connections[at: v].ending = ending
+                    ctx.connections[at: v].endingFrom = .server
+                }
             }
             if event?.kind == .connectionEstablished, let event {
                 handshake(record, event, at: v, evidence: evidence, into: &events)
@@ -223,9 +226,12 @@ struct ClientTimeline {
             if isPong, ctx.connections[at: v].lastServerPing != nil, ctx.connections[at: v].pongToServerPing == nil {
                 ctx.connections[at: v].pongToServerPing = evidence()
             }
-            // The client's own message ending the session for good (engine.io's close packet):
-            // the drop after it is its disconnect, whoever's close frame comes first.
-            if event?.ending == .final, spec.honoursServerEndings { ctx.connections[at: v].clientEnded = true }
+            // The client's own message ending the session (engine.io's close packet): it
+            // decides the drop after it, whoever's close frame comes first.
+            if let ending = event?.ending, spec.honoursServerEndings, ctx.connections[at: v].ending == nil {
+                ctx.connections[at: v].ending = ending
+                ctx.connections[at: v].endingFrom = .client
+            }
             if record.opcode == .close, ctx.connections[at: v].clientClose == nil {
                 ctx.connections[at: v].clientClose = evidence()
                 ctx.connections[at: v].clientCloseCode = record.closeCode
@@ -475,8 +481,7 @@ struct ClientTimeline {
             attempts = 0
             lastDelay = nil
         }
-        let (honoured, endingNote) = view.serverEnding == nil && view.clientEnded
-            ? action.afterTheClientEnded() : action.after(view.serverEnding)
+        let (honoured, endingNote) = action.after(view.ending, from: view.endingFrom)
         var action = honoured
         var cause = endingNote.map { "\(cause) (\($0))" } ?? cause
         if action == .backoff, let most = spec.backoff.maxAttempts, attempts >= most {

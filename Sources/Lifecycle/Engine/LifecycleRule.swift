@@ -160,12 +160,11 @@ public struct ConnectionView: Sendable, Hashable {
     /// The fault that swallowed a pong meant for the client since `lastPing`, if one did:
     /// what explains a missing pong.
     public var swallowedPongFault: String?
-    /// What the server's latest message ending the session said (delivered, not dropped),
-    /// when the spec's client honours such messages.
-    public var serverEnding: SessionEnding?
-    /// Whether the client sent its own message ending the session for good (engine.io's
-    /// close packet), when the spec's client honours such messages.
-    public var clientEnded = false
+    /// What the latest message ending the session said (delivered, not dropped) and who
+    /// sent it, when the spec's client honours such messages. A server's replaces any
+    /// earlier one; the client's counts only when no message ended the session before it.
+    public var ending: SessionEnding?
+    public var endingFrom: Side = .server
 
     public init(conn: ConnectionID, openedAt: Micros, activityTimeout: Micros) {
         self.conn = conn
