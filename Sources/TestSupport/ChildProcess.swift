@@ -1,4 +1,3 @@
-import CSpawn
 import Foundation
 import Glibc
 
@@ -27,9 +26,8 @@ public final class ChildProcess: @unchecked Sendable {
         // the child changes to `currentDirectory` before it executes the path.
         let path = URL(fileURLWithPath: executable).path
         let merged = ProcessInfo.processInfo.environment.merging(environment ?? [:]) { $1 }
-        // Close-on-exec from the start, so a child spawned by another test at the same
-        // moment never inherits these pipes (the child gets them as 1 and 2 by dup2).
-        let out = try Self.pipe(), err = try Self.pipe()
+        // Close-on-exec; the child gets the write ends as 1 and 2 by dup2.
+        let out = try SpawnedProcess.pipe(), err = try SpawnedProcess.pipe()
         do {
             process = try SpawnedProcess(executable: path, arguments: arguments, environment: merged,
                                          currentDirectory: currentDirectory,
@@ -53,15 +51,6 @@ public final class ChildProcess: @unchecked Sendable {
             thread.name = "ChildProcess \(isStderr ? "stderr" : "stdout")"
             thread.start()
         }
-    }
-
-    private static func pipe() throws -> (read: Int32, write: Int32) {
-        var fds: [Int32] = [-1, -1]
-        guard pipe2(&fds, O_CLOEXEC) == 0 else {
-            throw NSError(domain: NSPOSIXErrorDomain, code: Int(errno),
-                          userInfo: [NSLocalizedDescriptionKey: "pipe2: \(String(cString: strerror(errno)))"])
-        }
-        return (fds[0], fds[1])
     }
 
     /// Starts the `faultline` binary under test.

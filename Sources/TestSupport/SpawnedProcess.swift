@@ -102,6 +102,14 @@ final class SpawnedProcess: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// A pipe whose two ends are close-on-exec from the start, so a child spawned by
+    /// another thread at the same moment never inherits them.
+    static func pipe() throws -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [-1, -1]
+        try check(pipe2(&fds, O_CLOEXEC) == 0 ? 0 : errno, "pipe2")
+        return (fds[0], fds[1])
+    }
+
     private static func check(_ result: Int32, _ what: String) throws {
         guard result == 0 else {
             throw NSError(domain: NSPOSIXErrorDomain, code: Int(result),
