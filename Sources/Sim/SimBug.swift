@@ -1,5 +1,5 @@
 /// A deliberate deviation of the reference client from the lifecycle, one per client rule of
-/// `spec/lifecycle-rules.md` section 2, so the analyzer can be shown to catch each one
+/// docs/rules.md, so the analyzer can be shown to catch each one
 /// (`faultline sim client --bug NAME`). Each changes one decision and nothing else.
 public enum SimBug: String, CaseIterable, Sendable, Hashable {
     case noJitter = "no-jitter"
@@ -19,7 +19,7 @@ public enum SimBug: String, CaseIterable, Sendable, Hashable {
     case skipSignin = "skip-signin"
     case triggerUnsubscribed = "trigger-unsubscribed"
 
-    /// The rule of `lifecycle-rules.md` this bug breaks.
+    /// The rule (docs/rules.md) this bug breaks.
     public var ruleID: String {
         switch self {
         case .noJitter: "backoff.jitter"

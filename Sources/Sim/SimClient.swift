@@ -3,8 +3,8 @@ import JSON
 import Vocabulary
 import WebSocket
 
-/// The reference client: the connection lifecycle of the Bird Realtime guide
-/// (`seeds/001_02eb66d70693f243.txt`), as a machine with no sockets and no clock. The runner
+/// The reference client: the connection lifecycle of the Bird Realtime guide (summarized in
+/// docs/protocol.md and docs/rules.md), as a machine with no sockets and no clock. The runner
 /// feeds it events with the time, and carries out the commands it returns.
 ///
 /// - Six states; an open socket stays `connecting` until a handshake with `socket_id`.
