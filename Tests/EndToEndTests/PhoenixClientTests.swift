@@ -30,6 +30,10 @@ import TestSupport
     /// - the websockets `connect` it uses waits `close_timeout` (10 s) for the server's close
     ///   frame before ending the TCP connection, and reconnects only then.
     /// - `_rejoin_topics`: every subscribed topic is joined again after a reconnect.
+    /// - `topic_runtime.py` `_dispatch_normal_message`/`_recover_channel`: a `phx_error` on a
+    ///   joined topic of the live socket is rejoined after `_channel_rejoin_delay(attempt)`,
+    ///   the same equal jitter from attempt 0 (0.05-0.1 s, then 0.1-0.2 s after a rejoin
+    ///   whose join timed out after `join_timeout_s`, 10 s); a refused rejoin loses the topic.
     static let clientSpec = """
     {
       "name": "phoenix-channels-python-client",
@@ -51,11 +55,12 @@ import TestSupport
                     "state": "reconnecting"}]
       },
       "stale": {"model": "heartbeat", "interval": 0.3, "pongTimeout": 0.25, "closeCodes": {"from": 4000, "to": 4000}},
-      "channels": {"resubscribeWindow": 1},
+      "channels": {"resubscribeWindow": 1,
+                   "rejoin": {"kind": "exponential", "base": 0.1, "factor": 2, "cap": 0.4, "jitter": "equal", "joinTimeout": 10}},
       "tolerances": {"timing": 0.25, "immediate": 0.5},
       "rules": ["backoff.bound", "backoff.reset", "failed.retried", "reconnect.missing",
                 "stale.ping-missing", "stale.close-missing", "stale.close-code",
-                "channels.resubscribe", "trigger.unsubscribed", "server.pong-missing"]
+                "channels.resubscribe", "channels.rejoin", "trigger.unsubscribed", "server.pong-missing"]
     }
     """
 
@@ -196,6 +201,25 @@ import TestSupport
         #expect(run.capture.opens.count >= 2)
         let found = try Self.findings(run)
         #expect(found == ["server.pong-missing": 1], "\(found) \(run.capturePath)")
+    }
+
+    /// The proxy injects a `phx_error` for the joined room:lobby at 0.8 s (V1: its messages
+    /// carry no join_ref the client would check; V2 drops a message whose join_ref is not
+    /// the topic's current one, and the client's refs are not known before the run).
+    /// Promise (`topic_runtime.py`): `_dispatch_normal_message` marks the topic errored and
+    /// `_recover_channel` rejoins it on the same socket after `_channel_rejoin_delay(0)`,
+    /// 0.05-0.1 s; the sim answers `ok` → no finding under this client's spec, one socket,
+    /// two joins. phoenix.js would wait `rejoinAfterMs(1)`, 1 s, so the `phoenix` spec
+    /// reports the early rejoin: `channels.rejoin`, once.
+    @Test func aCrashedChannelIsRejoinedOnTheLiveSocket() throws {
+        let crash = #"inject:{"topic":"room:lobby","event":"phx_error","payload":{},"ref":null},after=0.8s,conn=1"#
+        let run = try Self.run(faults: [crash], serializer: "v1")
+        #expect(run.capture.frames.contains { $0.conn == 1 && $0.action == .injected
+            && String(decoding: $0.payload, as: UTF8.self).contains("phx_error") })
+        #expect(try Self.findings(run) == [:])
+        #expect(run.capture.opens.count == 1)
+        #expect(Self.joins(run, conn: 1) == 2, "the crashed channel is joined again on the same connection")
+        #expect(try Self.findings(run, spec: "phoenix") == ["channels.rejoin": 1])
     }
 
     /// Promise: an upgrade refused with 503 is retried (`_classify_connect_failure`) with
