@@ -71,7 +71,7 @@ import TestSupport
     }
 
     /// The client for `seconds` through a proxy with `faults` in front of the Phoenix sim.
-    static func run(faults: [String], seconds: Double = 1.6, serializer: String = "v2") throws -> Run {
+    static func run(faults: [String], seconds: Double = 1.6, serializer: String = "v2", policy: String = "default") throws -> Run {
         let server = try ChildProcess.faultline(["sim", "server", "--protocol", "phoenix", "--listen", "127.0.0.1:0",
                                                  "--event-interval", "0"])
         defer { server.stop() }
@@ -82,7 +82,7 @@ import TestSupport
         defer { proxy.stop() }
         let proxyPort = try listeningPort(of: proxy, "proxy")
         let client = try ChildProcess.python(TestEnvironment.path("Tests/Peers/phoenix_client.py"),
-                                             ["ws://127.0.0.1:\(proxyPort)/socket/websocket", "room:lobby", String(seconds), serializer])
+                                             ["ws://127.0.0.1:\(proxyPort)/socket/websocket", "room:lobby", String(seconds), serializer, policy])
         defer { client.stop() }
         #expect(client.waitForExit(timeout: seconds + 30) == 0, "client: \(client.output) \(client.errorOutput)")
         return Run(client: client.output, capture: try stopRecordingProxy(proxy, capture: capture), capturePath: capture)
@@ -90,11 +90,11 @@ import TestSupport
 
     /// The rule ids `analyze` finds in the capture with `spec` (a built-in name, or nil for
     /// `clientSpec`), with their counts.
-    static func findings(_ run: Run, spec: String? = nil) throws -> [String: Int] {
+    static func findings(_ run: Run, spec: String? = nil, specText: String = clientSpec) throws -> [String: Int] {
         var specArgument = spec ?? ""
         if spec == nil {
             let file = TestEnvironment.temporaryDirectory("faultline-phoenix-spec").appendingPathComponent("client.json")
-            try clientSpec.write(to: file, atomically: true, encoding: .utf8)
+            try specText.write(to: file, atomically: true, encoding: .utf8)
             specArgument = file.path
         }
         let result = try runFaultline(["analyze", run.capturePath, "--spec", specArgument, "--format", "json"])
@@ -220,6 +220,34 @@ import TestSupport
         #expect(run.capture.opens.count == 1)
         #expect(Self.joins(run, conn: 1) == 2, "the crashed channel is joined again on the same connection")
         #expect(try Self.findings(run, spec: "phoenix") == ["channels.rejoin": 1])
+    }
+
+    /// `clientSpec` for the peer's `floors` policy (`Tests/Peers/phoenix_client.py`): the
+    /// counter resets after 5 s of uptime, and `reconnect_controller.py`
+    /// `_compute_reconnect_delay` takes `max(exponential, _rapid_min_delay(rapid_count))`
+    /// before its equal jitter, the floor 1 s after one session shorter than 1 s in the
+    /// last minute (`_record_disconnect`), 2 s after two. The supervisor counts `attempt`
+    /// up before the delay after a session that did not reach `stable_reset_s`, so the
+    /// first retry is its `attempt` 1 (0.2 s): the spec's base.
+    static let floorsSpec = clientSpec
+        .replacingOccurrences(of: #""resetAfterUptime": 0.05,"#,
+                              with: #""resetAfterUptime": 5, "shortSessions": {"uptimeBelow": 1, "within": 60, "floors": [1, 2]},"#)
+        .replacingOccurrences(of: #""phases": [{"kind": "exponential", "base": 0.1,"#, with: #""phases": [{"kind": "exponential", "base": 0.2,"#)
+
+    /// Two sessions of 0.3 s (FIN), then one that lasts. Promise (`supervisor.py`
+    /// `_supervisor_loop`, `reconnect_controller.py`): after the first short session the
+    /// delay is equal jitter of max(0.2, 1) = 0.5-1 s, after the second of max(0.4, 2) =
+    /// 1-2 s, and the channel is rejoined each time → no finding under `floorsSpec`.
+    /// Without the floors the spec allows at most 0.2 s (+ 0.25 s tolerance) for the first:
+    /// at least 0.5 s breaks it (`backoff.bound`).
+    @Test func shortSessionsRaiseTheReconnectFloor() throws {
+        let run = try Self.run(faults: ["drop,after=0.3s,conn=1-2"], seconds: 4.5, policy: "floors")
+        #expect(run.capture.opens.count == 3, "\(run.client)")
+        #expect(Self.joins(run, conn: 3) == 1)
+        #expect(try Self.findings(run, specText: Self.floorsSpec) == [:])
+        let noFloors = Self.floorsSpec.replacingOccurrences(of: #""shortSessions": {"uptimeBelow": 1, "within": 60, "floors": [1, 2]},"#, with: "")
+        #expect(noFloors != Self.floorsSpec)
+        #expect(try Self.findings(run, specText: noFloors)["backoff.bound", default: 0] >= 1)
     }
 
     /// Promise: an upgrade refused with 503 is retried (`_classify_connect_failure`) with
