@@ -141,10 +141,11 @@ public struct ChannelsRejoin: LifecycleRule {
     /// tolerance of the timeout), which keeps, or starts, the wait for the rejoin.
     private func leavesTimedOutJoin(_ channel: inout Channel, at t: Micros, _ rejoin: LifecycleSpec.RejoinSchedule) -> Bool {
         let tolerance = spec.tolerances.timing
-        if let wait = channel.wait { return wait.afterTimeout && abs(t.subtractingSaturated(wait.since)) <= tolerance }
+        func near(_ mark: Micros) -> Bool { t >= mark.subtractingSaturated(tolerance) && t <= mark.addingSaturated(tolerance) }
+        if let wait = channel.wait { return wait.afterTimeout && near(wait.since) }
         guard let timeout = rejoin.joinTimeout, let sent = channel.joinSentAt, let evidence = channel.joinEvidence else { return false }
         let timedOut = sent.addingSaturated(timeout)
-        guard abs(t.subtractingSaturated(timedOut)) <= tolerance else { return false }
+        guard near(timedOut) else { return false }
         channel.joinSentAt = nil
         channel.wait = timeoutWait(&channel, at: timedOut, timeout: timeout, evidence: evidence, rejoin)
         return true
