@@ -169,6 +169,28 @@ import Vocabulary
                 == ["no rejoin of room:lobby within 0.75 s of phx_error (rejoin 1: bound 0.50 s + tolerance 0.25 s)"])
     }
 
+    /// Schedules at the limits of what a spec may hold (a factor that overflows to
+    /// infinity, floors and timeouts near 1e9 s) are clamped, never trapped on.
+    @Test func extremeSchedulesAreClampedNotTrappedOn() throws {
+        let huge = try JSONParser.parse(Array(#"{"kind": "exponential", "base": 999999999, "factor": 1e300, "joinTimeout": 999999999, "afterRefusal": true}"#.utf8))
+        var (wire, conn) = Self.joined()
+        for k in 0..<3 {
+            Self.crash(&wire, conn, at: 3 + Double(k), ref: 1 + 2 * k)
+            Self.join(&wire, conn, at: 3.5 + Double(k), ref: 3 + 2 * k)
+            Self.reply(&wire, conn, at: 3.6 + Double(k), ref: 3 + 2 * k, status: "error")
+        }
+        let outcome = try analyze(wire, spec: Self.spec(schedule: huge), end: 1e8)
+        #expect(outcome.findings.map(\.rule).allSatisfy { $0 == "channels.rejoin" })
+        let embedded = try #require(SpecFiles.embedded("phoenix"))
+        var parsed = try #require(try JSONParser.parse(embedded).objectValue)
+        parsed["backoff"] = try JSONParser.parse(Array(#"{"shortSessions": {"uptimeBelow": 999999999, "within": 999999999, "floors": [999999999]}, "phases": [{"kind": "exponential", "base": 1, "factor": 1e300, "jitter": "equal", "state": "connecting"}]}"#.utf8))
+        parsed["rules"] = .array(["backoff.bound", "reconnect.missing"].map { .string($0) })
+        var drops = Wire()
+        for k in 0..<4 { drops.end(drops.connect(at: Double(k) * 10, handshake: false), at: Double(k) * 10 + 1) }
+        let floored = try analyze(drops, spec: SpecLoader.parse(.object(parsed), file: "test"), end: 1e8)
+        #expect(floored.findings.map(\.rule).allSatisfy { $0 == "backoff.bound" })
+    }
+
     @Test func theRejoinScheduleIsCheckedWhenLoaded() throws {
         for bad in [#"{"kind": "stepped", "steps": [1], "state": "x"}"#, #"{"kind": "exponential"}"#,
                     #"{"kind": "fixed", "interval": 1, "joinTimeout": -1}"#] {
