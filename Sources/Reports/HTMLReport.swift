@@ -210,15 +210,18 @@ public enum HTMLReport {
         out += "<span id=\"view\">0 – \(seconds(report.endTime)) s</span> <span class=\"hint\">(drag a lane to pan, Ctrl+wheel to zoom)</span></span></nav>\n"
     }
 
+    /// The states of the spec that judged the clients, or, when several specs judged
+    /// them (a mixed capture), each spec's states in a group named after it, so every
+    /// colour a lane shows is explained. Then the faults that fired and the findings' dots.
     static func legend(_ report: AnalysisReport) -> String {
-        let spec = report.spec
-        var names = [spec.states.initial, spec.states.connecting, spec.states.connected]
-        names += spec.backoff.phases.map(\.state)
-        names += [spec.states.disconnected, spec.states.failed]
-        var seen: Set<String> = []
         var out = "<b>States</b> "
-        for name in names where seen.insert(name).inserted {
-            out += "<span><i class=\"sw\" style=\"background:\(stateColor(name, spec))\"></i>\(escapeXML(name))</span>"
+        if report.specsUsed.count > 1 {
+            for use in report.specsUsed {
+                out += "<span class=\"spec-states\" data-spec=\"\(escapeXML(use.spec.name))\"><code>\(escapeXML(use.spec.name))</code>: "
+                out += stateSwatches(use.spec) + "</span>"
+            }
+        } else {
+            out += stateSwatches(report.spec)
         }
         var kinds: [String] = []
         var seenKinds: Set<String> = []
@@ -230,6 +233,19 @@ public enum HTMLReport {
             for kind in kinds { out += "<span><i class=\"tri\" style=\"border-bottom-color:\(faultColor(kind))\"></i>\(escapeXML(kind))</span>" }
         }
         out += " <b>Findings</b> <span><i class=\"dot\" style=\"background:#c62828\"></i>error</span><span><i class=\"dot\" style=\"background:#e65100\"></i>warning</span>"
+        return out
+    }
+
+    /// One swatch per state of `spec`, in lifecycle order, each name once.
+    static func stateSwatches(_ spec: LifecycleSpec) -> String {
+        var names = [spec.states.initial, spec.states.connecting, spec.states.connected]
+        names += spec.backoff.phases.map(\.state)
+        names += [spec.states.disconnected, spec.states.failed]
+        var seen: Set<String> = []
+        var out = ""
+        for name in names where seen.insert(name).inserted {
+            out += "<span><i class=\"sw\" style=\"background:\(stateColor(name, spec))\"></i>\(escapeXML(name))</span>"
+        }
         return out
     }
 

@@ -30,6 +30,10 @@ import TestSupport
     /// - the websockets `connect` it uses waits `close_timeout` (10 s) for the server's close
     ///   frame before ending the TCP connection, and reconnects only then.
     /// - `_rejoin_topics`: every subscribed topic is joined again after a reconnect.
+    /// - `topic_runtime.py` `_dispatch_normal_message`/`_recover_channel`: a `phx_error` on a
+    ///   joined topic of the live socket is rejoined after `_channel_rejoin_delay(attempt)`,
+    ///   the same equal jitter from attempt 0 (0.05-0.1 s, then 0.1-0.2 s after a rejoin
+    ///   whose join timed out after `join_timeout_s`, 10 s); a refused rejoin loses the topic.
     static let clientSpec = """
     {
       "name": "phoenix-channels-python-client",
@@ -51,11 +55,12 @@ import TestSupport
                     "state": "reconnecting"}]
       },
       "stale": {"model": "heartbeat", "interval": 0.3, "pongTimeout": 0.25, "closeCodes": {"from": 4000, "to": 4000}},
-      "channels": {"resubscribeWindow": 1},
+      "channels": {"resubscribeWindow": 1,
+                   "rejoin": {"kind": "exponential", "base": 0.1, "factor": 2, "cap": 0.4, "jitter": "equal", "joinTimeout": 10}},
       "tolerances": {"timing": 0.25, "immediate": 0.5},
       "rules": ["backoff.bound", "backoff.reset", "failed.retried", "reconnect.missing",
                 "stale.ping-missing", "stale.close-missing", "stale.close-code",
-                "channels.resubscribe", "trigger.unsubscribed", "server.pong-missing"]
+                "channels.resubscribe", "channels.rejoin", "trigger.unsubscribed", "server.pong-missing"]
     }
     """
 
@@ -66,7 +71,7 @@ import TestSupport
     }
 
     /// The client for `seconds` through a proxy with `faults` in front of the Phoenix sim.
-    static func run(faults: [String], seconds: Double = 1.6, serializer: String = "v2") throws -> Run {
+    static func run(faults: [String], seconds: Double = 1.6, serializer: String = "v2", policy: String = "default") throws -> Run {
         let server = try ChildProcess.faultline(["sim", "server", "--protocol", "phoenix", "--listen", "127.0.0.1:0",
                                                  "--event-interval", "0"])
         defer { server.stop() }
@@ -77,7 +82,7 @@ import TestSupport
         defer { proxy.stop() }
         let proxyPort = try listeningPort(of: proxy, "proxy")
         let client = try ChildProcess.python(TestEnvironment.path("Tests/Peers/phoenix_client.py"),
-                                             ["ws://127.0.0.1:\(proxyPort)/socket/websocket", "room:lobby", String(seconds), serializer])
+                                             ["ws://127.0.0.1:\(proxyPort)/socket/websocket", "room:lobby", String(seconds), serializer, policy])
         defer { client.stop() }
         #expect(client.waitForExit(timeout: seconds + 30) == 0, "client: \(client.output) \(client.errorOutput)")
         return Run(client: client.output, capture: try stopRecordingProxy(proxy, capture: capture), capturePath: capture)
@@ -85,11 +90,11 @@ import TestSupport
 
     /// The rule ids `analyze` finds in the capture with `spec` (a built-in name, or nil for
     /// `clientSpec`), with their counts.
-    static func findings(_ run: Run, spec: String? = nil) throws -> [String: Int] {
+    static func findings(_ run: Run, spec: String? = nil, specText: String = clientSpec) throws -> [String: Int] {
         var specArgument = spec ?? ""
         if spec == nil {
             let file = TestEnvironment.temporaryDirectory("faultline-phoenix-spec").appendingPathComponent("client.json")
-            try clientSpec.write(to: file, atomically: true, encoding: .utf8)
+            try specText.write(to: file, atomically: true, encoding: .utf8)
             specArgument = file.path
         }
         let result = try runFaultline(["analyze", run.capturePath, "--spec", specArgument, "--format", "json"])
@@ -196,6 +201,53 @@ import TestSupport
         #expect(run.capture.opens.count >= 2)
         let found = try Self.findings(run)
         #expect(found == ["server.pong-missing": 1], "\(found) \(run.capturePath)")
+    }
+
+    /// The proxy injects a `phx_error` for the joined room:lobby at 0.8 s (V1: its messages
+    /// carry no join_ref the client would check; V2 drops a message whose join_ref is not
+    /// the topic's current one, and the client's refs are not known before the run).
+    /// Promise (`topic_runtime.py`): `_dispatch_normal_message` marks the topic errored and
+    /// `_recover_channel` rejoins it on the same socket after `_channel_rejoin_delay(0)`,
+    /// 0.05-0.1 s; the sim answers `ok` → no finding under this client's spec, one socket,
+    /// two joins. phoenix.js would wait `rejoinAfterMs(1)`, 1 s, so the `phoenix` spec
+    /// reports the early rejoin: `channels.rejoin`, once.
+    @Test func aCrashedChannelIsRejoinedOnTheLiveSocket() throws {
+        let crash = #"inject:{"topic":"room:lobby","event":"phx_error","payload":{},"ref":null},after=0.8s,conn=1"#
+        let run = try Self.run(faults: [crash], serializer: "v1")
+        #expect(run.capture.frames.contains { $0.conn == 1 && $0.action == .injected
+            && String(decoding: $0.payload, as: UTF8.self).contains("phx_error") })
+        #expect(try Self.findings(run) == [:])
+        #expect(run.capture.opens.count == 1)
+        #expect(Self.joins(run, conn: 1) == 2, "the crashed channel is joined again on the same connection")
+        #expect(try Self.findings(run, spec: "phoenix") == ["channels.rejoin": 1])
+    }
+
+    /// `clientSpec` for the peer's `floors` policy (`Tests/Peers/phoenix_client.py`): the
+    /// counter resets after 5 s of uptime, and `reconnect_controller.py`
+    /// `_compute_reconnect_delay` takes `max(exponential, _rapid_min_delay(rapid_count))`
+    /// before its equal jitter, the floor 1 s after one session shorter than 1 s in the
+    /// last minute (`_record_disconnect`), 2 s after two. The supervisor counts `attempt`
+    /// up before the delay after a session that did not reach `stable_reset_s`, so the
+    /// first retry is its `attempt` 1 (0.2 s): the spec's base.
+    static let floorsSpec = clientSpec
+        .replacingOccurrences(of: #""resetAfterUptime": 0.05,"#,
+                              with: #""resetAfterUptime": 5, "shortSessions": {"uptimeBelow": 1, "within": 60, "floors": [1, 2]},"#)
+        .replacingOccurrences(of: #""phases": [{"kind": "exponential", "base": 0.1,"#, with: #""phases": [{"kind": "exponential", "base": 0.2,"#)
+
+    /// Two sessions of 0.3 s (FIN), then one that lasts. Promise (`supervisor.py`
+    /// `_supervisor_loop`, `reconnect_controller.py`): after the first short session the
+    /// delay is equal jitter of max(0.2, 1) = 0.5-1 s, after the second of max(0.4, 2) =
+    /// 1-2 s, and the channel is rejoined each time → no finding under `floorsSpec`.
+    /// Without the floors the spec allows at most 0.2 s (+ 0.25 s tolerance) for the first:
+    /// at least 0.5 s breaks it (`backoff.bound`).
+    @Test func shortSessionsRaiseTheReconnectFloor() throws {
+        let run = try Self.run(faults: ["drop,after=0.3s,conn=1-2"], seconds: 4.5, policy: "floors")
+        #expect(run.capture.opens.count == 3, "\(run.client)")
+        #expect(Self.joins(run, conn: 3) == 1)
+        #expect(try Self.findings(run, specText: Self.floorsSpec) == [:])
+        let noFloors = Self.floorsSpec.replacingOccurrences(of: #""shortSessions": {"uptimeBelow": 1, "within": 60, "floors": [1, 2]},"#, with: "")
+        #expect(noFloors != Self.floorsSpec)
+        #expect(try Self.findings(run, specText: noFloors)["backoff.bound", default: 0] >= 1)
     }
 
     /// Promise: an upgrade refused with 503 is retried (`_classify_connect_failure`) with

@@ -161,6 +161,43 @@ import Vocabulary
         #expect(try session(uptime: 70, delay: 1.5).rules() == ["backoff.reset"])
     }
 
+    /// The floor applies only after short sessions: a 9 s session leaves attempt 2 at
+    /// [0.5, 1] s, one of 1 s raises it to [1, 2] s, a second short one to [5, 10] s.
+    @Test func floorsAfterShortSessions() throws {
+        let spec = try Self.spec(backoff: "short-session-floors")
+        /// Connected at 0, dropped at 10 (not short), then per step a reconnect `delay` after
+        /// the drop before it and a session of `uptime`, and a last attempt `last` after that.
+        func sessions(_ steps: [(delay: Double, uptime: Double)], last: Double) throws -> Outcome {
+            var wire = Wire()
+            wire.end(wire.connect(at: 0), at: 10)
+            var t = 10.0
+            for step in steps {
+                t += step.delay
+                let conn = wire.connect(at: t)
+                t += step.uptime
+                wire.end(conn, at: t)
+            }
+            wire.connect(at: t + last)
+            return try analyze(wire, spec: spec, end: t + last + 1)
+        }
+        #expect(try sessions([(0.7, 9)], last: 0.7).findings.isEmpty)
+        #expect(try sessions([(0.7, 1)], last: 1.5).findings.isEmpty)
+        let early = try sessions([(0.7, 1)], last: 0.7)
+        #expect(early.findings.map(\.message) == ["delay 0.70 s < lower bound 1.00 s for attempt 2 after 1 short session (floor 2.00 s) (tolerance 0.25 s)"])
+        #expect(try sessions([(0.7, 1), (1.5, 2)], last: 7).findings.isEmpty)
+        let second = try sessions([(0.7, 1), (1.5, 2)], last: 3)
+        #expect(second.findings.map(\.message) == ["delay 3.00 s < lower bound 5.00 s for attempt 3 after 2 short sessions (floor 10.00 s) (tolerance 0.25 s)"])
+        // A short session more than 60 s before the latest drop is forgotten: the second
+        // short one counts alone, so attempt 4 keeps its own [2, 4] s (two would make it [5, 10]).
+        #expect(try sessions([(0.7, 1), (1.5, 58), (1.5, 1)], last: 3).findings.isEmpty)
+        // A retry that never came: the promise reaches the floor's window.
+        var wire = Wire()
+        wire.end(wire.connect(at: 0), at: 10)
+        wire.end(wire.connect(at: 10.7), at: 11.7)
+        let missing = try analyze(wire, spec: spec, end: 15)
+        #expect(missing.findings.map(\.message) == ["no reconnect within 2.25 s of RST from server (attempt 2: bound 2.00 s + tolerance 0.25 s)"])
+    }
+
     @Test func giveUpAfterMaxAttempts() throws {
         let spec = try Self.spec(backoff: "max-attempts")
         var gaveUp = Wire()

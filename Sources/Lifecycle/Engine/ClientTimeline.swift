@@ -56,6 +56,8 @@ struct ClientTimeline {
     /// The delay of the latest attempt since the counter's reset (decorrelated jitter).
     private var lastDelay: Micros?
     private var interruptedAt: Micros?
+    /// The client's recent short sessions, for `backoff.shortSessions` floors.
+    private var shortSessions = ShortSessionCount()
     // Which connection the client holds and when it was last active (client grouping)
     // are the router's to know (`ClientRouter`), not the timeline's.
 
@@ -127,6 +129,7 @@ struct ClientTimeline {
             attempts = 0
             attemptsWithoutReset = 0
             lastDelay = nil
+            shortSessions.reset()
         }
         var view = ConnectionView(conn: record.conn, openedAt: record.t,
                                   activityTimeout: spec.stale?.activityTimeout ?? 0)
@@ -480,6 +483,11 @@ struct ClientTimeline {
            t.subtractingSaturated(since) >= uptime {
             attempts = 0
             lastDelay = nil
+            shortSessions.reset()
+        }
+        var shortCount = shortSessions.count
+        if let rule = spec.backoff.shortSessions, let since = view.connectedAt {
+            shortCount = shortSessions.noteDrop(uptime: t.subtractingSaturated(since), at: t, rule)
         }
         let (honoured, endingNote) = action.after(view.ending, from: view.endingFrom)
         var action = honoured
@@ -506,7 +514,7 @@ struct ClientTimeline {
         }
         let drop = Drop(conn: conn, t: t, closeCode: code, closedBy: side, action: action, wasConnected: wasConnected,
                         newState: ctx.states.name(of: newState), cause: cause, evidence: evidence, fault: fault, nextAttempt: attempts + 1,
-                        interruptedAt: interruptedAt, previousDelay: lastDelay, stale: stale)
+                        interruptedAt: interruptedAt, previousDelay: lastDelay, stale: stale, shortSessions: shortCount)
         lastDrop = drop
         if action == .disconnect { attemptsWithoutReset = 0 }
         setState(newState, conn: conn, t: t, cause: cause, evidence: evidence, into: &events)

@@ -15,6 +15,7 @@ public enum RuleRegistry {
         HandshakeMissingID.self,
         HandshakeEarlySubscribe.self,
         ChannelsResubscribe.self,
+        ChannelsRejoin.self,
         ChannelsStaleAuth.self,
         ChannelsAuthSignature.self,
         SigninRepeat.self,

@@ -117,4 +117,7 @@ public struct Drop: Sendable, Hashable {
     /// The liveness check had failed when the client closed: a stale close, whatever its
     /// code (so a disconnect code does not read as the app's `disconnect()`).
     public var stale: Bool = false
+    /// The client's short sessions counted at this drop (`backoff.shortSessions`), whose
+    /// floor the next delay must respect; 0 without that option.
+    public var shortSessions: Int = 0
 }

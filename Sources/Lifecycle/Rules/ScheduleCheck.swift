@@ -14,6 +14,8 @@ struct ScheduleCheck {
     var boundWithoutReset: Micros
     /// The close band whose delay window replaced the schedule, if one did.
     var closeBand: LifecycleSpec.CloseBand?
+    /// The floor of the client's short sessions under the window, if one applied.
+    var shortSessionFloor: Micros?
     var attempt: Attempt
 
     /// Nil unless the attempt follows a backoff drop.
@@ -26,8 +28,10 @@ struct ScheduleCheck {
         self.attempt = attempt
         self.window = expected.window
         self.closeBand = expected.closeBand
+        self.shortSessionFloor = expected.shortSessionFloor
         self.boundWithoutReset = expected.closeBand == nil
-            ? expected.phase.window(attempt: attempt.numberWithoutReset, previousDelay: attempt.previousDelay).upper
+            ? expected.phase.window(attempt: attempt.numberWithoutReset, previousDelay: attempt.previousDelay,
+                                    shortSessionFloor: spec.backoff.shortSessionFloor(after: drop.shortSessions)).upper
             : expected.window.upper
     }
 
@@ -37,6 +41,8 @@ struct ScheduleCheck {
         var phase: LifecycleSpec.BackoffPhase
         var window: DelayWindow
         var closeBand: LifecycleSpec.CloseBand?
+        /// The floor the client's short sessions put under the schedule's window, if any.
+        var shortSessionFloor: Micros?
 
         init?(after drop: Drop, attempt n: Int, previousDelay: Micros?, interruptedAt: Micros?, spec: LifecycleSpec) {
             guard drop.action == .backoff, let phase = spec.phase(at: drop.t - (interruptedAt ?? drop.t)) else { return nil }
@@ -46,7 +52,9 @@ struct ScheduleCheck {
                 closeBand = band
                 window = delay
             } else {
-                window = phase.window(attempt: n, previousDelay: previousDelay)
+                let short = spec.backoff.shortSessionFloor(after: drop.shortSessions)
+                shortSessionFloor = short?.floor
+                window = phase.window(attempt: n, previousDelay: previousDelay, shortSessionFloor: short)
             }
         }
     }
@@ -66,7 +74,10 @@ struct ScheduleCheck {
     /// "for attempt 3", or "after close 1012" when the close code's window applied.
     var forWhat: String {
         if closeBand != nil, let code = attempt.previousDrop?.closeCode { return "after close \(code)" }
-        return "for attempt \(attempt.number)"
+        guard let floor = shortSessionFloor, let count = attempt.previousDrop?.shortSessions else {
+            return "for attempt \(attempt.number)"
+        }
+        return "for attempt \(attempt.number) after \(count) short session\(count == 1 ? "" : "s") (floor \(formatSeconds(floor)))"
     }
 
     var evidence: [Evidence] {

@@ -17,11 +17,15 @@ public struct DelayWindow: Sendable, Hashable {
 extension LifecycleSpec.BackoffPhase {
     /// The window of attempt `n` (from 1). `previousDelay` is the delay of the attempt
     /// before it in the same count (nil for the first), which decorrelated jitter grows from.
+    /// `shortSessionFloor` is the floor the client's short sessions put under this delay
+    /// (`ShortSessionFloors`), raising d before the jitter or the window after it.
     /// All arithmetic is in floating point and clamped back (`clampedMicros`), so no spec
     /// value or measured delay can trap it.
-    public func window(attempt n: Int, previousDelay: Micros?) -> DelayWindow {
+    public func window(attempt n: Int, previousDelay: Micros?,
+                       shortSessionFloor: (floor: Micros, applied: LifecycleSpec.FloorApplied)? = nil) -> DelayWindow {
         let capFirst = capApplied == .beforeJitter
-        let d = Double(nominal(attempt: n, capped: capFirst))
+        var d = Double(nominal(attempt: n, capped: capFirst))
+        if let short = shortSessionFloor, short.applied == .beforeJitter { d = Swift.max(d, Double(short.floor)) }
         var lower: Double
         var upper: Double
         switch jitter {
@@ -39,7 +43,8 @@ extension LifecycleSpec.BackoffPhase {
             lower = Swift.min(lower, Double(cap))
             upper = Swift.min(upper, Double(cap))
         }
-        if let floor {
+        let afterJitter = shortSessionFloor.flatMap { $0.applied == .afterJitter ? $0.floor : nil }
+        for floor in [floor, afterJitter].compactMap({ $0 }) {
             lower = Swift.max(lower, Double(floor))
             upper = Swift.max(upper, Double(floor))
         }

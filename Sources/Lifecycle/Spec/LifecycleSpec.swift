@@ -227,9 +227,12 @@ public struct LifecycleSpec: Sendable, Hashable {
         /// With `delayFrom: closed`: the longest the client waits for the close handshake
         /// before it gives up on it (and its delay starts anyway).
         public var closeTimeout: Micros?
+        /// Floors that apply only after sessions shorter than a given uptime.
+        public var shortSessions: ShortSessionFloors?
         public init(phases: [BackoffPhase], resetOnConnect: Bool, giveUpAfter: Micros?,
                     resetAfterUptime: Micros? = nil, maxAttempts: Int? = nil, delayFrom: DelayStart = .drop,
-                    closeTimeout: Micros? = nil) {
+                    closeTimeout: Micros? = nil, shortSessions: ShortSessionFloors? = nil) {
+            self.shortSessions = shortSessions
             self.phases = phases
             self.resetOnConnect = resetOnConnect
             self.giveUpAfter = giveUpAfter
@@ -380,7 +383,12 @@ public struct LifecycleSpec: Sendable, Hashable {
     public struct ChannelSpec: Sendable, Hashable {
         /// Time after `connected` within which lost subscriptions and sign-in must be sent again.
         public var resubscribeWindow: Micros
-        public init(resubscribeWindow: Micros) { self.resubscribeWindow = resubscribeWindow }
+        /// When a channel that crashed or timed out is joined again on the same connection.
+        public var rejoin: RejoinSchedule?
+        public init(resubscribeWindow: Micros, rejoin: RejoinSchedule? = nil) {
+            self.resubscribeWindow = resubscribeWindow
+            self.rejoin = rejoin
+        }
     }
 
     public struct Tolerances: Sendable, Hashable {

@@ -58,11 +58,7 @@ public enum SpecLoader {
             refusalStatuses: try statuses(root),
             backoff: try parseBackoff(root.child("backoff"), root),
             stale: try parseStale(root.child("stale")),
-            channels: LifecycleSpec.ChannelSpec(
-                resubscribeWindow: try root.child("channels").map { c throws(SpecError) in
-                    try c.only(["resubscribeWindow"])
-                    return try c.seconds("resubscribeWindow") ?? micros(seconds: 10)
-                } ?? micros(seconds: 10)),
+            channels: try parseChannels(root.child("channels")),
             tolerances: tolerances,
             rules: [])
         spec.reportDelays = try root.bool("reportDelays") ?? false
@@ -146,42 +142,12 @@ public enum SpecLoader {
 
     private static func parseBackoff(_ r: SpecReader?, _ root: SpecReader) throws(SpecError) -> LifecycleSpec.BackoffSpec {
         guard let r else { throw root.fail("backoff", "missing (expected an object with phases)") }
-        try r.only(["phases", "resetOnConnect", "resetAfterUptime", "giveUpAfter", "maxAttempts", "delayFrom", "closeTimeout"])
+        try r.only(["phases", "resetOnConnect", "resetAfterUptime", "giveUpAfter", "maxAttempts", "delayFrom", "closeTimeout",
+                    "shortSessions"])
         guard let list = try r.array("phases"), !list.isEmpty else { throw r.fail("phases", "missing or empty (expected at least one phase)") }
         var phases: [LifecycleSpec.BackoffPhase] = []
         for (i, v) in list.enumerated() {
-            let p = try SpecReader(file: r.file, path: r.field("phases[\(i)]"), value: v)
-            try p.only(["kind", "base", "interval", "steps", "factor", "cap", "jitter", "jitterSeconds", "jitterFactor",
-                        "capApplied", "floor", "until", "state", "rule"])
-            let kind = try p.choice("kind", LifecycleSpec.BackoffPhase.Kind.self) ?? .exponential
-            let base: Micros
-            var steps: [Micros] = []
-            switch kind {
-            case .fixed:
-                guard let interval = try p.seconds("interval") else { throw p.fail("interval", "missing (a fixed phase needs seconds)") }
-                base = interval
-            case .stepped:
-                steps = try parseSteps(p)
-                base = try p.seconds("base") ?? steps[0]
-            case .exponential:
-                base = try p.requiredSeconds("base")
-            }
-            let jitter = try p.choice("jitter", LifecycleSpec.BackoffPhase.Jitter.self) ?? .full
-            let jitterSeconds = try p.seconds("jitterSeconds")
-            let jitterFactor = try p.number("jitterFactor")
-            if jitter == .additive, jitterSeconds == nil { throw p.fail("jitterSeconds", "missing (additive jitter needs seconds)") }
-            if jitter == .multiplicative, jitterFactor == nil { throw p.fail("jitterFactor", "missing (multiplicative jitter needs a fraction)") }
-            if let jitterFactor, !(0...1).contains(jitterFactor) { throw p.fail("jitterFactor", "expected a fraction from 0 to 1, found \(jitterFactor)") }
-            let factor = try p.number("factor") ?? 2
-            guard factor >= 1 else { throw p.fail("factor", "must be >= 1, found \(factor)") }
-            phases.append(LifecycleSpec.BackoffPhase(
-                kind: kind, base: base, factor: factor, cap: try p.seconds("cap"),
-                jitter: jitter,
-                until: try p.seconds("until"), state: try p.requiredString("state"),
-                rule: try p.string("rule") ?? "backoff.bound", steps: steps,
-                jitterSeconds: jitterSeconds ?? 0, jitterFactor: jitterFactor ?? 0,
-                capApplied: try p.choice("capApplied", LifecycleSpec.BackoffPhase.CapApplied.self) ?? .beforeJitter,
-                floor: try p.seconds("floor")))
+            phases.append(try parsePhase(SpecReader(file: r.file, path: r.field("phases[\(i)]"), value: v)))
         }
         let delayFrom = try r.choice("delayFrom", LifecycleSpec.DelayStart.self) ?? .drop
         let closeTimeout = try r.seconds("closeTimeout")
@@ -190,20 +156,84 @@ public enum SpecLoader {
                                          giveUpAfter: try r.seconds("giveUpAfter"),
                                          resetAfterUptime: try r.seconds("resetAfterUptime"),
                                          maxAttempts: try r.count("maxAttempts"), delayFrom: delayFrom,
-                                         closeTimeout: closeTimeout)
+                                         closeTimeout: closeTimeout,
+                                         shortSessions: try r.child("shortSessions").map { s throws(SpecError) in try parseShortSessions(s) })
+    }
+
+    /// One backoff phase: a reconnect schedule's (`state`: with `until`, `state` and `rule`)
+    /// or another schedule in the same vocabulary (the channel rejoin's), whose own fields
+    /// `extra` the caller reads.
+    private static func parsePhase(_ p: SpecReader, state: Bool = true, extra: [String] = []) throws(SpecError) -> LifecycleSpec.BackoffPhase {
+        try p.only(["kind", "base", "interval", "steps", "factor", "cap", "jitter", "jitterSeconds", "jitterFactor",
+                    "capApplied", "floor"] + (state ? ["until", "state", "rule"] : extra))
+        let kind = try p.choice("kind", LifecycleSpec.BackoffPhase.Kind.self) ?? .exponential
+        let base: Micros
+        var steps: [Micros] = []
+        switch kind {
+        case .fixed:
+            guard let interval = try p.seconds("interval") else { throw p.fail("interval", "missing (a fixed phase needs seconds)") }
+            base = interval
+        case .stepped:
+            steps = try parseSteps(p)
+            base = try p.seconds("base") ?? steps[0]
+        case .exponential:
+            base = try p.requiredSeconds("base")
+        }
+        let jitter = try p.choice("jitter", LifecycleSpec.BackoffPhase.Jitter.self) ?? .full
+        let jitterSeconds = try p.seconds("jitterSeconds")
+        let jitterFactor = try p.number("jitterFactor")
+        if jitter == .additive, jitterSeconds == nil { throw p.fail("jitterSeconds", "missing (additive jitter needs seconds)") }
+        if jitter == .multiplicative, jitterFactor == nil { throw p.fail("jitterFactor", "missing (multiplicative jitter needs a fraction)") }
+        if let jitterFactor, !(0...1).contains(jitterFactor) { throw p.fail("jitterFactor", "expected a fraction from 0 to 1, found \(jitterFactor)") }
+        let factor = try p.number("factor") ?? 2
+        guard factor >= 1 else { throw p.fail("factor", "must be >= 1, found \(factor)") }
+        let cap = try p.seconds("cap")
+        var (until, stateName, rule): (Micros?, String, String) = (nil, "", "")
+        if state {
+            (until, stateName, rule) = (try p.seconds("until"), try p.requiredString("state"), try p.string("rule") ?? "backoff.bound")
+        }
+        return LifecycleSpec.BackoffPhase(
+            kind: kind, base: base, factor: factor, cap: cap, jitter: jitter, until: until, state: stateName, rule: rule, steps: steps,
+            jitterSeconds: jitterSeconds ?? 0, jitterFactor: jitterFactor ?? 0,
+            capApplied: try p.choice("capApplied", LifecycleSpec.BackoffPhase.CapApplied.self) ?? .beforeJitter,
+            floor: try p.seconds("floor"))
+    }
+
+    private static func parseChannels(_ r: SpecReader?) throws(SpecError) -> LifecycleSpec.ChannelSpec {
+        guard let r else { return LifecycleSpec.ChannelSpec(resubscribeWindow: micros(seconds: 10)) }
+        try r.only(["resubscribeWindow", "rejoin"])
+        let rejoin = try r.child("rejoin").map { j throws(SpecError) in
+            LifecycleSpec.RejoinSchedule(schedule: try parsePhase(j, state: false, extra: ["joinTimeout", "afterRefusal"]),
+                                         joinTimeout: try j.seconds("joinTimeout"), afterRefusal: try j.bool("afterRefusal") ?? false)
+        }
+        return LifecycleSpec.ChannelSpec(resubscribeWindow: try r.seconds("resubscribeWindow") ?? micros(seconds: 10), rejoin: rejoin)
+    }
+
+    private static func parseShortSessions(_ r: SpecReader) throws(SpecError) -> LifecycleSpec.ShortSessionFloors {
+        try r.only(["uptimeBelow", "within", "floors", "applied"])
+        guard let list = try r.array("floors"), !list.isEmpty else { throw r.fail("floors", "missing or empty (the floors in seconds, after 1, 2, ... short sessions)") }
+        return LifecycleSpec.ShortSessionFloors(
+            uptimeBelow: try r.requiredSeconds("uptimeBelow"), within: try r.requiredSeconds("within"),
+            floors: try secondsList(list, r, "floors"),
+            applied: try r.choice("applied", LifecycleSpec.FloorApplied.self) ?? .beforeJitter)
     }
 
     private static func parseSteps(_ p: SpecReader) throws(SpecError) -> [Micros] {
         guard let list = try p.array("steps"), !list.isEmpty else { throw p.fail("steps", "missing or empty (a stepped phase needs its delays in seconds)") }
-        var steps: [Micros] = []
+        return try secondsList(list, p, "steps")
+    }
+
+    /// The seconds of the array `key` of `r`, each checked.
+    private static func secondsList(_ list: [JSONValue], _ r: SpecReader, _ key: String) throws(SpecError) -> [Micros] {
+        var out: [Micros] = []
         for (i, v) in list.enumerated() {
             guard let d = v.doubleValue, d >= 0, d < maxDurationSeconds else {
-                throw SpecError(file: p.file, field: p.field("steps[\(i)]"),
+                throw SpecError(file: r.file, field: r.field("\(key)[\(i)]"),
                                 message: "expected seconds from 0 to below \(Int64(maxDurationSeconds)), found \(JSONWriter.serialize(v))")
             }
-            steps.append(micros(seconds: d))
+            out.append(micros(seconds: d))
         }
-        return steps
+        return out
     }
 
     private static func parseStale(_ r: SpecReader?) throws(SpecError) -> LifecycleSpec.StaleSpec? {
