@@ -35,6 +35,9 @@ public struct ClientShard: Sendable {
     private var decoder: (any WireProtocol)?
     /// Reused by every wake-up: the events a rebuilt timeline makes again, thrown away.
     private var replayed: [AnalysisEvent] = []
+    /// Whether a client's subscribe or sign-in carried auth, as decoded for its timeline:
+    /// without one, the rules that verify auth had nothing to check (`RuleRegistry.unchecked`).
+    public private(set) var authSeen = false
 
     /// Inputs a client may have taken and still be put to sleep: past them it stays awake.
     let historyLimit: Int
@@ -114,6 +117,9 @@ public struct ClientShard: Sendable {
             case .decode(let prefix):
                 if decoder == nil { decoder = options.makeEntry(prefix: prefix) }
                 decoded = decoder?.event(of: frame)
+            }
+            if !authSeen, frame.from == .client, let decoded, decoded.kind == .subscribe || decoded.kind == .signin {
+                authSeen = decoded.auth != nil
             }
             take(.frame(frame, decoded), client: client / count, into: &events)
         case .end(let client, let end):
