@@ -46,14 +46,15 @@ public final class ReplayRunner {
         /// own entry (`ReplayProtocol.detectEach`: a mixed capture).
         public var wires: [ConnectionID: ReplayProtocol] = [:]
 
-        /// The entry `recording` is replayed with, and its match rules: `rules` with the
-        /// fields its own entry says differ between runs when that is not `wire`.
-        func wire(for recording: RecordedConnection) -> (wire: ReplayProtocol, rules: MatchRules) {
-            guard let own = wires[recording.conn] else { return (wire, rules) }
+        /// The entry `recording` is replayed with, its match rules and its signer: when its
+        /// own entry is not `wire`, `rules` with the fields that entry says differ between
+        /// runs, and the signer re-signing through that entry.
+        func wire(for recording: RecordedConnection) -> (wire: ReplayProtocol, rules: MatchRules, signer: AuthSigner?) {
+            guard let own = wires[recording.conn] else { return (wire, rules, signer) }
             var rules = rules
             rules.ignored.formUnion(own.volatileFields.ignored)
             rules.mapped.formUnion(own.volatileFields.mapped.subtracting(rules.ignored))
-            return (own, rules)
+            return (own, rules, signer.map { AuthSigner(secret: $0.secret, wire: own.instance()) })
         }
 
         /// `rules` default to the fields `wire`'s entry says differ between runs.
@@ -201,7 +202,7 @@ public final class ReplayRunner {
         let recording = recordings[accepted]
         accepted += 1
         connectionsPlayed += 1
-        let (wire, rules) = options.wire(for: recording)
+        let (wire, rules, _) = options.wire(for: recording)
         var config = ReplayScript.Config(role: .server, wire: wire, timing: options.timing, rules: rules,
                                          seed: options.seed &+ UInt64(accepted))
         config.classes = classes
@@ -264,7 +265,7 @@ public final class ReplayRunner {
         accepted += 1
         connectionsPlayed += 1
         liveConnection.lane = i
-        let (wire, rules) = options.wire(for: recording)
+        let (wire, rules, _) = options.wire(for: recording)
         var config = ReplayScript.Config(role: .server, wire: wire, timing: options.timing, rules: rules,
                                          seed: options.seed &+ UInt64(accepted))
         config.classes = classes
@@ -355,10 +356,10 @@ public final class ReplayRunner {
         let recording = recordings[index]
         let defaultPort = options.upstreamTLS == nil ? 80 : 443
         let hostHeader = (host.contains(":") ? "[\(host)]" : host) + (port == defaultPort ? "" : ":\(port)")
-        let (wire, rules) = options.wire(for: recording)
+        let (wire, rules, signer) = options.wire(for: recording)
         var config = ReplayScript.Config(
             role: .client, wire: wire, timing: options.timing, rules: rules, copy: copy, host: hostHeader,
-            target: target, signer: options.signer, seed: options.seed &+ UInt64(copy * 1_000_003 + index))
+            target: target, signer: signer, seed: options.seed &+ UInt64(copy * 1_000_003 + index))
         config.connectTimeout = options.connectTimeout
         config.classes = classes
         let script = ReplayScript(recording, config: config)

@@ -1,4 +1,5 @@
 import Capture
+import Protocols
 import Testing
 import TestSupport
 import Vocabulary
@@ -92,11 +93,15 @@ import WebSocket
         let own = ReplayProtocol.detectEach(in: recordings, shared: shared)
         let keys = recordings.map { (own[$0.conn] ?? shared).key }
         #expect(keys == ["bird", "socketio", "graphql-ws", "graphql-ws", "signalr"], "\(own.mapValues(\.reason))")
-        // The runner gives each connection its entry and that entry's volatile fields.
-        var options = ReplayRunner.Options(mode: .server(host: "127.0.0.1", port: 0), wire: shared)
+        // The runner gives each connection its entry, that entry's volatile fields and a
+        // signer through it.
+        var options = ReplayRunner.Options(mode: .client(host: "127.0.0.1", port: 9, target: nil, copies: 1), wire: shared,
+                                           signer: AuthSigner(secret: "s3cret", wire: shared.instance()))
         options.wires = own
         #expect(options.wire(for: recordings[0]).wire.key == "bird")
-        #expect(options.wire(for: recordings[1]).wire.key == "socketio")
-        #expect(options.wire(for: recordings[1]).rules.ignored.isSuperset(of: options.rules.ignored))
+        let socketIO = options.wire(for: recordings[1])
+        #expect(socketIO.wire.key == "socketio")
+        #expect(socketIO.rules.ignored.isSuperset(of: options.rules.ignored))
+        #expect(socketIO.signer.map { type(of: $0.wire).key } == "socketio" && socketIO.signer?.secret == "s3cret")
     }
 }
