@@ -91,7 +91,7 @@ let testDependencies: [String: [Target.Dependency]] = [
     "Analysis": ["Vocabulary", "WebSocket", "Capture", "Lifecycle", "Reports", "TestSupport", "faultline"],
     "ProxyShell": ["Vocabulary", "WebSocket", "Protocols", "ProtocolTable", "Capture", "Lifecycle", "ProxyCore", "Transport", "Sim", "ControlAPI", "TestSupport"],
     "FaultlineKit": ["WebSocket", "Faults", "TestSupport"],
-    "Demo": ["Faults"],
+    "Demo": ["Faults", "TestSupport"],
     "UI": ["Vocabulary", "JSON", "WebSocket", "Capture", "Faults", "Lifecycle", "Reports", "Transport", "ControlAPI", "TestSupport", "faultline"],
 ]
 

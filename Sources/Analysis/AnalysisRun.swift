@@ -124,8 +124,8 @@ private struct Feed {
     /// Auth requests paired with subscribes, reported for one input alone (connection
     /// numbers are per input).
     private(set) var authRequests: [AuthRequestLink] = []
-    /// Whether any input's subscribes or sign-ins carried auth (else the rules judging auth
-    /// had nothing to check, and the report says so).
+    /// Whether any input's subscribes or sign-ins carried auth, as the engines decoded them
+    /// (else the rules judging auth had nothing to check, and are not listed as unchecked).
     private(set) var authSeen = false
 
     init(spec: LifecycleSpec, options: AnalysisOptions, inputCount: Int, perClient: SpecPerClientRun? = nil) {
@@ -177,6 +177,7 @@ private struct Feed {
             clientsSoFar += analysis.clientCount
             analyzerNotes = result.notes
             prefix = prefix ?? result.prefix
+            authSeen = authSeen || analysis.authSeen
             perClient?.add(analysis.specNumbers)
         } else if let specs {
             // Events come numbered (a client's first steps wait for its detection): the
@@ -192,6 +193,7 @@ private struct Feed {
             clientsSoFar += analyzer.clientCount
             analyzerNotes = analyzer.notes
             prefix = prefix ?? analyzer.prefix
+            authSeen = authSeen || analyzer.authSeen
             perClient?.add(analyzer.specNumbers)
             numbered = true
         } else {
@@ -203,6 +205,7 @@ private struct Feed {
             analyzer.finish(at: last) { single.add($0) }
             analyzerNotes = analyzer.notes
             prefix = prefix ?? analyzer.prefix
+            authSeen = authSeen || analyzer.authSeen
         }
         if let line = notes.omittedLine { warnings.append(several ? "\(path): \(line)" : line) }
         // An input without a connection is a broken setup, not a clean result.
@@ -213,7 +216,6 @@ private struct Feed {
         // The first input's wall-clock start: with several, times stay relative to their own.
         if i == 0, source.header.startedAt > 0 { startedAt = source.header.startedAt }
         if !several { (replicaName, authRequests) = (source.header.replicaName, linker.links) }
-        authSeen = authSeen || linker.authSeen
         self.warnings += warnings
         self.warnings += source.warnings.map { several ? "\(path): \($0)" : $0 }
         self.warnings += analyzerNotes   // clients analyzed at connection level, said so

@@ -30,6 +30,9 @@ public final class ShardedAnalysis {
     /// Each client's spec number, by ordinal (with `perClient`; empty otherwise).
     public var specNumbers: [Int16] { perClientRouter?.specNumbers ?? [] }
     private var finished = false
+    /// After `finish`: whether a client's subscribe or sign-in carried auth, on any worker
+    /// (`ClientShard.authSeen`).
+    public var authSeen: Bool { finished && workers.contains { $0.shard.authSeen } }
     static let batchSize = 1024
     static let queueDepth = 4
 

@@ -32,6 +32,8 @@ public final class ClientSpecs: Sendable {
             guard let spec = load(registration.defaultSpec) else { continue }
             var entryOptions = base
             entryOptions.spec = spec
+            // This table's entry decodes and judges the spec's clients (not the fallback's).
+            entryOptions.entry = registration
             numberOfSpec[registration.defaultSpec] = options.count
             numbers[registration.key] = options.count
             options.append(entryOptions)

@@ -84,6 +84,9 @@ public struct SpecPerClientAnalyzer: Sendable {
     /// The prefix a report shows: the fallback spec's dialect, else the first learned.
     public var prefix: String? { routing.prefix }
 
+    /// Whether a client's subscribe or sign-in carried auth (`ClientShard.authSeen`).
+    public var authSeen: Bool { shards.authSeen }
+
     /// One line per client that showed none of its spec's protocol, as `LiveAnalyzer.notes`.
     public var notes: [String] { routing.notes(connectionLevel: shards.connectionLevelClients) }
 }

@@ -63,6 +63,9 @@ struct SpecPerClientShards: Sendable {
         for i in shards.indices where shards[i] != nil { shards[i]!.finish(at: time, emit: emit) }
     }
 
+    /// Whether a client's subscribe or sign-in carried auth, in any spec's engine.
+    var authSeen: Bool { shards.contains { $0?.authSeen == true } }
+
     /// The clients that showed none of their spec's protocol, with their ordinals and spec.
     var connectionLevelClients: [(ordinal: Int, id: String, spec: Int)] {
         shards.indices.flatMap { number in

@@ -78,7 +78,8 @@ public struct PeerFrameClasses: Sendable, Hashable {
 
     /// Learns the classes from the recorded connections a replay plays, `role` being our side.
     ///
-    /// Each recording's frames are decoded with its own instance of `wire`'s entry. Close
+    /// Each recording's frames are decoded with its own instance of its entry: `wires`'
+    /// for the recordings it names (those whose own detection chose another), else `wire`'s. Close
     /// frames, pings and pongs are never classified (they are the connection's own life),
     /// nor are the kinds of `protocolExchanges`. With a server as the peer, client events
     /// and presence member events are `others`. Any other event name is strict when it looks like an answer to our frames
@@ -90,12 +91,12 @@ public struct PeerFrameClasses: Sendable, Hashable {
     /// when one repeats within a connection, `repeatGap` or more apart, it is `timer` too (clients that trigger on a
     /// timer at once make their events look like answers to each other's relayed ones).
     public static func learn(from recordings: [RecordedConnection], role: Side, ignoring ignored: Set<String> = [],
-                             wire: ReplayProtocol) -> PeerFrameClasses {
+                             wire: ReplayProtocol, wires: [ConnectionID: ReplayProtocol] = [:]) -> PeerFrameClasses {
         var classes = PeerFrameClasses(ignored: ignored)
         classes.peerIsServer = role == .client
         var tally: [String: Tally] = [:]
         for recording in recordings {
-            var decoder = wire.instance()
+            var decoder = (wires[recording.conn] ?? wire).instance()
             var clientEvents: [String: Micros] = [:]
             let start = recording.response?.t ?? recording.request?.t ?? recording.openedAt
             // Capture order is time order, but clamp anyway: the searches need ascending times.

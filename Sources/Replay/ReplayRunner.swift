@@ -42,6 +42,20 @@ public final class ReplayRunner {
         public var allClients = false
         /// The protocol the recordings speak (`ReplayProtocol.detect`, or one named).
         public var wire: ReplayProtocol
+        /// The recorded connections that speak another protocol than `wire`, each with its
+        /// own entry (`ReplayProtocol.detectEach`: a mixed capture).
+        public var wires: [ConnectionID: ReplayProtocol] = [:]
+
+        /// The entry `recording` is replayed with, its match rules and its signer: when its
+        /// own entry is not `wire`, `rules` with the fields that entry says differ between
+        /// runs, and the signer re-signing through that entry.
+        func wire(for recording: RecordedConnection) -> (wire: ReplayProtocol, rules: MatchRules, signer: AuthSigner?) {
+            guard let own = wires[recording.conn] else { return (wire, rules, signer) }
+            var rules = rules
+            rules.ignored.formUnion(own.volatileFields.ignored)
+            rules.mapped.formUnion(own.volatileFields.mapped.subtracting(rules.ignored))
+            return (own, rules, signer.map { AuthSigner(secret: $0.secret, wire: own.instance()) })
+        }
 
         /// `rules` default to the fields `wire`'s entry says differ between runs.
         public init(mode: Mode, wire: ReplayProtocol, timing: ReplayTiming = ReplayTiming(), rules: MatchRules? = nil,
@@ -114,7 +128,8 @@ public final class ReplayRunner {
         self.recordings = recordings
         self.options = options
         let role: Side = if case .server = options.mode { .server } else { .client }
-        classes = PeerFrameClasses.learn(from: recordings, role: role, ignoring: options.ignoredEvents, wire: options.wire)
+        classes = PeerFrameClasses.learn(from: recordings, role: role, ignoring: options.ignoredEvents, wire: options.wire,
+                                         wires: options.wires)
         for recording in recordings {
             let id = recording.client ?? "conn \(recording.conn)"
             clientOfConnection[recording.conn] = recording.client
@@ -187,7 +202,8 @@ public final class ReplayRunner {
         let recording = recordings[accepted]
         accepted += 1
         connectionsPlayed += 1
-        var config = ReplayScript.Config(role: .server, wire: options.wire, timing: options.timing, rules: options.rules,
+        let (wire, rules, _) = options.wire(for: recording)
+        var config = ReplayScript.Config(role: .server, wire: wire, timing: options.timing, rules: rules,
                                          seed: options.seed &+ UInt64(accepted))
         config.classes = classes
         let script = ReplayScript(recording, config: config)
@@ -249,7 +265,8 @@ public final class ReplayRunner {
         accepted += 1
         connectionsPlayed += 1
         liveConnection.lane = i
-        var config = ReplayScript.Config(role: .server, wire: options.wire, timing: options.timing, rules: options.rules,
+        let (wire, rules, _) = options.wire(for: recording)
+        var config = ReplayScript.Config(role: .server, wire: wire, timing: options.timing, rules: rules,
                                          seed: options.seed &+ UInt64(accepted))
         config.classes = classes
         return ReplayScript(recording, config: config)
@@ -339,9 +356,10 @@ public final class ReplayRunner {
         let recording = recordings[index]
         let defaultPort = options.upstreamTLS == nil ? 80 : 443
         let hostHeader = (host.contains(":") ? "[\(host)]" : host) + (port == defaultPort ? "" : ":\(port)")
+        let (wire, rules, signer) = options.wire(for: recording)
         var config = ReplayScript.Config(
-            role: .client, wire: options.wire, timing: options.timing, rules: options.rules, copy: copy, host: hostHeader,
-            target: target, signer: options.signer, seed: options.seed &+ UInt64(copy * 1_000_003 + index))
+            role: .client, wire: wire, timing: options.timing, rules: rules, copy: copy, host: hostHeader,
+            target: target, signer: signer, seed: options.seed &+ UInt64(copy * 1_000_003 + index))
         config.connectTimeout = options.connectTimeout
         config.classes = classes
         let script = ReplayScript(recording, config: config)

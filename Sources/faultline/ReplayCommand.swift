@@ -129,12 +129,17 @@ enum ReplayCommand: Command {
         }
         guard !recordings.isEmpty else { throw UsageError("\(name): the selection holds no connections") }
 
-        let wire = ReplayProtocol.detect(in: recordings)
+        // Each recorded connection is replayed with the entry its own upgrade and first
+        // messages choose, else the one of the spec the capture was recorded under, else the
+        // one detection chooses on all the selected connections.
+        let recordedSpec = try? InputSources.open(readable).header.spec
+        let wire = ReplayProtocol.recorded(under: recordedSpec) ?? ReplayProtocol.detect(in: recordings)
         let rules = MatchRules(wire.volatileFields).ignoring(arguments.all("ignore-field"))
         var options = ReplayRunner.Options(mode: mode, wire: wire, timing: timing, rules: rules, strict: arguments.flag("strict"),
                                            signer: arguments.value("app-secret").map { AuthSigner(secret: $0, wire: wire.instance()) },
                                            upstreamTLS: tls.upstream, listenerTLS: tls.listener)
         options.ignoredEvents = Set(arguments.all("ignore-event"))
+        options.wires = ReplayProtocol.detectEach(in: recordings, shared: wire)
         options.allClients = allClients
         if let timeout = try duration(arguments, "connect-timeout") {
             guard timeout > 0 else { throw UsageError("\(command): invalid value '0' for '--connect-timeout': expected a duration above 0") }

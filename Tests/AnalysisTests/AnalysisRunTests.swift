@@ -58,20 +58,29 @@ import TestSupport
         #expect { _ = try Self.report(path, jobs: 1) } throws: { ($0 as? UsageError)?.message.contains(path) == true }
     }
 
-    /// No subscribe or sign-in with auth: the auth rule had nothing to check, with or
-    /// without the secret; with auth in the input and no secret, the secret is what it needs.
-    @Test func theAuthRuleIsNotApplicableOnlyWithoutAuthInTheInput() throws {
+    /// No subscribe or sign-in with auth (a pcap of plain WebSocket clients): the auth rule
+    /// had nothing to check, with or without the secret, so no report lists it as unchecked;
+    /// with auth in the input and no secret, the secret is what it needs. The engines that
+    /// decode the events say so, on one thread and on two, and per client in a mixed input.
+    @Test func theAuthRuleNeedsTheSecretOnlyWhenTheInputCarriedAuth() throws {
         let auth = "channels.auth-signature"
         let plain = TestEnvironment.path("Captures/pcap/websocket-plain.pcap")
         for secret in [nil, "sim-secret"] as [String?] {
-            let report = try Self.report(plain, jobs: 1, appSecret: secret)
-            #expect(report.unchecked == [UncheckedRule(rule: auth, reason: RuleRegistry.noAuthInInput)])
+            for jobs in [1, 2] {
+                let report = try Self.report(plain, jobs: jobs, appSecret: secret)
+                #expect(report.unchecked.isEmpty, "jobs \(jobs), secret \(secret ?? "none"): \(report.unchecked)")
+                #expect(!TextReport.render(report).contains("not checked"))
+                #expect(!JUnitReport.render(report).contains("<skipped"))
+            }
         }
-        let signed = TestEnvironment.path("Captures/channels-auth-signature.jsonl")
-        let without = try Self.report(signed, jobs: 1)
-        #expect(without.unchecked.map(\.rule) == [auth])
-        #expect(without.unchecked.first?.reason.contains("--app-secret") == true)
-        let with = try Self.report(signed, jobs: 2, appSecret: "sim-secret")
+        for signed in ["Captures/channels-auth-signature.jsonl", "Captures/mixed-protocols.jsonl"].map(TestEnvironment.path) {
+            for jobs in [1, 2] {
+                let without = try Self.report(signed, jobs: jobs)
+                #expect(without.unchecked == [UncheckedRule(rule: auth, reason: "needs --app-secret to verify signatures")],
+                        "\(signed), jobs \(jobs)")
+            }
+        }
+        let with = try Self.report(TestEnvironment.path("Captures/channels-auth-signature.jsonl"), jobs: 2, appSecret: "sim-secret")
         #expect(with.unchecked.isEmpty && with.findings.map(\.rule) == [auth])
     }
 

@@ -22,8 +22,7 @@ public struct AuthRequestLink: Sendable, Hashable {
 /// with the client subscribes whose auth is that same string: the events the protocol
 /// table entry `wire` decodes as `.subscribe`, under any dialect. Pure and streaming;
 /// costs nothing on captures without `http` records (frames are decoded only once an auth
-/// response has been seen, or when the relay's decoding rides on the record), and notes
-/// whether any subscribe or sign-in carried auth at all (`authSeen`). Bounded: at
+/// response has been seen, or when the relay's decoding rides on the record). Bounded: at
 /// most `limit` auth responses are remembered (the oldest forgotten) and `limit` links kept.
 public struct AuthRequestLinker: Sendable {
     public static let limit = 1000
@@ -33,11 +32,6 @@ public struct AuthRequestLinker: Sendable {
     private var responses: [String: HTTPRecord] = [:]
     private var order: [String] = []
     public private(set) var links: [AuthRequestLink] = []
-    /// Whether a client's subscribe or sign-in carried auth: without one, there is no
-    /// signature to verify (`RuleRegistry.unchecked`). Only messages whose bytes hold
-    /// `auth` are decoded for it, until the first is found (a key spelled with JSON escapes
-    /// would not be seen).
-    public private(set) var authSeen = false
 
     /// `wire`: the entry the spec (or detection) chose, the one the analyzer decodes with.
     public init(wire: any WireProtocol) {
@@ -54,28 +48,16 @@ public struct AuthRequestLinker: Sendable {
             }
             responses[auth] = http
         case .frame(let frame):
-            guard frame.from == .client, frame.opcode == .text, frame.fin, frame.payload.count <= Self.maxDecodedPayload
-            else { return }
-            let linking = !responses.isEmpty && links.count < Self.limit
-            let lookingForAuth = !authSeen && Self.mentionsAuth(frame.payload)
-            guard linking || lookingForAuth, let event = wire.event(of: frame) else { return }
-            if event.auth != nil, event.kind == .subscribe || event.kind == .signin { authSeen = true }
-            guard linking, event.kind == .subscribe, let auth = event.auth, let http = responses[auth] else { return }
+            guard !responses.isEmpty, frame.from == .client, frame.opcode == .text, frame.fin,
+                  links.count < Self.limit, frame.payload.count <= Self.maxDecodedPayload,
+                  let event = wire.event(of: frame), event.kind == .subscribe,
+                  let auth = event.auth, let http = responses[auth] else { return }
             links.append(AuthRequestLink(httpConn: http.conn, t: http.t, method: http.method, url: http.url,
                                          status: http.status, conn: frame.conn, subscribeT: frame.t,
                                          channel: event.targetChannel))
         default:
             return
         }
-    }
-
-    /// Whether `payload` holds the bytes `auth`: the cheap test before decoding.
-    static func mentionsAuth(_ payload: [UInt8]) -> Bool {
-        guard payload.count >= 4 else { return false }
-        for i in 0...(payload.count - 4) where payload[i] == UInt8(ascii: "a") {
-            if payload[i + 1] == UInt8(ascii: "u"), payload[i + 2] == UInt8(ascii: "t"), payload[i + 3] == UInt8(ascii: "h") { return true }
-        }
-        return false
     }
 
     /// The `auth` string of a successful JSON response, if any.

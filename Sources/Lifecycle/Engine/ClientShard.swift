@@ -35,6 +35,9 @@ public struct ClientShard: Sendable {
     private var decoder: (any WireProtocol)?
     /// Reused by every wake-up: the events a rebuilt timeline makes again, thrown away.
     private var replayed: [AnalysisEvent] = []
+    /// Whether a client's subscribe or sign-in carried auth, as decoded for its timeline:
+    /// without one, the rules that verify auth had nothing to check (`RuleRegistry.unchecked`).
+    public private(set) var authSeen = false
 
     /// Inputs a client may have taken and still be put to sleep: past them it stays awake.
     let historyLimit: Int
@@ -61,7 +64,8 @@ public struct ClientShard: Sendable {
         self.fallback = fallback
         // One numbering of states for both specs: a client that falls back keeps its state.
         let states = StateTable(specs: [options.spec] + (fallback.map { [$0] } ?? []))
-        self.plan = RulePlan(spec: options.spec, shortcuts: shortcuts, states: states)
+        self.plan = RulePlan(spec: options.spec, shortcuts: shortcuts, states: states,
+                             entry: options.makeEntry(prefix: options.prefix ?? options.spec.prefix))
         self.fallbackPlan = fallback.map { RulePlan(spec: $0, shortcuts: shortcuts, states: states) }
     }
 
@@ -113,6 +117,9 @@ public struct ClientShard: Sendable {
             case .decode(let prefix):
                 if decoder == nil { decoder = options.makeEntry(prefix: prefix) }
                 decoded = decoder?.event(of: frame)
+            }
+            if !authSeen, frame.from == .client, let decoded, decoded.kind == .subscribe || decoded.kind == .signin {
+                authSeen = decoded.auth != nil
             }
             take(.frame(frame, decoded), client: client / count, into: &events)
         case .end(let client, let end):
@@ -320,10 +327,15 @@ final class RulePlan: Sendable {
     /// asked on nearly every record, so kept as one flag rather than looked up in `observers`.
     let observesServerOtherFrames: Bool
 
+    /// The protocol table entry the clients are judged with, handed to every rule
+    /// (`LifecycleRule.init(spec:entry:)`).
+    let entry: any WireProtocol
+
     /// `states`: the numbering shared with the other spec a client may switch to (by
-    /// default, this spec's own).
-    init(spec: LifecycleSpec, shortcuts: Bool, states: StateTable? = nil) {
+    /// default, this spec's own). `entry`: by default, the one the spec's `events` names.
+    init(spec: LifecycleSpec, shortcuts: Bool, states: StateTable? = nil, entry: (any WireProtocol)? = nil) {
         self.spec = spec
+        self.entry = entry ?? AnalyzerOptions(spec: spec).makeEntry(prefix: spec.prefix)
         self.states = SpecStates(spec, table: states ?? StateTable(specs: [spec]))
         let types = spec.rules.compactMap { RuleRegistry.type(for: $0) }
         ruleTypes = types
@@ -336,6 +348,6 @@ final class RulePlan: Sendable {
 
     /// A fresh instance of every rule, for one client.
     func makeRules() -> [any LifecycleRule] {
-        ruleTypes.map { $0.init(spec: spec) }
+        ruleTypes.map { $0.init(spec: spec, entry: entry) }
     }
 }

@@ -13,6 +13,11 @@ public protocol LifecycleRule: Sendable {
     /// What the rule checks, one line, for reports and `--help`.
     static var summary: String { get }
     init(spec: LifecycleSpec)
+    /// One instance for a client judged with `entry`, the protocol table entry that decodes
+    /// its messages (the detected or registered one: `AnalyzerOptions.makeEntry`), for a
+    /// rule that asks the entry what only it knows (how its auth is signed). Default:
+    /// `init(spec:)`.
+    init(spec: LifecycleSpec, entry: any WireProtocol)
     /// A step of this client's timeline.
     mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding]
     /// The kinds of step `observe` acts on. The engine hands the rule only those, so for
@@ -48,6 +53,7 @@ public protocol LifecycleRule: Sendable {
 }
 
 extension LifecycleRule {
+    public init(spec: LifecycleSpec, entry: any WireProtocol) { self.init(spec: spec) }
     public static var party: Party { .client }
     public static var hasTimers: Bool { false }
     public static var observes: StepKinds { .all }

@@ -62,6 +62,9 @@ public struct LiveAnalyzer: Sendable {
                                  historyLimit: historyLimit)
     }
 
+    /// Whether a client's subscribe or sign-in carried auth (`ClientShard.authSeen`).
+    public var authSeen: Bool { shard.authSeen }
+
     /// One line per client that showed none of the spec's protocol and was analyzed at
     /// connection level: "client-3: no bird events seen; analyzed at connection level".
     public var notes: [String] {

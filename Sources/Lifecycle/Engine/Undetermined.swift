@@ -42,16 +42,13 @@ public struct UncheckedRule: Sendable, Hashable {
 }
 
 extension RuleRegistry {
-    /// What a rule that judges auth says when no subscribe or sign-in in the input carried
-    /// any: it had nothing to check, with or without the secret.
-    public static let noAuthInInput = "not applicable: no subscribe or sign-in in the input carried auth"
-
     /// The spec's rules that these options leave unchecked, in the spec's order. `authSeen`:
-    /// whether the input held any auth to verify (`AuthRequestLinker.authSeen`).
+    /// whether a subscribe or sign-in of the input carried auth (`ClientShard.authSeen`).
+    /// Without any, a rule that verifies auth is not listed: a secret would verify nothing,
+    /// and like any rule the input gave nothing to judge it has found nothing.
     public static func unchecked(spec: LifecycleSpec, appSecret: String?, authSeen: Bool = true) -> [UncheckedRule] {
         spec.rules.compactMap { id in
-            guard let rule = type(for: id) else { return nil }
-            if rule.judgesAuth, !authSeen { return UncheckedRule(rule: id, reason: noAuthInInput) }
+            guard let rule = type(for: id), !rule.judgesAuth || authSeen else { return nil }
             return rule.notChecked(appSecret: appSecret).map { UncheckedRule(rule: id, reason: $0) }
         }
     }

@@ -11,8 +11,11 @@ public struct ChannelsAuthSignature: LifecycleRule {
     public static let summary = "auth and sign-in signatures are the HMAC for this connection's socket id (--app-secret)"
     public static let observes: StepKinds = .clientFrame
     public static let judgesAuth = true
-    /// The spec's protocol table entry, which knows how its auth is signed.
+    /// The entry the client is judged with (detected, registered or the spec's), which
+    /// knows how its auth is signed.
     let wire: any WireProtocol
+    public init(spec: LifecycleSpec, entry: any WireProtocol) { wire = entry }
+    /// Without an entry given: the one the spec's `events` names in the standard table.
     public init(spec: LifecycleSpec) { wire = ProtocolTable.standard.entry(for: spec.events.rawValue) }
     public static func notChecked(appSecret: String?) -> String? {
         appSecret == nil ? "needs --app-secret to verify signatures" : nil
