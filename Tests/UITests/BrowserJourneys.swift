@@ -202,4 +202,29 @@ enum Journeys {
             #expect(run.value(2)?.stringValue == "refused")
             #expect(run.value(8)?.stringValue == "backoff.bound")
     }
+
+    /// The drivers' click proves itself: on an element that something covers, the step
+    /// fails saying what covers it; on one that never receives the click (the page
+    /// swallows it before it gets there), the step fails saying so, instead of passing and
+    /// leaving a later wait to time out.
+    static func aClickThatCannotLandFailsItsStep(in engine: Browser.Engine) throws {
+        let (dir, ui, served) = try serveCapture("ui-click", write: { try FileManager.default.copyItem(atPath: TestEnvironment.path("Captures/backoff-bound.jsonl"), toPath: $0) })
+        defer { ui.stop() }
+        let address = try #require(served)
+        let ready: JSONValue = ["wait": "document.querySelector('#link').textContent === 'connected' && document.querySelector('#rows .row')", "timeout": 30]
+        let covered = try Browser.run(address, steps: [
+            ready,
+            ["eval": "(function () { var d = document.createElement('div'); d.id = 'cover'; d.style.position = 'fixed'; d.style.top = d.style.left = '0'; d.style.width = d.style.height = '100%'; d.style.zIndex = '9'; document.body.appendChild(d); return true; })()"],
+            ["click": "#rows .row", "timeout": 1],
+        ], in: dir, name: "covered", engine: engine)
+        #expect(covered.value(1)?.boolValue == true, "\(covered.steps)")
+        #expect(covered.steps.last?["error"]?.stringValue?.contains("not clickable: #rows .row is covered at its centre by div#cover") == true, "\(covered.steps)")
+        let swallowed = try Browser.run(address, steps: [
+            ready,
+            ["eval": "(function () { window.addEventListener('click', function (e) { e.stopPropagation(); }, true); return true; })()"],
+            ["click": "#rows .row", "timeout": 1],
+        ], in: dir, name: "swallowed", engine: engine)
+        #expect(swallowed.value(1)?.boolValue == true, "\(swallowed.steps)")
+        #expect(swallowed.steps.last?["error"]?.stringValue?.contains("the click did not reach #rows .row (at its centre now: ") == true, "\(swallowed.steps)")
+    }
 }
