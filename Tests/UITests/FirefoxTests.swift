@@ -3,9 +3,10 @@ import Foundation
 import JSON
 import TestSupport
 
-/// The UI's main journeys in a real headless Firefox (Debian's firefox-esr, installed by
+/// The UI's journeys in a real headless Firefox (Debian's firefox-esr, installed by
 /// Tools/setup), one browser for the whole suite, driven over WebDriver BiDi: the same
-/// steps and checks as in Chromium (`Journeys`). Without firefox-esr the suite is skipped,
+/// steps and checks as in Chromium (`Journeys`, and the reconnect, 10,000-row and merge
+/// suites' own). Without firefox-esr the suite is skipped,
 /// and says why.
 @Suite(.serialized, .firefox, .enabled(if: FirefoxBrowser.available, "firefox-esr is missing: run Tools/setup"))
 struct FirefoxTests {
@@ -27,6 +28,18 @@ struct FirefoxTests {
 
     @Test func anotherOriginCannotOpenTheLiveSocket() throws {
         try Journeys.anotherOriginIsRefused(in: .suiteFirefox())
+    }
+
+    @Test func thePageReconnectsWhenTheUIRestartsOnItsPort() throws {
+        try BrowserReconnectTests.reconnect(in: .suiteFirefox())
+    }
+
+    @Test func tenThousandConnectionsStayAVirtualList() throws {
+        try BrowserManyTests.virtualList(in: .suiteFirefox())
+    }
+
+    @Test func aFleetsReplicasAreOneSessionOnThePage() throws {
+        try BrowserMergeTests.replicasMerged(in: .suiteFirefox())
     }
 
     /// Firefox enforces the page's Content-Security-Policy, and the driver hears of a
