@@ -214,9 +214,10 @@
     state.client = r.client || null;
     line("d-title", "connection " + r.conn + (r.client ? " · " + r.client : ""));
     $("detail").dataset.state = r.state || "";
-    line("d-meta", [d.key ? "key " + d.key : null, r.path ? "path " + r.path : null,
-      r.ua ? "User-Agent " + r.ua : null, "state " + (r.state || "-"), r.open ? "open" : "ended" + (r.end ? " (" + r.end + ")" : ""),
-      r.frames + " frames", bytes(r.bytes)].filter(Boolean).join(" · "));
+    // What changes first, so that a narrow window's ellipsis cuts the longest, steadiest parts.
+    line("d-meta", ["state " + (r.state || "-"), r.open ? "open" : "ended" + (r.end ? " (" + r.end + ")" : ""),
+      r.frames + " frames", bytes(r.bytes), d.key ? "key " + d.key : null, r.path ? "path " + r.path : null,
+      r.ua ? "User-Agent " + r.ua : null].filter(Boolean).join(" · "));
     if (d.lane !== undefined && r.client) {
       state.laneVersion = d.lane;
       $("lane").src = "/lane.svg?client=" + encodeURIComponent(r.client) + "&v=" + d.lane;
