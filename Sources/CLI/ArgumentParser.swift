@@ -36,10 +36,11 @@ public struct ParsedArguments: Sendable {
     }
 }
 
-/// Outcome of parsing: either arguments to run with, or a request for help.
+/// Outcome of parsing: either arguments to run with, or a request for help, with the
+/// positional words read before it (`ctl intercept --help` asks for `intercept`'s help).
 public enum ParseOutcome: Sendable {
     case run(ParsedArguments)
-    case help
+    case help(after: [String])
 }
 
 public enum ArgumentParser {
@@ -58,7 +59,7 @@ public enum ArgumentParser {
                 continue
             }
             if word == "--" { optionsEnded = true; continue }
-            if word == "-h" || word == "--help" { return .help }
+            if word == "-h" || word == "--help" { return .help(after: parsed.positionals) }
             var name: String
             var inlineValue: String?
             let option: OptionSpec

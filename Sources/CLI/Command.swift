@@ -93,7 +93,7 @@ public struct CommandLineTool {
             return ExitStatus.success
         }
         if let command = commands.first(where: { $0.spec.name == first }) {
-            Console.out(HelpFormatter.help(for: command.spec, commandPath: "\(name) \(first)", root: name, extras: extras["\(name) \(first)"]))
+            printHelp(command.spec, path: "\(name) \(first)", topic: path.dropFirst().first)
             return ExitStatus.success
         }
         if let group = groups.first(where: { $0.spec.name == first }) {
@@ -112,8 +112,8 @@ public struct CommandLineTool {
     private func run(_ command: any Command.Type, _ words: [String], path: String) -> Int32 {
         do {
             switch try ArgumentParser.parse(words, spec: command.spec, commandPath: path) {
-            case .help:
-                Console.out(HelpFormatter.help(for: command.spec, commandPath: path, root: root.name, extras: extras[path]))
+            case .help(let words):
+                printHelp(command.spec, path: path, topic: words.first)
                 return ExitStatus.success
             case .run(let arguments):
                 return try command.run(arguments)
@@ -122,6 +122,16 @@ public struct CommandLineTool {
             return usageError(error.message)
         } catch {
             return usageError("\(path): \(error)")
+        }
+    }
+
+    /// The help of `spec`, or of its topic named `topic` when it has one by that name.
+    private func printHelp(_ spec: CommandSpec, path: String, topic: String?) {
+        if let topic, let shown = spec.topics.first(where: { $0.name == topic }) {
+            let topicPath = "\(path) \(topic)"
+            Console.out(HelpFormatter.help(for: shown, commandPath: topicPath, root: root.name, extras: extras[topicPath]))
+        } else {
+            Console.out(HelpFormatter.help(for: spec, commandPath: path, root: root.name, extras: extras[path]))
         }
     }
 

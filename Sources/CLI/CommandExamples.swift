@@ -42,6 +42,13 @@ package enum CommandExamples {
             "faultline ctl --control 127.0.0.1:7002 intercept edit 3 1 '{\"event\":\"bird:error\"}'",
             "faultline ctl --control 127.0.0.1:7002 intercept off 3",
         ]),
+        "faultline ctl intercept": HelpExtras(examples: [
+            "faultline ctl --control 127.0.0.1:7002 intercept on 3 --from server --match subscribe",
+            "faultline ctl --control 127.0.0.1:7002 intercept list",
+            "faultline ctl --control 127.0.0.1:7002 intercept edit 3 1 '{\"event\":\"bird:error\"}'",
+            "faultline ctl --control 127.0.0.1:7002 intercept drop 3 2",
+            "faultline ctl --control 127.0.0.1:7002 intercept off 3",
+        ]),
         "faultline cert": HelpExtras(examples: [
             "faultline cert --out certs --host localhost --host 127.0.0.1",
         ]),

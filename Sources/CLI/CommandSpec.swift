@@ -8,11 +8,16 @@ public struct CommandSpec: Sendable {
     public var arguments: [ArgumentSpec]
     public var options: [OptionSpec]
     public var subcommands: [CommandSpec]
+    /// Help of its own for a word the command takes as its first argument and parses itself
+    /// (`ctl intercept`, whose subcommands have their own arguments and options): shown by
+    /// `help COMMAND TOPIC` and `COMMAND TOPIC --help`. Unlike `subcommands`, not commands
+    /// the tool dispatches to.
+    public var topics: [CommandSpec]
     /// A usage line to print instead of the generated one, for commands with alternatives.
     public var usage: String?
 
     public init(name: String, abstract: String, discussion: String = "", usage: String? = nil,
-                arguments: [ArgumentSpec] = [], options: [OptionSpec] = [], subcommands: [CommandSpec] = []) {
+                arguments: [ArgumentSpec] = [], options: [OptionSpec] = [], subcommands: [CommandSpec] = [], topics: [CommandSpec] = []) {
         self.name = name
         self.abstract = abstract
         self.discussion = discussion
@@ -20,6 +25,7 @@ public struct CommandSpec: Sendable {
         self.arguments = arguments
         self.options = options
         self.subcommands = subcommands
+        self.topics = topics
     }
 }
 

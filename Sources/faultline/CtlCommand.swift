@@ -25,14 +25,10 @@ enum CtlCommand: Command {
               watch                stream events as JSON lines until the proxy stops:
                                    connection-opened, connection-ended, fault, finding
               health               check that the API answers
-              intercept SUBCOMMAND hold messages for a decision (what the UI's intercept does):
-                list                 pauses, and the held messages with their ids and text
-                on [CONN]            hold CONN's messages (no CONN: every connection, new
-                                     ones too); --from, --match and --hold-timeout narrow it
-                off [CONN]           end the pause (no CONN: every pause); what is held goes on
-                forward CONN ID      send held message ID as it came
-                edit CONN ID TEXT    send TEXT in its place (--base64: TEXT is base64 bytes)
-                drop CONN ID         send nothing; the capture records what was dropped
+              intercept SUBCOMMAND hold messages for a decision, then forward, edit or drop
+                                   each (what the UI's intercept does): list, on, off,
+                                   forward, edit, drop; 'faultline help ctl intercept'
+                                   shows each one's arguments and options
             The address and token may also come from FAULTLINE_CONTROL and
             FAULTLINE_CONTROL_TOKEN (a token in the environment stays out of 'ps').
 
@@ -47,19 +43,20 @@ enum CtlCommand: Command {
             ArgumentSpec("action", help: "connections, rules, add, remove, apply, reset, metrics, watch, health or intercept."),
             ArgumentSpec("args", help: "The action's arguments (a rule, a rule id, a connection id, intercept's subcommand).", optional: true, variadic: true),
         ],
-        options: [
-            OptionSpec("control", value: "host:port", help: "The proxy's control API (default: $FAULTLINE_CONTROL, else \(defaultAddress))."),
-            OptionSpec("token", value: "token", help: "Bearer token, when the proxy has one (default: $FAULTLINE_CONTROL_TOKEN)."),
-            OptionSpec("token-file", value: "file", help: "Read the bearer token from the first line of FILE."),
-            OptionSpec("json", help: "Print the API's JSON instead of tables."),
-            OptionSpec("timeout", value: "seconds", help: "Give up on an unanswered request after this long.", default: "10"),
+        options: connectionOptions + [
             OptionSpec("proxy", value: "host:port", help: "A replica's control API, for a fleet; repeatable (default: --control alone).", repeatable: true),
             OptionSpec("proxies", value: "file", help: "Replicas' control APIs, one HOST:PORT a line, '#' comments (default: none)."),
-            OptionSpec("from", value: "side", help: "intercept on: hold only the messages this side sends (default: both).", choices: ["client", "server"]),
-            OptionSpec("match", value: "text", help: "intercept on: hold only the messages whose payload contains TEXT (default: every message)."),
-            OptionSpec("hold-timeout", value: "duration", help: "intercept on: forward a held message unchanged after this long undecided, 1s to 1h.", default: "60s"),
-            OptionSpec("base64", help: "intercept edit: TEXT is the new message's bytes in base64 (for a binary message)."),
-        ])
+        ] + CtlIntercept.optionSpecs,
+        topics: [CtlIntercept.spec])
+
+    /// How ctl reaches one proxy and prints its answer: every action's options, intercept's too.
+    static let connectionOptions = [
+        OptionSpec("control", value: "host:port", help: "The proxy's control API (default: $FAULTLINE_CONTROL, else \(defaultAddress))."),
+        OptionSpec("token", value: "token", help: "Bearer token, when the proxy has one (default: $FAULTLINE_CONTROL_TOKEN)."),
+        OptionSpec("token-file", value: "file", help: "Read the bearer token from the first line of FILE."),
+        OptionSpec("json", help: "Print the API's JSON instead of tables."),
+        OptionSpec("timeout", value: "seconds", help: "Give up on an unanswered request after this long.", default: "10"),
+    ]
 
     /// Each action: its arguments' names, and the request they make.
     static let actions: [String: [String]] = [

@@ -14,6 +14,39 @@ import Vocabulary
 ///     forward|drop CONN ID      POST /intercept/CONN/ID  {"action"}
 ///     edit CONN ID TEXT         POST /intercept/CONN/ID  {"action":"edit","text"} ("b64" with --base64)
 enum CtlIntercept {
+    /// `faultline help ctl intercept` and `ctl intercept --help`: the subcommands with their
+    /// arguments, and only the options an intercept request takes.
+    static let spec = CommandSpec(
+        name: "intercept",
+        abstract: "Hold a running proxy's messages for a decision: forward, edit or drop each one.",
+        discussion: """
+            What the UI's intercept does, through the same control API endpoints. Subcommands:
+              list                 the pauses, and the held messages with their ids and text
+              on [CONN]            hold CONN's messages (no CONN: every connection, new ones
+                                   too); --from, --match and --hold-timeout narrow it
+              off [CONN]           end the pause (no CONN: every pause); what is held goes on
+              forward CONN ID      send held message ID as it came
+              edit CONN ID TEXT    send TEXT in its place (--base64: TEXT is base64 bytes)
+              drop CONN ID         send nothing; the capture records what was dropped
+            A held message that nobody decides on is forwarded unchanged when its hold
+            timeout passes. A held message lives on one proxy: --proxy and --proxies are
+            refused here.
+            """,
+        usage: "faultline ctl [--control <host:port>] [--token <token>] [--json] intercept <subcommand> [<args> ...] [options]",
+        arguments: [
+            ArgumentSpec("subcommand", help: "What to do.", choices: subcommands.map(\.name)),
+            ArgumentSpec("args", help: "The subcommand's arguments: CONN (a connection id), ID (a held message's id), TEXT.", optional: true, variadic: true),
+        ],
+        options: CtlCommand.connectionOptions + optionSpecs)
+
+    /// The options that only `intercept` takes (each help names its subcommand).
+    static let optionSpecs = [
+        OptionSpec("from", value: "side", help: "intercept on: hold only the messages this side sends (default: both).", choices: ["client", "server"]),
+        OptionSpec("match", value: "text", help: "intercept on: hold only the messages whose payload contains TEXT (default: every message)."),
+        OptionSpec("hold-timeout", value: "duration", help: "intercept on: forward a held message unchanged after this long undecided, 1s to 1h.", default: "60s"),
+        OptionSpec("base64", help: "intercept edit: TEXT is the new message's bytes in base64 (for a binary message)."),
+    ]
+
     /// Each subcommand's arguments; a name in brackets may be left out.
     static let subcommands: [(name: String, arguments: [String])] = [
         ("list", []), ("on", ["[CONN]"]), ("off", ["[CONN]"]),

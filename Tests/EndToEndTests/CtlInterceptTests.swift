@@ -116,4 +116,34 @@ import TestSupport
         #expect(fleet.status == 2)
         #expect(fleet.stderr.contains("a held message lives on one replica: give its --control"), "\(fleet.stderr)")
     }
+
+    /// `help ctl intercept`, `ctl intercept --help` and `-h` after ctl's own options all print
+    /// intercept's own help: its subcommands with their arguments and only the options an
+    /// intercept request takes, with examples; `help ctl` still prints the whole of ctl and
+    /// points to it.
+    @Test func interceptHasItsOwnHelp() throws {
+        let help = try runFaultline(["help", "ctl", "intercept"])
+        #expect(help.status == 0)
+        #expect(help.stdout.hasPrefix("OVERVIEW: Hold a running proxy's messages for a decision"), "\(help.stdout)")
+        #expect(help.stdout.contains("USAGE: faultline ctl [--control <host:port>] [--token <token>] [--json] intercept <subcommand>"))
+        #expect(help.stdout.contains("  edit CONN ID TEXT    send TEXT in its place"))
+        let oneLine = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(oneLine.contains("<subcommand> What to do. (values: list, on, off, forward, edit, drop)"))
+        for option in ["--control <host:port>", "--hold-timeout <duration>", "--from <side>", "--base64", "--json"] {
+            #expect(help.stdout.contains("\n  \(option)"), "no \(option) in: \(help.stdout)")
+        }
+        for other in ["--proxies <file>", "connections          list open connections", "apply CONN RULE"] {
+            #expect(!help.stdout.contains(other), "ctl's whole help: \(other)")
+        }
+        #expect(help.stdout.contains("EXAMPLES:\n  faultline ctl --control 127.0.0.1:7002 intercept on 3"))
+        for words in [["ctl", "intercept", "--help"], ["ctl", "--control", "127.0.0.1:1", "intercept", "edit", "-h"]] {
+            let asked = try runFaultline(words)
+            #expect(asked.status == 0, "\(words)")
+            #expect(asked.stdout == help.stdout, "\(words) printed another help")
+        }
+        let ctl = try runFaultline(["help", "ctl"])
+        #expect(ctl.stdout.hasPrefix("OVERVIEW: Drive a running proxy through its control API."))
+        #expect(ctl.stdout.contains("'faultline help ctl intercept'") && ctl.stdout.contains("--proxies"))
+        #expect(try runFaultline(["ctl", "--help"]).stdout == ctl.stdout)
+    }
 }

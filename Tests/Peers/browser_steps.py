@@ -7,7 +7,10 @@ screenshot, navigate); everything else, and so what each step means, is written 
 STEPS.json is a list of steps, run in order; each prints one JSON line with its result:
     {"wait": EXPR, "timeout": S}     until EXPR is truthy, re-checked on every DOM change
                                      and every 100 ms
-    {"click": SELECTOR}              a real mouse click at the element's centre
+    {"click": SELECTOR, "timeout": S} a real mouse click at the element's centre, once it is
+                                     clickable there (ACTIONABLE, waited for up to S s,
+                                     default 10); fails unless the element then received
+                                     the click (within S s)
     {"type": SELECTOR, "text": T}    focus, select what it holds, then type T as keyboard input
     {"eval": EXPR}                   the value of EXPR (a promise is awaited)
     {"viewport": W, "height": H}     the window's size
@@ -34,12 +37,57 @@ WAIT = """new Promise(function (resolve, reject) {
   check();
 })"""
 
-# The centre of the element, in the viewport's coordinates, after scrolling it into view.
-CENTRE = """(function () {
-  var e = document.querySelector(%s); if (!e) throw new Error(%s);
-  e.scrollIntoView({block: 'center'}); var r = e.getBoundingClientRect();
-  return {x: r.left + r.width / 2, y: r.top + r.height / 2};
-})()"""
+# An element as the errors name it: tag#id.class.
+DESCRIBE = """function describe(n) {
+    return n ? n.tagName.toLowerCase() + (n.id ? "#" + n.id : "") + (n.className ? "." + String(n.className).split(" ").join(".") : "") : "nothing";
+  }"""
+
+# Where to click an element, once a click there can reach it: the element is in the page,
+# enabled, scrolled into view, its box the same on two looks 50 ms apart (not moving), and
+# the point at its centre hits the element itself (nothing covers it).
+# Then it is armed: its next click is counted, so the driver can tell that the click landed.
+# Rejects after TIMEOUT ms saying which condition never held.
+ACTIONABLE = """new Promise(function (resolve, reject) {
+  var selector = %s, last = null, why = "", started = Date.now();
+  function look() {
+    var e = document.querySelector(selector);
+    if (!e) why = "no element " + selector;
+    else if (e.disabled) why = selector + " is disabled";
+    else {
+      e.scrollIntoView({block: "center"});
+      var r = e.getBoundingClientRect(), box = [r.left, r.top, r.width, r.height].join(",");
+      var x = r.left + r.width / 2, y = r.top + r.height / 2, hit = document.elementFromPoint(x, y);
+      if (!r.width || !r.height) why = selector + " has no size";
+      else if (box !== last) { why = selector + " is still moving"; last = box; }
+      else if (!hit || !e.contains(hit)) why = selector + " is covered at its centre by " + describe(hit);
+      else {
+        window.__clickTarget = {element: e, clicks: 0, x: x, y: y};
+        e.addEventListener("click", function () { window.__clickTarget.clicks++; }, {capture: true, once: true});
+        return resolve({x: x, y: y});
+      }
+    }
+    if (Date.now() - started > %d) return reject(new Error("not clickable: " + why));
+    setTimeout(look, 50);
+  }
+  DESCRIBE
+  look();
+})""".replace("DESCRIBE", DESCRIBE)
+
+# After the mouse went down and up at the armed element's centre: waits (the page may be
+# busy) until its click listener ran; else rejects saying what is at that point now.
+CLICKED = """new Promise(function (resolve, reject) {
+  var target = window.__clickTarget, started = Date.now();
+  (function check() {
+    if (target.clicks > 0) return resolve(true);
+    if (Date.now() - started > %d) {
+      var hit = document.elementFromPoint(target.x, target.y);
+      return reject(new Error("the click did not reach " + %s + " (at its centre now: " + describe(hit) +
+        (target.element.isConnected ? "" : "; the element was removed from the page") + ")"));
+    }
+    setTimeout(check, 50);
+  })();
+  DESCRIBE
+})""".replace("DESCRIBE", DESCRIBE)
 
 FOCUS = """(function () {
   var e = document.querySelector(%s); if (!e) throw new Error(%s);
@@ -60,8 +108,10 @@ def run_step(page, step):
         seconds = float(step.get("timeout", 30))
         return page.eval(WAIT % (step["wait"], int(seconds * 1000)), timeout=seconds + 10)
     if "click" in step:
-        box = page.eval(element(step["click"], CENTRE))
+        selector, seconds = json.dumps(step["click"]), float(step.get("timeout", 10))
+        box = page.eval(ACTIONABLE % (selector, int(seconds * 1000)), timeout=seconds + 10)
         page.click_at(box["x"], box["y"])
+        page.eval(CLICKED % (int(seconds * 1000), selector), timeout=seconds + 10)
         return box
     if "type" in step:
         page.eval(element(step["type"], FOCUS))

@@ -89,25 +89,33 @@ enum Journeys {
             #expect(client.waitForLine { $0 == "CONNECTED" } != nil, "client: \(client.errorOutput.suffix(5))")
 
             let shots = engine.screenshotDirectory(default: dir), prefix = engine.screenshotPrefix
+            // Where the action buttons are: the live text above them (the connection's facts,
+            // the intercept's state) must never move them, or a click on its way lands beside.
+            let buttons = "['#close-button', '#fault-apply', '#send-button', '#intercept-pause', '#intercept-resume'].map(function (s) { return Math.round(document.querySelector(s).getBoundingClientRect().top + window.scrollY); }).join(',')"
             let steps: [JSONValue] = [
                 ["wait": "document.querySelector('#rows .row')", "timeout": 60],                            // 0
                 ["click": "#rows .row"],
                 ["wait": "document.querySelectorAll('#frames li').length >= 2", "timeout": 30],
                 ["click": "#intercept-pause"],
                 ["wait": "document.querySelector('#detail').dataset.paused === 'yes' && document.querySelector('#held li.held textarea')", "timeout": 30],
-                ["eval": "document.querySelector('#held li.held textarea').value"],                         // 5
+                ["viewport": 1400, "height": 900],                                                          // 5
+                ["eval": .string(buttons)],
+                ["eval": "document.querySelector('#held li.held textarea').value"],
                 ["type": "#held li.held textarea", "text": .string(edited)],
-                ["viewport": 1400, "height": 900],
                 ["screenshot": .string("\(shots)/\(prefix)intercept-1400.png")],
-                ["click": "#held li.held .held-edit"],
-                ["wait": "document.querySelector('#action-result').textContent.indexOf('done: edit held #') === 0", "timeout": 30],   // 10
+                ["click": "#held li.held .held-edit"],                                                      // 10
+                ["wait": "document.querySelector('#action-result').textContent.indexOf('done: edit held #') === 0", "timeout": 30],
                 ["wait": .string("Array.prototype.some.call(document.querySelectorAll('#frames li'), function (li) { return li.textContent.indexOf('injected · fault intercept:edit') >= 0 && li.textContent.indexOf('\(edited)') >= 0; })"), "timeout": 30],
                 ["click": "#intercept-resume"],
                 ["wait": "document.querySelector('#detail').dataset.paused === 'no' && !document.querySelector('#held li.held')", "timeout": 30],
+                // The client closes once it has the edit: the page's facts grow ("ended (...)").
+                ["wait": "document.querySelector('#d-meta').textContent.indexOf('ended') >= 0", "timeout": 30],  // 15
+                ["eval": .string(buttons)],
             ]
             let run = try Browser.run(ui, steps: steps, in: dir, name: "intercept", engine: engine)
             #expect(run.failure == nil, "\(run.failure ?? "")")
-            let heldText = try #require(run.value(5)?.stringValue)
+            let heldText = try #require(run.value(7)?.stringValue)
+            #expect(run.value(6) != nil && run.value(16) == run.value(6), "the buttons moved as the connection ended: \(String(describing: run.value(6))) then \(String(describing: run.value(16)))")
             #expect(heldText.hasPrefix("tick "), "a held echo: \(heldText)")
             #expect(run.exceptions.isEmpty, "the page threw: \(run.exceptions)")
             #expect(!run.console.contains { $0.contains("Content Security Policy") }, "CSP violations: \(run.console)")
@@ -201,5 +209,29 @@ enum Journeys {
             #expect(run.value(1)?.stringValue == "open")
             #expect(run.value(2)?.stringValue == "refused")
             #expect(run.value(8)?.stringValue == "backoff.bound")
+    }
+
+    /// The drivers' click proves itself: on an element that something covers, the step
+    /// fails saying what covers it; on one that never receives the click (the page
+    /// swallows it before it gets there), the step fails saying so, instead of passing and
+    /// leaving a later wait to time out.
+    static func aClickThatCannotLandFailsItsStep(in engine: Browser.Engine) throws {
+        let (dir, ui, served) = try serveCapture("ui-click", write: { try FileManager.default.copyItem(atPath: TestEnvironment.path("Captures/backoff-bound.jsonl"), toPath: $0) })
+        defer { ui.stop() }
+        let address = try #require(served)
+        // The error of the click on the first row, after `setup` ran in the page.
+        let clickError = { (name: String, setup: String) throws -> String in
+            let run = try Browser.run(address, steps: [
+                ["wait": "document.querySelector('#link').textContent === 'connected' && document.querySelector('#rows .row')", "timeout": 30],
+                ["eval": .string("(function () { \(setup); return true; })()")],
+                ["click": "#rows .row", "timeout": 1],
+            ], in: dir, name: name, engine: engine)
+            #expect(run.value(1)?.boolValue == true, "\(run.steps)")
+            return run.steps.last?["error"]?.stringValue ?? "no error: \(run.steps)"
+        }
+        let covered = try clickError("covered", "var d = document.createElement('div'); d.id = 'cover'; d.style.position = 'fixed'; d.style.top = d.style.left = '0'; d.style.width = d.style.height = '100%'; d.style.zIndex = '9'; document.body.appendChild(d)")
+        #expect(covered.contains("not clickable: #rows .row is covered at its centre by div#cover"), "\(covered)")
+        let swallowed = try clickError("swallowed", "window.addEventListener('click', function (e) { e.stopPropagation(); }, true)")
+        #expect(swallowed.contains("the click did not reach #rows .row (at its centre now: "), "\(swallowed)")
     }
 }

@@ -23,4 +23,11 @@ import TestSupport
         guard Browser.available else { return }
         try Journeys.anotherOriginIsRefused(in: .chromium)
     }
+
+    /// The driver's click proves itself (see `Journeys.aClickThatCannotLandFailsItsStep`).
+    @Test func aClickThatCannotLandFailsItsStep() throws {
+        #expect(Browser.available, "chromium is missing: run Tools/setup")
+        guard Browser.available else { return }
+        try Journeys.aClickThatCannotLandFailsItsStep(in: .chromium)
+    }
 }

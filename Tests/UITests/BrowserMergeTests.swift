@@ -5,7 +5,7 @@ import JSON
 import TestSupport
 import WebSocket
 
-/// `faultline ui --merge` in a real headless Chromium: two replicas' captures, where one
+/// `faultline ui --merge` in a real headless Chromium (and in Firefox, by FirefoxTests): two replicas' captures, where one
 /// client's connection ends on replica a and its reconnect lands on replica b, are one
 /// session on the page (one client with both connections), where without --merge they are
 /// two inputs and so two clients.
@@ -24,14 +24,14 @@ import WebSocket
     }
 
     /// The client ids the page lists for its connection rows, once both rows are shown.
-    static func clientsOnThePage(_ arguments: [String], dir: URL, name: String) throws -> [String]? {
+    static func clientsOnThePage(_ arguments: [String], dir: URL, name: String, engine: Browser.Engine) throws -> [String]? {
         let ui = try ChildProcess.faultline(["ui"] + arguments + ["--listen", "127.0.0.1:0"])
         defer { ui.stop() }
         let address = try #require(uiAddress(ui.waitForLine(timeout: 120) { $0.hasPrefix("UI on ") }), "\(ui.errorOutput)")
         let run = try Browser.run(address, steps: [
             ["wait": "document.querySelector('#counts').textContent.indexOf('2 connections') === 0", "timeout": 60],
             ["eval": "Array.from(document.querySelectorAll('#rows .row .c-client')).map(function (e) { return e.textContent; }).join(' ')"],
-        ], in: dir, name: name)
+        ], in: dir, name: name, engine: engine)
         #expect(run.failure == nil, "\(run.failure ?? "")")
         #expect(run.exceptions.isEmpty, "the page threw: \(run.exceptions)")
         return run.value(1)?.stringValue.map { $0.split(separator: " ").map(String.init) }
@@ -40,6 +40,10 @@ import WebSocket
     @Test func aFleetsReplicasAreOneSessionOnThePage() throws {
         #expect(Browser.available, "chromium is missing: run Tools/setup")
         guard Browser.available else { return }
+        try Self.replicasMerged(in: .chromium)
+    }
+
+    static func replicasMerged(in engine: Browser.Engine) throws {
         let dir = TestEnvironment.temporaryDirectory("ui-merge")
         let a = dir.appendingPathComponent("a.jsonl").path, b = dir.appendingPathComponent("b.jsonl").path
         // Replica b started 1 s after a: the client's drop on a at 2 s is followed by its
@@ -47,9 +51,9 @@ import WebSocket
         try Self.writeReplica(a, name: "a", startedAt: 1_764_455_426_000_000, open: 1_000_000, end: 2_000_000)
         try Self.writeReplica(b, name: "b", startedAt: 1_764_455_427_000_000, open: 1_500_000, end: nil)
 
-        let merged = try #require(try Self.clientsOnThePage(["--merge", a, b], dir: dir, name: "merged"))
+        let merged = try #require(try Self.clientsOnThePage(["--merge", a, b], dir: dir, name: "merged", engine: engine))
         #expect(merged.count == 2 && Set(merged).count == 1, "merged: one client with both connections, got \(merged)")
-        let apart = try #require(try Self.clientsOnThePage([a, b], dir: dir, name: "apart"))
+        let apart = try #require(try Self.clientsOnThePage([a, b], dir: dir, name: "apart", engine: engine))
         #expect(apart.count == 2 && Set(apart).count == 2, "apart: each input its own client, got \(apart)")
     }
 }

@@ -3,7 +3,8 @@ import Foundation
 import JSON
 import TestSupport
 
-/// The page reconnects by itself when its live socket drops, in a real headless Chromium:
+/// The page reconnects by itself when its live socket drops, in a real headless Chromium
+/// (and in Firefox, by FirefoxTests):
 /// `faultline ui` is killed under the page and started again on the same port; the page
 /// shows that it is reconnecting, reconnects, and resumes where it left off (the selected
 /// connection's frames are neither lost nor shown twice). Every wait is on the page's own
@@ -13,6 +14,10 @@ import TestSupport
     @Test func thePageReconnectsWhenTheUIRestartsOnItsPort() throws {
         #expect(Browser.available, "chromium is missing: run Tools/setup")
         guard Browser.available else { return }
+        try Self.reconnect(in: .chromium)
+    }
+
+    static func reconnect(in engine: Browser.Engine) throws {
         let capture = TestEnvironment.path("Captures/backoff-bound.jsonl")
         let dir = TestEnvironment.temporaryDirectory("ui-reconnect")
         var ui = try ChildProcess.faultline(["ui", capture, "--listen", "127.0.0.1:0"])
@@ -32,7 +37,7 @@ import TestSupport
             ["wait": .string("+document.body.dataset.updatesSinceConnect >= 1 && \(frames) > 0"), "timeout": 30],
             ["eval": .string(frames)],
             ["eval": "document.querySelector('#detail').hidden"],
-        ], in: dir, name: "reconnect")
+        ], in: dir, name: "reconnect", engine: engine)
         defer { driver.stop() }
         let counted = driver.waitForLine(timeout: 180) { line in
             (try? JSONParser.parse(line))?["value"]?.intValue != nil
@@ -43,7 +48,7 @@ import TestSupport
         ui = try ChildProcess.faultline(["ui", capture, "--listen", String(hostPort)])
         #expect(ui.waitForLine { $0.hasPrefix("UI on ") } != nil, "the UI did not start again on \(hostPort): \(ui.errorOutput)")
 
-        let run = Browser.finish(driver)
+        let run = Browser.finish(driver, engine: engine)
         #expect(run.failure == nil, "\(run.failure ?? "")")
         let before = try #require(run.value(3)?.intValue)
         #expect(run.value(7)?.intValue == before, "after the reconnect the page holds the same frames, none twice")

@@ -3,9 +3,10 @@ import Foundation
 import JSON
 import TestSupport
 
-/// The UI's main journeys in a real headless Firefox (Debian's firefox-esr, installed by
+/// The UI's journeys in a real headless Firefox (Debian's firefox-esr, installed by
 /// Tools/setup), one browser for the whole suite, driven over WebDriver BiDi: the same
-/// steps and checks as in Chromium (`Journeys`). Without firefox-esr the suite is skipped,
+/// steps and checks as in Chromium (`Journeys`, and the reconnect, 10,000-row and merge
+/// suites' own). Without firefox-esr the suite is skipped,
 /// and says why.
 @Suite(.serialized, .firefox, .enabled(if: FirefoxBrowser.available, "firefox-esr is missing: run Tools/setup"))
 struct FirefoxTests {
@@ -13,15 +14,12 @@ struct FirefoxTests {
         try Journeys.closeFromThePage(in: .suiteFirefox())
     }
 
-    /// Known to fail at times, and not yet understood (issue 32 stays open for it): in one
-    /// clean-clone CI run on a loaded machine the click on "send edited" made no decision
-    /// (no `intercept:edit` in the capture; the page's screenshot just before it showed the
-    /// held message and the typed edit). Recorded as an intermittent known issue so every
-    /// run still exercises and reports it; the same journey in Chromium is a plain test.
     @Test func aHeldServerMessageEditedInThePageReachesTheClientEdited() throws {
-        withKnownIssue("the edit click is sometimes lost in Firefox", isIntermittent: true) {
-            try Journeys.editHeldMessage(in: .suiteFirefox())
-        }
+        try Journeys.editHeldMessage(in: .suiteFirefox())
+    }
+
+    @Test func aClickThatCannotLandFailsItsStep() throws {
+        try Journeys.aClickThatCannotLandFailsItsStep(in: .suiteFirefox())
     }
 
     @Test func hostileCapturedBytesRenderInert() throws {
@@ -30,6 +28,18 @@ struct FirefoxTests {
 
     @Test func anotherOriginCannotOpenTheLiveSocket() throws {
         try Journeys.anotherOriginIsRefused(in: .suiteFirefox())
+    }
+
+    @Test func thePageReconnectsWhenTheUIRestartsOnItsPort() throws {
+        try BrowserReconnectTests.reconnect(in: .suiteFirefox())
+    }
+
+    @Test func tenThousandConnectionsStayAVirtualList() throws {
+        try BrowserManyTests.virtualList(in: .suiteFirefox())
+    }
+
+    @Test func aFleetsReplicasAreOneSessionOnThePage() throws {
+        try BrowserMergeTests.replicasMerged(in: .suiteFirefox())
     }
 
     /// Firefox enforces the page's Content-Security-Policy, and the driver hears of a

@@ -25,6 +25,15 @@
   function send(message) {
     if (state.socket && state.socket.readyState === 1) state.socket.send(JSON.stringify(message));
   }
+  // Text above the action buttons that live updates change (the connection's title and
+  // facts, the intercept's state) goes in a box of fixed height (app.css: one line, or two
+  // for the intercept's state), the whole text in its tooltip: were it to wrap onto
+  // another line as it grows, every button below would move, and a click on its way
+  // (a person's, or a test's) would land beside it.
+  function line(id, text) {
+    $(id).textContent = text;
+    $(id).title = text;
+  }
   function seconds(s) { return s < 60 ? s.toFixed(1) + " s" : s < 3600 ? (s / 60).toFixed(1) + " min" : (s / 3600).toFixed(1) + " h"; }
   function bytes(n) { return n < 1024 ? n + " B" : n < 1048576 ? (n / 1024).toFixed(1) + " KB" : (n / 1048576).toFixed(1) + " MB"; }
 
@@ -103,11 +112,11 @@
   function renderIntercept(x) {
     if (x.conn !== state.selected) return;
     var p = x.pause;
-    $("intercept-state").textContent = p
+    line("intercept-state", p
       ? "paused" + (p.conn === null ? " (every connection)" : "") + ": holding messages" +
         (p.from ? " from the " + p.from : "") + (p.match ? " containing '" + p.match + "'" : "") +
         "; each is forwarded unchanged after " + p.timeout_s + " s undecided · " + x.held.length + " held"
-      : (x.held.length ? x.held.length + " held" : "not paused");
+      : (x.held.length ? x.held.length + " held" : "not paused"));
     $("detail").dataset.paused = p ? "yes" : "no";
     var list = $("held"), ids = {};
     x.held.forEach(function (h) { ids[h.id] = true; });
@@ -203,11 +212,12 @@
     var r = d.row;
     if (r.conn !== state.selected) return;
     state.client = r.client || null;
-    $("d-title").textContent = "connection " + r.conn + (r.client ? " · " + r.client : "");
+    line("d-title", "connection " + r.conn + (r.client ? " · " + r.client : ""));
     $("detail").dataset.state = r.state || "";
-    $("d-meta").textContent = [d.key ? "key " + d.key : null, r.path ? "path " + r.path : null,
-      r.ua ? "User-Agent " + r.ua : null, "state " + (r.state || "-"), r.open ? "open" : "ended" + (r.end ? " (" + r.end + ")" : ""),
-      r.frames + " frames", bytes(r.bytes)].filter(Boolean).join(" · ");
+    // What changes first, so that a narrow window's ellipsis cuts the longest, steadiest parts.
+    line("d-meta", ["state " + (r.state || "-"), r.open ? "open" : "ended" + (r.end ? " (" + r.end + ")" : ""),
+      r.frames + " frames", bytes(r.bytes), d.key ? "key " + d.key : null, r.path ? "path " + r.path : null,
+      r.ua ? "User-Agent " + r.ua : null].filter(Boolean).join(" · "));
     if (d.lane !== undefined && r.client) {
       state.laneVersion = d.lane;
       $("lane").src = "/lane.svg?client=" + encodeURIComponent(r.client) + "&v=" + d.lane;
