@@ -87,9 +87,15 @@ import WebSocket
         answered.pong(b, at: 30.05)
         answered.close(b, at: 50, from: .client, code: 1000)
         answered.connect(at: 59)
-        let out = try analyze(answered, spec: spec, end: 70)
-        #expect(out.findings.isEmpty)
-        #expect(out.transitions.contains { $0.to == "disconnected" })
+        try Self.expectAppDisconnect(answered, spec: spec, end: 70)
+    }
+
+    /// The client's close is read as the app's disconnect(): no finding, state disconnected.
+    static func expectAppDisconnect(_ wire: Wire, spec: LifecycleSpec, end: Double,
+                                    sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let out = try analyze(wire, spec: spec, end: end)
+        #expect(out.findings.isEmpty, sourceLocation: sourceLocation)
+        #expect(out.transitions.contains { $0.to == "disconnected" }, sourceLocation: sourceLocation)
     }
 
     /// A reply answers the heartbeat whose ref it carries, not an older one.
@@ -224,9 +230,7 @@ import WebSocket
         leaving.ping(d, at: 15)
         leaving.close(d, at: 20, from: .client, code: 1000)
         leaving.connect(at: 40)
-        let left = try analyze(leaving, spec: spec, end: 41)
-        #expect(left.findings.isEmpty)
-        #expect(left.transitions.contains { $0.to == "disconnected" })
+        try Self.expectAppDisconnect(leaving, spec: spec, end: 41)
     }
 
     /// The hub answers no ping: the rules that await an answer are refused with this model.
