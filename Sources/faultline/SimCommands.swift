@@ -119,6 +119,7 @@ enum SimServerCLI: Command {
             OptionSpec("stall-pongs", help: "Answer no ping, so clients' stale checks fire (socketio: send no ping)."),
             OptionSpec("ping-interval", value: "duration", help: "socketio: the server's ping period, in the open packet.", default: "25s"),
             OptionSpec("ping-timeout", value: "duration", help: "socketio: how long the server waits for a pong, in the open packet.", default: "20s"),
+            OptionSpec("keep-alive-interval", value: "duration", help: "signalr: how often the hub pings each connection (KeepAliveInterval).", default: "15s"),
             OptionSpec("duration", value: "duration", help: "Stop after this long (default: run until SIGINT or SIGTERM)."),
             OptionSpec("seed", value: "n", help: "Seed for socket ids, so runs repeat (default: random)."),
             OptionSpec("verbose", short: "v", help: "Log connections, subscriptions and refusals on standard error."),
@@ -149,6 +150,7 @@ enum SimServerCLI: Command {
         settings.closeNoReconnect = arguments.flag("close-no-reconnect")
         settings.pingInterval = try SimCommands.positiveDuration(arguments, "ping-interval") ?? settings.pingInterval
         settings.pingTimeout = try SimCommands.positiveDuration(arguments, "ping-timeout") ?? settings.pingTimeout
+        settings.keepAliveInterval = try SimCommands.positiveDuration(arguments, "keep-alive-interval") ?? settings.keepAliveInterval
         let duration = try SimCommands.duration(arguments, "duration")
         let seed = try SimCommands.seed(arguments)
 

@@ -37,8 +37,11 @@ import TestSupport
 ///   after `{"allowReconnect":false}` without an error, where it reconnects (failed.retried).
 /// - P4 `WebsocketTransport._keepalive` pings every `signalr_ping_interval` whatever the
 ///   server sends, and nothing in `_process` times the server out: stalled server pings
-///   leave the connection up. The spec has no liveness model for this (docs/signalr.md),
-///   so no stale rule runs.
+///   leave the connection up. The `signalr` spec judges no liveness (docs/signalr.md), so
+///   no stale rule runs; judged by the JavaScript client's keep-alive and server timeout
+///   (the `serverTimeout` liveness model, `serverTimeoutSpec`), its keep-alive passes (a
+///   message at least every `signalr_ping_interval`) and a silent hub is never timed out
+///   (`stale.close-missing`).
 @Suite(.serialized) struct SignalRClientTests {
     /// The client's shortened reconnect options (`SignalRClient`'s own).
     static let retry = ["--retry-sleep", "0.1", "--retry-multiplier", "2", "--retry-count", "4"]
@@ -66,10 +69,37 @@ import TestSupport
         return path
     }
 
+    /// The shortened spec with the JavaScript client's liveness, shortened too (its 15 s
+    /// keep-alive and 30 s server timeout as 0.5 and 0.6 s): the `serverTimeout` model of
+    /// docs/spec-format.md, whose rules are added to the spec's.
+    static func serverTimeoutSpec() throws -> String {
+        try specWith(stale: #"{"model": "serverTimeout", "interval": 0.5, "pongTimeout": 0.6, "closeCodes": {"from": 1000, "to": 1000}}"#,
+                     rules: ["stale.ping-missing", "stale.close-missing", "stale.close-code"], name: "signalr-server-timeout.json")
+    }
+
+    /// The shortened spec with `stale` and the extra `rules`, written to `name`.
+    static func specWith(stale: String, rules: [String], tolerance: Double? = nil, closeTimeout: Double? = nil,
+                         name: String) throws -> String {
+        let parsed = try JSONParser.parse(try String(contentsOfFile: try shortenedSpec(), encoding: .utf8))
+        var object = try #require(parsed.objectValue)
+        object["name"] = .string(String(name.prefix(while: { $0 != "." })))
+        object["stale"] = try JSONParser.parse(stale)
+        object["rules"] = .array((object["rules"]?.arrayValue ?? []) + rules.map { .string($0) })
+        if let tolerance { object["tolerances"] = try JSONParser.parse(#"{"timing": \#(tolerance), "immediate": 0.5}"#) }
+        if let closeTimeout, var backoff = object["backoff"]?.objectValue {
+            backoff["closeTimeout"] = .double(closeTimeout)
+            object["backoff"] = .object(backoff)
+        }
+        let path = TestEnvironment.temporaryDirectory("faultline-signalr").appendingPathComponent(name).path
+        try JSONWriter.serialize(.object(object)).write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
     /// The sim hub, the proxy with `faults`, and pysignalr for `seconds`; then the capture
     /// analyzed with the shortened spec (or `spec`), its findings' rule ids in order.
     static func run(server serverArguments: [String] = [], faults: [String] = [], seconds: Double = 1.5,
-                    retry: [String] = retry, spec: String? = nil) throws -> Run {
+                    retry: [String] = retry, client clientArguments: [String] = ["--keep-alive", "0.3"],
+                    spec: String? = nil) throws -> Run {
         let server = try ChildProcess.faultline(["sim", "server", "--protocol", "signalr", "--listen", "127.0.0.1:0",
                                                  "--event-interval", "200ms"] + serverArguments)
         defer { server.stop() }
@@ -81,7 +111,7 @@ import TestSupport
         let proxyPort = try listeningPort(of: proxy, "proxy")
         let client = try ChildProcess(TestEnvironment.python,
                                       ["-u", TestEnvironment.path("Tests/Peers/signalr_client.py"), "ws://127.0.0.1:\(proxyPort)/hub",
-                                       "--seconds", String(seconds), "--keep-alive", "0.3"] + retry)
+                                       "--seconds", String(seconds)] + clientArguments + retry)
         defer { client.stop() }
         #expect(client.waitForExit(timeout: seconds + 20) == 0, "client: \(client.errorOutput.joined(separator: "\n"))")
         _ = try stopRecordingProxy(proxy, capture: capture)
@@ -200,5 +230,62 @@ import TestSupport
         let run = try Self.run(server: ["--stall-pongs"], seconds: 1.2)
         #expect(try Self.opens(run) == 1)
         #expect(run.findings == [])
+    }
+
+    @Test func pysignalrsKeepAliveMeetsTheJavaScriptClientsMeasure() throws {
+        // P4: a ping every signalr_ping_interval (0.3 s) whatever else it sends, so a
+        // message at least every 0.5 s; the hub pings every 0.2 s and ticks every 0.2 s,
+        // so no server timeout is due → no finding with the serverTimeout model.
+        let run = try Self.run(server: ["--keep-alive-interval", "200ms"], seconds: 1.5, spec: try Self.serverTimeoutSpec())
+        #expect(try Self.opens(run) == 1)
+        #expect(run.findings == [])
+    }
+
+    @Test func aSilentHubIsNeverTimedOutByPysignalr() throws {
+        // The proxy swallows the hub's pings (stall-pings, dir s2c) and its sim-tick
+        // invocations: after the handshake answer nothing reaches the client. P4: no server
+        // timeout, so the connection stays up to the end → one stale.close-missing (the JS
+        // client would have closed 0.6 s after the handshake), no reconnect. The script's
+        // time then runs out and websockets closes the cancelled connection with 1011: a
+        // close of a connection the model counts dead, so a stale one with a code outside
+        // 1000 → stale.close-code.
+        let run = try Self.run(server: ["--keep-alive-interval", "200ms"], faults: ["stall-pings", "drop-message,event=sim-tick"],
+                               seconds: 1.5, spec: try Self.serverTimeoutSpec())
+        let frames = try CaptureContents(path: run.capture).frames
+        #expect(frames.contains { $0.action == .dropped && $0.fault == "stall-pings" }, "the hub's pings were swallowed")
+        #expect(try Self.opens(run) == 1)
+        #expect(frames.last { $0.from == .client && $0.opcode == .close }?.closeCode == 1011)
+        #expect(run.findings == ["stale.close-missing", "stale.close-code"])
+    }
+}
+
+/// A blackhole under pysignalr, in a suite of its own so it runs beside the serialized one:
+/// it takes some 23 s, since websockets' `ping_timeout` (20 s) cannot be shortened.
+@Suite struct SignalRBlackholeTests {
+    /// Promise: pysignalr has no server timeout (P4), so only websockets' keepalive sees the
+    /// dead path: `Connection.keepalive` (websockets/asyncio/connection.py) pings every
+    /// `ping_interval` (0.5 s, SignalRClient's option) and, with no pong within its fixed
+    /// `ping_timeout` (20 s), fails the connection with a close frame 1011, then waits the
+    /// close timeout (`send_context`: SignalRClient passes `connection_timeout`, 1 s here, as
+    /// `close_timeout`) for the server to end TCP and aborts it. `_loop` catches the
+    /// `ConnectionClosed` and `__aiter__` reconnects at once (P1), counted from the close's end
+    /// (`delayFrom: closed`, the close timeout 1 s). pysignalr's own pings are put off
+    /// (`signalr_ping_interval` 100 s), so websockets' pings are the heartbeats of the
+    /// `heartbeat` model: every 0.5 s, answered by the pong, closed with 1011 within 20 s of
+    /// an unanswered one. The client keeps its promise: no client finding; the server's
+    /// missing pong may be reported (its ping was lost in the blackhole).
+    @Test func aBlackholeIsFoundByWebsocketsPingAndTheClientReconnects() throws {
+        let spec = try SignalRClientTests.specWith(
+            stale: #"{"model": "heartbeat", "interval": 0.5, "pongTimeout": 20, "closeCodes": {"from": 1011, "to": 1011}}"#,
+            rules: ["stale.ping-missing", "stale.close-missing", "stale.close-code", "server.pong-missing"],
+            tolerance: 0.5, closeTimeout: 1, name: "signalr-blackhole.json")
+        let run = try SignalRClientTests.run(faults: ["blackhole,conn=1,after=0.6s"], seconds: 23.5,
+                                             client: ["--keep-alive", "100", "--ping-interval", "0.5", "--connection-timeout", "1"],
+                                             spec: spec)
+        let capture = try CaptureContents(path: run.capture)
+        let close = capture.frames.first { $0.conn == 1 && $0.from == .client && $0.opcode == .close }
+        #expect(close?.closeCode == 1011, "websockets' keepalive ping timeout")
+        #expect(capture.opens.count >= 2, "\(run.client)")
+        #expect(Set(run.findings).isSubset(of: ["server.pong-missing"]), "\(run.findings)")
     }
 }

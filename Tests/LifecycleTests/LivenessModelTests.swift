@@ -87,9 +87,15 @@ import WebSocket
         answered.pong(b, at: 30.05)
         answered.close(b, at: 50, from: .client, code: 1000)
         answered.connect(at: 59)
-        let out = try analyze(answered, spec: spec, end: 70)
-        #expect(out.findings.isEmpty)
-        #expect(out.transitions.contains { $0.to == "disconnected" })
+        try Self.expectAppDisconnect(answered, spec: spec, end: 70)
+    }
+
+    /// The client's close is read as the app's disconnect(): no finding, state disconnected.
+    static func expectAppDisconnect(_ wire: Wire, spec: LifecycleSpec, end: Double,
+                                    sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let out = try analyze(wire, spec: spec, end: end)
+        #expect(out.findings.isEmpty, sourceLocation: sourceLocation)
+        #expect(out.transitions.contains { $0.to == "disconnected" }, sourceLocation: sourceLocation)
     }
 
     /// A reply answers the heartbeat whose ref it carries, not an older one.
@@ -138,6 +144,102 @@ import WebSocket
         silent.close(c, at: 70, from: .client, code: 1000)
         silent.connect(at: 70.5)
         #expect(try analyze(silent, spec: spec, end: 80).findings.isEmpty)
+    }
+
+    /// SignalR's JavaScript client: a message from the client at least every 15 s (its own
+    /// invocations excuse the ping), a close when the server said nothing for 30 s.
+    static let serverTimeoutRules = ["stale.ping-missing", "stale.close-missing", "stale.close-code", "backoff.bound"]
+
+    /// The hub's messages at `hub` (SignalR's hub pings every 15 s) and the client's pings
+    /// at `pings`, appended in time order (a capture's records are).
+    static func traffic(_ wire: inout Wire, _ conn: ConnectionID, hub: [Double], pings: [Double]) {
+        let frames = hub.map { ($0, Side.server) } + pings.map { ($0, Side.client) }
+        for (t, side) in frames.sorted(by: { $0.0 < $1.0 }) {
+            if side == .server { wire.server(conn, at: t, #"{"event":"news","channel":"public","data":"{}"}"#) } else { wire.ping(conn, at: t) }
+        }
+    }
+
+    @Test func keepAlive() throws {
+        let spec = try PolicyExampleTests.spec(backoff: "full", stale: "server-timeout", rules: Self.serverTimeoutRules)
+        // Pings every 15 s when it sent nothing else; the invocation at 10 s moves the next
+        // ping to 25 s.
+        var pinging = Wire()
+        let a = pinging.connect(at: 0)
+        pinging.client(a, at: 10, #"{"event":"client-move","channel":"public","data":"{}"}"#)
+        Self.traffic(&pinging, a, hub: [15, 30, 45, 60, 75, 90], pings: [25, 40, 55, 70, 85])
+        #expect(try analyze(pinging, spec: spec, end: 95).findings.isEmpty)
+
+        // A client that sends nothing for 20 s after its last message.
+        var quiet = Wire()
+        let b = quiet.connect(at: 0)
+        Self.traffic(&quiet, b, hub: [15, 30, 45], pings: [15, 35])
+        let late = try analyze(quiet, spec: spec, end: 45)
+        #expect(late.rules() == ["stale.ping-missing"])
+        #expect(late.findings.first?.message == "no message from the client within 15.25 s of its last one at 15.00 s (keep-alive interval 15.00 s + tolerance)")
+
+        // The WebSocket's own pings are the transport's: they keep no hub alive.
+        var framePings = Wire()
+        let c = framePings.connect(at: 0)
+        for t in [10.0, 15, 20, 30] {
+            if t == 15 || t == 30 { framePings.server(c, at: t, #"{"event":"news","channel":"public","data":"{}"}"#) } else { framePings.control(c, at: t, from: .client, .ping) }
+        }
+        #expect(try analyze(framePings, spec: spec, end: 40).rules() == ["stale.ping-missing"])
+    }
+
+    @Test func serverTimeout() throws {
+        let spec = try PolicyExampleTests.spec(backoff: "full", stale: "server-timeout", rules: Self.serverTimeoutRules)
+        // The hub falls silent after its message at 15 s; the client, pinging on, gives up
+        // 30 s later with 1000 and reconnects: a stale close, so the retry is judged (and
+        // comes in time), not the app's disconnect().
+        var timedOut = Wire()
+        let a = timedOut.connect(at: 0)
+        timedOut.server(a, at: 15, #"{"event":"news","channel":"public","data":"{}"}"#)
+        for t in [15.0, 30, 45] { timedOut.ping(a, at: t) }
+        timedOut.close(a, at: 45.1, from: .client, code: 1000)
+        timedOut.connect(at: 45.5)
+        let gaveUp = try analyze(timedOut, spec: spec, end: 50)
+        #expect(gaveUp.findings.isEmpty)
+        #expect(!gaveUp.transitions.contains { $0.to == "disconnected" })
+
+        // The same silence, the client still open past 30.25 s: and its closing with 1001
+        // afterwards is a stale close with the wrong code.
+        var kept = Wire()
+        let b = kept.connect(at: 0)
+        kept.server(b, at: 15, #"{"event":"news","channel":"public","data":"{}"}"#)
+        for t in [15.0, 30, 45] { kept.ping(b, at: t) }
+        let open = try analyze(kept, spec: spec, end: 50)
+        #expect(open.rules() == ["stale.close-missing"])
+        #expect(open.findings.first?.message == "no message from the server for 30.00 s after the last one and the connection still open > bound 30.25 s (server timeout 30.00 s + tolerance)")
+        kept.close(b, at: 50, from: .client, code: 1001)
+        #expect(try analyze(kept, spec: spec, end: 51).rules() == ["stale.close-missing", "stale.close-code"])
+
+        // WebSocket pongs answering the client's WebSocket pings feed no server timeout.
+        var pongs = Wire()
+        let c = pongs.connect(at: 0)
+        for t in [10.0, 20, 30] {
+            pongs.ping(c, at: t)
+            pongs.control(c, at: t, from: .client, .ping)
+            pongs.control(c, at: t + 0.01, from: .server, .pong)
+        }
+        #expect(try analyze(pongs, spec: spec, end: 35).rules() == ["stale.close-missing"])
+
+        // A close with 1000 while the hub still talks is the app's disconnect(): no retry owed.
+        var leaving = Wire()
+        let d = leaving.connect(at: 0)
+        leaving.server(d, at: 15, #"{"event":"news","channel":"public","data":"{}"}"#)
+        leaving.ping(d, at: 15)
+        leaving.close(d, at: 20, from: .client, code: 1000)
+        leaving.connect(at: 40)
+        try Self.expectAppDisconnect(leaving, spec: spec, end: 41)
+    }
+
+    /// The hub answers no ping: the rules that await an answer are refused with this model.
+    @Test func serverTimeoutRefusesPongRules() throws {
+        for rule in ["server.pong-missing", "stale.premature-close"] {
+            #expect(throws: SpecError.self) {
+                try PolicyExampleTests.spec(backoff: "full", stale: "server-timeout", rules: ["stale.ping-missing", rule])
+            }
+        }
     }
 
     /// With `handshakeOverrides`, the open packet's ping interval and timeout replace the spec's.

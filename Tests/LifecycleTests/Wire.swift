@@ -44,6 +44,12 @@ struct Wire {
         text(conn, at: t, from: .client, body)
     }
 
+    /// A WebSocket control frame (ping or pong) without payload.
+    mutating func control(_ conn: ConnectionID, at t: Double, from side: Side, _ opcode: Opcode) {
+        records.append(.frame(FrameRecord(conn: conn, t: Self.us(t), from: side, opcode: opcode, masked: side == .client,
+                                          payload: [])))
+    }
+
     mutating func ping(_ conn: ConnectionID, at t: Double) { client(conn, at: t, #"{"event":"bird:ping","data":{}}"#) }
     mutating func pong(_ conn: ConnectionID, at t: Double, from side: Side = .server, action: FrameAction = .forwarded,
                        fault: String? = nil) {

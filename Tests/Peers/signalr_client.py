@@ -5,8 +5,9 @@ runs for SECONDS, or until pysignalr's run() gives up ("stopped: EXCEPTION").
 pysignalr's SignalRClient always POSTs /negotiate first; its WebsocketTransport has
 skip_negotiation, which SignalRClient 1.3.3 does not pass on, so it is set on the
 client's transport here. Everything else (handshake, keep-alive, reconnects) is the
-library's own code; its reconnect timings are shortened with SignalRClient's own
-options (retry_sleep, retry_multiplier, retry_count).
+library's own code; its timings are shortened with SignalRClient's own options
+(retry_sleep, retry_multiplier, retry_count, signalr_ping_interval, ping_interval,
+connection_timeout).
 """
 import argparse
 import asyncio
@@ -21,12 +22,17 @@ async def main() -> int:
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--keep-alive", type=float, default=15.0,
                         help="signalr_ping_interval: the client's keep-alive ping period")
+    parser.add_argument("--ping-interval", type=float, default=20.0,
+                        help="ping_interval: websockets' WebSocket ping period (its ping_timeout stays 20 s)")
+    parser.add_argument("--connection-timeout", type=float, default=10.0,
+                        help="connection_timeout: websockets' open and close timeouts")
     parser.add_argument("--retry-sleep", type=float, default=1.0)
     parser.add_argument("--retry-multiplier", type=float, default=1.1)
     parser.add_argument("--retry-count", type=int, default=10)
     args = parser.parse_args()
 
-    client = SignalRClient(args.url, signalr_ping_interval=args.keep_alive, retry_sleep=args.retry_sleep,
+    client = SignalRClient(args.url, signalr_ping_interval=args.keep_alive, ping_interval=args.ping_interval,
+                           connection_timeout=args.connection_timeout, retry_sleep=args.retry_sleep,
                            retry_multiplier=args.retry_multiplier, retry_count=args.retry_count)
     client._transport._skip_negotiation = True  # noqa: SLF001 (see the module doc)
 

@@ -195,6 +195,7 @@ struct ClientTimeline {
                 return
             }
             ctx.connections[at: v].lastReceivedAt = record.t
+            if !record.opcode.isControl { ctx.connections[at: v].lastMessageReceivedAt = record.t }
             if ctx.connections[at: v].lastPing != nil {
                 if ctx.connections[at: v].receivedSincePing == nil { ctx.connections[at: v].receivedSincePing = evidence() }
                 let pingRef = ctx.connections[at: v].lastPingRef
@@ -219,6 +220,7 @@ struct ClientTimeline {
                 ctx.connections[at: v].serverClose = evidence()
             }
         } else {
+            if !record.opcode.isControl { ctx.connections[at: v].lastMessageSentAt = record.t }
             if record.opcode == .ping || event?.kind == .ping {
                 ctx.connections[at: v].lastPing = evidence()
                 ctx.connections[at: v].receivedSincePing = nil

@@ -138,6 +138,10 @@ public struct ConnectionView: Sendable, Hashable {
     public var activityTimeout: Micros
     /// Last frame the client received (delivered, not dropped by a fault).
     public var lastReceivedAt: Micros
+    /// The last data frame (text or binary) the client received, and the last it sent:
+    /// what the server-timeout model's deadlines count from. `Micros.min`: none yet.
+    public var lastMessageReceivedAt = Micros.min
+    public var lastMessageSentAt = Micros.min
     /// The client's latest ping (event or frame), if any since the last receipt.
     public var lastPing: Evidence?
     /// The first frame delivered from the server after `lastPing`.

@@ -4,7 +4,8 @@ import Vocabulary
 /// `stale.close-missing`: the client kept a dead connection open. After its ping (or
 /// heartbeat) went unanswered for the pong timeout, it did not close within pong timeout +
 /// tolerance of the ping; with server pings, it heard no ping for the ping interval + ping
-/// timeout and did not close within that + tolerance.
+/// timeout and did not close within that + tolerance; with a server timeout, it heard no
+/// message for the server timeout and did not close within that + tolerance.
 public struct StaleCloseMissing: UnansweredPingRule {
     public static let id = "stale.close-missing"
     public static let severity = Severity.error
@@ -17,7 +18,7 @@ public struct StaleCloseMissing: UnansweredPingRule {
     var reportedSilence: Evidence?
     public init(spec: LifecycleSpec) { self.spec = spec }
 
-    private var serverDriven: Bool { spec.stale?.model == .serverPing }
+    private var serverDriven: Bool { spec.stale?.watchesServerSilence == true }
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] { [] }
     public func quietUntil(_ context: RuleContext) -> Micros {
@@ -43,6 +44,7 @@ public struct StaleCloseMissing: UnansweredPingRule {
     private mutating func reportSilence(at now: Micros, _ context: RuleContext) -> [Finding] {
         guard let (view, since, deadline) = silence(context), now > deadline else { return [] }
         reportedSilence = since
+        guard spec.stale?.model == .serverPing else { return [serverTimeoutMissed(view, since: since, deadline: deadline, context)] }
         let what = view.lastServerPing == nil ? "since connecting" : "after the last server ping"
         return [finding(context, conn: view.conn, t: deadline,
                         "no server ping for \(formatSeconds(deadline - since.t - spec.tolerances.timing)) \(what) and the connection still open > bound \(formatSeconds(deadline - since.t)) (ping interval \(formatSeconds(view.serverPingInterval)) + ping timeout \(formatSeconds(view.serverPingTimeout)) + tolerance)",

@@ -3,7 +3,8 @@ import Vocabulary
 
 /// `stale.ping-missing`: the client's ping did not come when its liveness model makes it
 /// due: after activity timeout + tolerance without receiving anything (ping after
-/// silence), or interval + tolerance after its previous heartbeat (heartbeat). The
+/// silence), interval + tolerance after its previous heartbeat (heartbeat), or keep-alive
+/// interval + tolerance after the last message it sent (server timeout). The
 /// server-ping model has the client send no pings, so nothing is due. Judged on record
 /// times and at the end, never on the wall clock.
 public struct StalePingMissing: LifecycleRule {
@@ -35,6 +36,7 @@ public struct StalePingMissing: LifecycleRule {
         guard let stale = spec.stale, let view = context.currentConnection, view.connectedAt != nil,
               view.droppedAt == nil, view.clientClose == nil else { return [] }
         if stale.model == .heartbeat { return heartbeatMissing(at: now, view, stale, context) }
+        if stale.model == .serverTimeout { return keepAliveMissing(at: now, view, stale, context) }
         guard stale.model == .pingAfterSilence else { return [] }
         let silenceStart = view.lastReceivedAt
         let deadline = silenceStart.addingSaturated(view.activityTimeout).addingSaturated(spec.tolerances.timing)

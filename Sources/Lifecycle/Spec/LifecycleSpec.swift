@@ -348,9 +348,11 @@ public struct LifecycleSpec: Sendable, Hashable {
         public var handshakeOverrides: Bool
         /// Ping after silence: how long a ping may stay unanswered. Heartbeat: how long a
         /// heartbeat may wait for its reply. Server pings: how long after the expected
-        /// ping the client waits before it gives the connection up.
+        /// ping the client waits before it gives the connection up. Server timeout: how long
+        /// the client waits for any message from the server.
         public var pongTimeout: Micros
         /// Heartbeat: the client's heartbeat period. Server pings: the server's ping period.
+        /// Server timeout: the client's keep-alive interval.
         public var interval: Micros
         /// Codes a stale close must use.
         public var closeBand: CloseBand
@@ -378,6 +380,20 @@ public struct LifecycleSpec: Sendable, Hashable {
         /// for `interval + pongTimeout` the client gives the connection up (engine.io, whose
         /// open packet carries `pingInterval` and `pingTimeout`).
         case serverPing
+        /// Keep-alive and server timeout (SignalR's JavaScript and .NET clients): the client
+        /// sends a message at least every `interval` (a ping when it had nothing else to
+        /// send), and gives the connection up when no message came from the server for
+        /// `pongTimeout` (the server timeout). Only data frames count, on both sides: a
+        /// WebSocket ping or pong is the transport's, not the hub protocol's.
+        case serverTimeout
+
+        /// The rules that would judge this model by a pong it never promises: a spec
+        /// listing one is refused rather than given false findings. Server timeout: the
+        /// hub answers no ping (`server.pong-missing`), and a close before the timeout is
+        /// the app's, not a premature stale one (`stale.premature-close`).
+        public var inapplicableRules: [String] {
+            self == .serverTimeout ? ["server.pong-missing", "stale.premature-close"] : []
+        }
     }
 
     public struct ChannelSpec: Sendable, Hashable {

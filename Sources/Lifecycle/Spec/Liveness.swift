@@ -19,6 +19,9 @@ extension LifecycleSpec.StaleSpec {
             return (since, since.addingSaturated(interval))
         case .serverPing:
             return nil
+        case .serverTimeout:
+            let since = max(view.lastMessageSentAt, connectedAt)
+            return (since, since.addingSaturated(interval))
         }
     }
 
@@ -31,17 +34,35 @@ extension LifecycleSpec.StaleSpec {
     /// Server pings: when the client, hearing no ping from the server since its last one
     /// (or since the connection opened), must give the connection up: the ping interval
     /// and timeout in force (the open packet's, or the spec's) after it.
+    ///
+    /// Server timeout: the last message from the server (or the connection's opening), and
+    /// the server timeout after it.
     func serverSilenceDeadline(_ view: ConnectionView) -> (since: Evidence, deadline: Micros)? {
-        guard model == .serverPing, let connectedAt = view.connectedAt else { return nil }
-        let since = view.lastServerPing ?? Evidence(conn: view.conn, t: connectedAt, from: .server, summary: "connected")
-        return (since, since.t.addingSaturated(view.serverPingInterval).addingSaturated(view.serverPingTimeout))
+        guard let connectedAt = view.connectedAt else { return nil }
+        switch model {
+        case .serverPing:
+            let since = view.lastServerPing ?? Evidence(conn: view.conn, t: connectedAt, from: .server, summary: "connected")
+            return (since, since.t.addingSaturated(view.serverPingInterval).addingSaturated(view.serverPingTimeout))
+        case .serverTimeout:
+            let since = view.lastMessageReceivedAt > connectedAt
+                ? Evidence(conn: view.conn, t: view.lastMessageReceivedAt, from: .server, summary: "last message from the server")
+                : Evidence(conn: view.conn, t: connectedAt, from: .server, summary: "connected")
+            return (since, since.t.addingSaturated(pongTimeout))
+        case .pingAfterSilence, .heartbeat:
+            return nil
+        }
     }
+
+    /// Whether the server's silence alone, not an unanswered ping, tells the client that
+    /// the connection is dead (server pings, server timeout).
+    var watchesServerSilence: Bool { model == .serverPing || model == .serverTimeout }
 
     /// What went unanswered when the connection is dead by the model's measure at `t`
     /// (within `tolerance` before its deadline), with a phrase for messages; nil while it
     /// is alive. Ping after silence and heartbeat: the client's ping, unanswered for the
     /// pong timeout. Server pings: the last server ping, with none after it for the ping
-    /// interval + timeout.
+    /// interval + timeout. Server timeout: the last message from the server, with none
+    /// after it for the server timeout.
     func missed(_ view: ConnectionView, at t: Micros, tolerance: Micros) -> (evidence: Evidence, what: String)? {
         switch model {
         case .pingAfterSilence, .heartbeat:
@@ -54,6 +75,11 @@ extension LifecycleSpec.StaleSpec {
             guard let (since, deadline) = serverSilenceDeadline(view),
                   t >= deadline.subtractingSaturated(tolerance) else { return nil }
             return (since, view.lastServerPing == nil ? "no server ping since connected" : "the last server ping")
+        case .serverTimeout:
+            guard let (since, deadline) = serverSilenceDeadline(view),
+                  t >= deadline.subtractingSaturated(tolerance) else { return nil }
+            return (since, view.lastMessageReceivedAt > (view.connectedAt ?? .max)
+                ? "the last message from the server" : "no message from the server since connected")
         }
     }
 }

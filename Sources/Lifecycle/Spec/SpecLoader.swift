@@ -70,6 +70,10 @@ public enum SpecLoader {
                                 message: "unknown rule \(JSONWriter.serialize(rule)) (known: \(RuleRegistry.ids.joined(separator: ", ")))")
             }
             spec.rules.append(id)
+            if let model = spec.stale?.model, model.inapplicableRules.contains(id) {
+                throw SpecError(file: file, field: "rules[\(i)]",
+                                message: "\(id) does not apply to the \(model.rawValue) liveness model")
+            }
         }
         for (i, phase) in spec.backoff.phases.enumerated() where RuleRegistry.type(for: phase.rule) == nil {
             throw SpecError(file: file, field: "backoff.phases[\(i)].rule", message: "unknown rule \"\(phase.rule)\"")
@@ -244,7 +248,7 @@ public enum SpecLoader {
         let model = try r.choice("model", LifecycleSpec.LivenessModel.self) ?? .pingAfterSilence
         let interval = try r.seconds("interval")
         if model != .pingAfterSilence, interval == nil { throw r.fail("interval", "missing (the \(model.rawValue) model needs seconds)") }
-        if model == .pingAfterSilence, interval != nil { throw r.fail("interval", "applies only to the heartbeat and serverPing models") }
+        if model == .pingAfterSilence, interval != nil { throw r.fail("interval", "applies only to the heartbeat, serverPing and serverTimeout models") }
         return LifecycleSpec.StaleSpec(
             activityTimeout: try r.seconds("activityTimeout") ?? micros(seconds: 120),
             handshakeOverrides: try r.bool("handshakeOverrides") ?? true,
