@@ -223,12 +223,15 @@ private struct Feed {
 
     /// The builder holding every input's events (consumed: call once).
     mutating func builder() -> ReportBuilder {
-        if numbered { return ReportBuilder.merged([single]) }
-        if options.jobs > 1 {
+        if options.jobs > 1, !numbered {
             let taken = parts
             parts = []
             return ReportBuilder.merged(taken)
         }
-        return single
+        // Taken, not copied: the feed keeping its own would keep every client's log alive
+        // while the report is built from them.
+        let taken = single
+        single = ReportBuilder(limits: options.limits)
+        return numbered ? ReportBuilder.merged([taken]) : taken
     }
 }

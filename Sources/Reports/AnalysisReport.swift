@@ -9,6 +9,7 @@ public struct AnalysisReport: Sendable {
     public struct Client: Sendable {
         public var info: ClientInfo
         public var connections: [ConnectionLifespan] = []
+        /// The client's transitions, their evidence not kept (no report shows it).
         public var transitions: [Transition] = []
         public var faults: [FaultMark] = []
         public var findings: [Finding] = []
@@ -124,7 +125,7 @@ public struct ReportBuilder: Sendable {
     private struct ClientLog: Sendable {
         var info: ClientInfo
         var connections: BoundedLog<ConnectionLifespan>
-        var transitions: BoundedLog<Transition>
+        var transitions: BoundedLog<KeptTransition>
         var faults: BoundedLog<FaultMark>
         /// With their order of discovery, to rebuild the report-wide list.
         var findings: BoundedLog<SequencedFinding>
@@ -142,6 +143,25 @@ public struct ReportBuilder: Sendable {
             faults = BoundedLog()
             findings = BoundedLog()
             connectionIDs = BoundedLog()
+        }
+    }
+
+    /// A transition as the log keeps it: without its client (the log's own) and its
+    /// evidence, which no report shows; 72 bytes where a `Transition` takes 128, and its
+    /// evidence string besides (a report of a million clients keeps two each).
+    private struct KeptTransition: Sendable {
+        var conn: ConnectionID?
+        var t: Micros
+        var from: String?
+        var to: String
+        var cause: String
+
+        init(_ transition: Transition) {
+            (conn, t, from, to, cause) = (transition.conn, transition.t, transition.from, transition.to, transition.cause)
+        }
+
+        func transition(of client: String) -> Transition {
+            Transition(client: client, conn: conn, t: t, from: from, to: to, cause: cause, evidence: nil)
         }
     }
 
@@ -209,8 +229,11 @@ public struct ReportBuilder: Sendable {
     /// many clients never holds every part and the whole at once.
     public static func merged(_ parts: consuming [ReportBuilder]) -> ReportBuilder {
         var parts = parts
-        var merged = ReportBuilder(limits: parts.first?.limits ?? .standard)
-        merged.clients.reserveCapacity(parts.reduce(0) { $0 + $1.clients.count })
+        // One part (one thread's numbered events) is taken as it is: appended to an empty
+        // builder its clients would be copied, the two lists held at once.
+        var merged = parts.count == 1 ? parts.removeLast() : ReportBuilder(limits: parts.first?.limits ?? .standard)
+        merged.index.removeAll()
+        merged.clients.reserveCapacity(parts.reduce(merged.clients.count) { $0 + $1.clients.count })
         for i in parts.indices {
             let part = parts[i]
             parts[i] = ReportBuilder(limits: merged.limits)
@@ -269,7 +292,7 @@ public struct ReportBuilder: Sendable {
             if let i = place(of: client) { clients[i].connectionIDs.append(conn, limits: limits) }
         case .transition(let t):
             if let i = place(of: t.client) {
-                clients[i].transitions.append(t, limits: limits)
+                clients[i].transitions.append(KeptTransition(t), limits: limits)
                 clients[i].finalState = t.to
             }
             endTime = max(endTime, t.t)
@@ -306,7 +329,7 @@ public struct ReportBuilder: Sendable {
         index.removeAll()   // not needed any more: given back before the report's clients are made
         var all = strayFindings
         var connectionCount = 0
-        let clients = self.clients.map { log -> AnalysisReport.Client in
+        let clients = Self.taken(&self.clients) { log -> AnalysisReport.Client in
             let kept = log.findings.elements
             all += kept
             connectionCount += log.connectionIDs.total
@@ -314,7 +337,7 @@ public struct ReportBuilder: Sendable {
             let connections = log.connections.elements
             let inOrder = connections.indices.dropFirst().allSatisfy { connections[$0 - 1].conn <= connections[$0].conn }
             client.connections = inOrder ? connections : connections.sorted { $0.conn < $1.conn }
-            client.transitions = log.transitions.elements
+            client.transitions = log.transitions.elements.map { $0.transition(of: log.info.id) }
             client.faults = log.faults.elements
             client.findings = kept.map(\.finding)
             client.connectionIDs = log.connectionIDs.elements
@@ -336,6 +359,26 @@ public struct ReportBuilder: Sendable {
         report.failOn = failOn
         report.startedAt = startedAt
         return report
+    }
+
+    /// `logs` mapped in order and emptied as it goes: taken from the end, the list is
+    /// moved to a smaller array whenever it holds less than three quarters of its room, so
+    /// that a million clients' logs and their report entries are never both held whole.
+    private static func taken<T>(_ logs: inout [ClientLog], _ transform: (ClientLog) -> T) -> [T] {
+        var reversed: [T] = []
+        reversed.reserveCapacity(logs.count)
+        while let log = logs.popLast() {
+            reversed.append(transform(log))
+            if logs.count >= 4096, logs.count < logs.capacity / 4 * 3 {
+                var smaller: [ClientLog] = []
+                smaller.reserveCapacity(logs.count)
+                smaller.append(contentsOf: logs)
+                logs = smaller
+            }
+        }
+        logs = []
+        reversed.reverse()
+        return reversed
     }
 }
 

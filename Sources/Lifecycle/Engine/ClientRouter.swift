@@ -97,13 +97,18 @@ public struct ClientRouter: Sendable {
     public var prefix: String? { decoder.dialect }
 
     /// How many clients were found so far.
-    public var clientCount: Int { held.count + lateClients }
+    public var clientCount: Int { groupedClients + lateClients }
+    /// Clients made by grouping connections (the per-client arrays' length until the finish
+    /// gives them back).
+    private var groupedClients = 0
     /// Clients made at the end of the input from connections that never sent their
     /// upgrade request (`RoutedStep.lateClient`): counted, not kept.
     private var lateClients = 0
 
     /// The steps one record makes, in order.
     public mutating func route(_ record: CaptureRecord, into steps: inout [RoutedStep]) {
+        // After the finish every client is done and the router has let go of them.
+        guard finishing?.done != true else { return }
         if let t = record.time {
             now = max(now, t)
             if now - lastSweep >= Self.sweepInterval { sweep(to: now, into: &steps) }
@@ -277,6 +282,11 @@ public struct ClientRouter: Sendable {
         clientOfConnection = [:]
         halfEnded = []
         idleByKey = [:]
+        // And the per-client facts: the shards finish the clients from here on.
+        keyOfClient = []
+        held = []
+        moreHeld = [:]
+        lastActivity = []
         return .finish(at: finishing.end)
     }
 
@@ -322,7 +332,8 @@ public struct ClientRouter: Sendable {
         if let waiting = takeWaitingClient(key: key) {
             index = waiting
         } else {
-            index = held.count
+            index = groupedClients
+            groupedClients += 1
             let info = info(ordinal: index, key: key, firstSeen: open.t)
             keyOfClient.append(key)
             held.append(nil)

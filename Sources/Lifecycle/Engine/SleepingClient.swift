@@ -30,8 +30,9 @@ extension ClientTimeline {
 }
 
 /// A client whose timeline was put away, kept as what it needs to be rebuilt: its info and
-/// its inputs so far, the records as their capture lines (`RecordCoding`: a one-frame
-/// connection's two records are about 200 bytes, where its timeline is some 2.6 KB).
+/// its inputs so far, opens and frames in a compact byte form (`SleepingRecordBytes`: a
+/// one-frame connection's two records take about 55 bytes, where its timeline is some
+/// 2.6 KB), the rarer records as their capture lines (`RecordCoding`).
 /// Woken, it is a fresh timeline that takes the same inputs again, its events thrown away
 /// (they were reported when the inputs first came): the timeline is a pure function of its
 /// inputs, so the rebuilt one is the one put away, and a report cannot tell whether a
@@ -50,9 +51,10 @@ struct SleepingClient: Sendable {
     private let decodings: [FrameDecoding]
 
     private enum Tag: UInt8 {
-        case record = 0x52       // "R": an open, upgrade, end or fault line follows
-        case frame = 0x46        // "F": a frame line, no event, not decoded by the relay
-        case frameWithDecoding = 0x47  // "G": a frame line, its decoding next in `decodings`
+        case record = 0x52       // "R": an upgrade, end or fault line follows
+        case open = 0x4F         // "O": an open record in `SleepingRecordBytes`
+        case frame = 0x46        // "F": a frame in `SleepingRecordBytes`, no event, not decoded by the relay
+        case frameWithDecoding = 0x47  // "G": the same, its decoding next in `decodings`
         case advance = 0x41      // "A": a sweep's time, 8 bytes little-endian
     }
 
@@ -73,6 +75,10 @@ struct SleepingClient: Sendable {
                 bytes.append(Tag.advance.rawValue)
                 withUnsafeBytes(of: time.littleEndian) { bytes.append(contentsOf: $0) }
                 continue
+            case .open(let open):
+                bytes.append(Tag.open.rawValue)
+                SleepingRecordBytes.encode(open, into: &bytes)
+                continue
             case .frame(let frame, let event):
                 if event == nil, case .notDecoded = frame.decoded {
                     bytes.append(Tag.frame.rawValue)
@@ -80,10 +86,8 @@ struct SleepingClient: Sendable {
                     bytes.append(Tag.frameWithDecoding.rawValue)
                     decodings.append(FrameDecoding(event: event, decoded: frame.decoded))
                 }
-                var bare = frame
-                bare.decoded = .notDecoded
-                record = .frame(bare)
-            case .open(let r): bytes.append(Tag.record.rawValue); record = .open(r)
+                SleepingRecordBytes.encode(frame, into: &bytes)
+                continue
             case .upgrade(let r): bytes.append(Tag.record.rawValue); record = .upgrade(r)
             case .end(let r): bytes.append(Tag.record.rawValue); record = .end(r)
             case .fault(let r): bytes.append(Tag.record.rawValue); record = .fault(r)
@@ -95,7 +99,10 @@ struct SleepingClient: Sendable {
         self.info = timeline.info
         self.connectionLevel = timeline.connectionLevel
         self.wake = timeline.wakeTime
-        self.bytes = bytes
+        // Kept at its size: the array grew by doubling, and a million sleepers keep theirs.
+        self.bytes = [UInt8](unsafeUninitializedCapacity: bytes.count) { room, count in
+            count = room.initialize(fromContentsOf: bytes)
+        }
         self.decodings = decodings
     }
 
@@ -106,34 +113,37 @@ struct SleepingClient: Sendable {
         var i = bytes.startIndex
         while i < bytes.endIndex, let tag = Tag(rawValue: bytes[i]) {
             i += 1
-            if tag == .advance {
-                guard i + 8 <= bytes.endIndex else { break }
+            // Every input came back whole when the client was put to sleep (`init`), so
+            // none fails here; one that did would end the list.
+            switch tag {
+            case .advance:
+                guard i + 8 <= bytes.endIndex else { return inputs }
                 var time: Micros = 0
                 withUnsafeMutableBytes(of: &time) { $0.copyBytes(from: bytes[i..<i + 8]) }
                 inputs.append(.advance(Micros(littleEndian: time)))
                 i += 8
-                continue
-            }
-            let end = bytes[i...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.endIndex
-            // Every line came back whole when the client was put to sleep (`init`), so
-            // none fails here; a line that did would only be skipped.
-            let record = Self.decode(bytes[i..<end])
-            i = min(end + 1, bytes.endIndex)
-            switch record {
-            case .open(let r): inputs.append(.open(r))
-            case .upgrade(let r): inputs.append(.upgrade(r))
-            case .end(let r): inputs.append(.end(r))
-            case .fault(let r): inputs.append(.fault(r))
-            case .frame(var r):
+            case .open:
+                guard let open = SleepingRecordBytes.open(bytes, at: &i) else { return inputs }
+                inputs.append(.open(open))
+            case .frame, .frameWithDecoding:
+                guard var frame = SleepingRecordBytes.frame(bytes, at: &i) else { return inputs }
                 var event: RealtimeEvent?
                 if tag == .frameWithDecoding, decodingsTaken < decodings.count {
                     event = decodings[decodingsTaken].event
-                    r.decoded = decodings[decodingsTaken].decoded
+                    frame.decoded = decodings[decodingsTaken].decoded
                     decodingsTaken += 1
                 }
-                inputs.append(.frame(r, event))
-            default:
-                break
+                inputs.append(.frame(frame, event))
+            case .record:
+                let end = bytes[i...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.endIndex
+                let record = Self.decode(bytes[i..<end])
+                i = min(end + 1, bytes.endIndex)
+                switch record {
+                case .upgrade(let r): inputs.append(.upgrade(r))
+                case .end(let r): inputs.append(.end(r))
+                case .fault(let r): inputs.append(.fault(r))
+                default: return inputs
+                }
             }
         }
         return inputs
