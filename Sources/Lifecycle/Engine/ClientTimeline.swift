@@ -114,7 +114,7 @@ struct ClientTimeline {
         advance(to: record.t, into: &events)
         timersQuietUntil = Micros.min
         let fromState = state
-        let evidence = Evidence(conn: record.conn, t: record.t, from: .client, "tcp open from", record.client)
+        let evidence = Evidence(conn: record.conn, t: record.t, from: .client, summary: "tcp open from \(record.client)")
         var delay: Micros?
         var previousDelay: Micros?
         if let drop = lastDrop, drop.action != .disconnect {
@@ -159,7 +159,7 @@ struct ClientTimeline {
         guard record.from == .server, let v = ctx.connections.index(of: record.conn) else { return }
         run(.upgradeResponse(conn: record.conn, t: record.t, status: record.status), into: &events)
         let status = record.status ?? 0
-        let evidence = Evidence(conn: record.conn, t: record.t, from: .server, "upgrade response", String(status))
+        let evidence = Evidence(conn: record.conn, t: record.t, from: .server, summary: "upgrade response \(status)")
         if status == 101 {
             ctx.connections[at: v].upgradedAt = record.t
             if spec.connectedOn == .upgrade {
@@ -179,10 +179,10 @@ struct ClientTimeline {
         if !protocolDecided, fallback != nil { settleProtocol(record, event: event, into: &events) }
         guard let v = ctx.connections.index(of: record.conn) else { return }
         if let fault = record.fault { ctx.connections[at: v].lastFault = fault }
-        // Built only when a view or step keeps it: most frames are plain receipts. Its
-        // summary is spelled out only if a report reads it (`EvidenceSummary`).
+        // Built only when a view or step keeps it: most frames are plain receipts, for
+        // which the summary string would be made and thrown away.
         func evidence() -> Evidence {
-            Evidence(conn: record.conn, t: record.t, from: record.from, facts: .of(record, event))
+            Evidence(conn: record.conn, t: record.t, from: record.from, summary: Self.summary(record, event))
         }
         let isPong = record.opcode == .pong || event?.kind == .pong
         if record.from == .server {
@@ -568,6 +568,21 @@ struct ClientTimeline {
             ctx.connections.remove(old)
             causeFault.removeValue(forKey: old)
         }
+    }
+
+    static func summary(_ record: FrameRecord, _ event: RealtimeEvent?) -> String {
+        var text = record.opcode.name
+        if let code = record.closeCode {
+            text += " \(code)"
+            if let reason = record.closeReason, !reason.isEmpty { text += " '\(reason)'" }
+        } else if let event {
+            text += " \(event.name)"
+            if let channel = event.targetChannel { text += " \(channel)" }
+        } else if record.opcode == .text, let body = record.text {
+            text += " " + (body.count > 60 ? String(body.prefix(57)) + "..." : body)
+        }
+        if record.action != .forwarded && record.action != .observed { text += " (\(record.action.name))" }
+        return text
     }
 }
 

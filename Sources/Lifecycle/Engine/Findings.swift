@@ -12,48 +12,19 @@ public enum Severity: String, Sendable, Hashable, Comparable {
 public enum Party: String, Sendable, Hashable { case client, server }
 
 /// One frame or wire event a finding or transition rests on, summarized for reports.
-///
-/// The summary is kept as the facts it is made of (`EvidenceSummary`) and spelled out
-/// only when read: the engine keeps evidence for every ping, first receipt, pong, close
-/// and subscription of every client, and almost none of it ever reaches a finding or a
-/// report, so formatting each summary up front was a string made per record for nothing.
-/// Two pieces of evidence are equal when they read the same, however they were kept.
 public struct Evidence: Sendable, Hashable {
     public var conn: ConnectionID
     public var t: Micros
     /// Who sent it; nil for events with no sender (the capture ending).
     public var from: Side?
-    private var facts: EvidenceSummary
-
     /// "text bird:ping", "close 4201 'pong timeout'", "RST", "upgrade 101".
-    public var summary: String { facts.text }
+    public var summary: String
 
     public init(conn: ConnectionID, t: Micros, from: Side?, summary: String) {
-        self.init(conn: conn, t: t, from: from, facts: .given(summary))
-    }
-
-    /// Evidence whose summary is spelled out from `facts` when read.
-    init(conn: ConnectionID, t: Micros, from: Side?, facts: EvidenceSummary) {
         self.conn = conn
         self.t = t
         self.from = from
-        self.facts = facts
-    }
-
-    /// "LABEL VALUE" ("subscribe private-x", "tcp open from 10.0.0.1:5000"), joined when read.
-    public init(conn: ConnectionID, t: Micros, from: Side?, _ label: StaticString, _ value: String) {
-        self.init(conn: conn, t: t, from: from, facts: .labelled(label, value))
-    }
-
-    public static func == (a: Evidence, b: Evidence) -> Bool {
-        a.conn == b.conn && a.t == b.t && a.from == b.from && a.summary == b.summary
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(conn)
-        hasher.combine(t)
-        hasher.combine(from)
-        hasher.combine(summary)
+        self.summary = summary
     }
 }
 

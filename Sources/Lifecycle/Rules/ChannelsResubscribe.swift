@@ -33,7 +33,7 @@ public struct ChannelsResubscribe: LifecycleRule {
                 if event.kind == .unsubscribe { subscribed.remove(channel); owed.removeValue(forKey: channel) }
             } else if event.kind == .subscriptionSucceeded {
                 subscribed.insert(channel)
-                lastEvidence[channel] = Evidence(conn: frame.conn, t: frame.t, from: .server, "subscription_succeeded", channel)
+                lastEvidence[channel] = Evidence(conn: frame.conn, t: frame.t, from: .server, summary: "subscription_succeeded \(channel)")
             }
         case .drop(let drop):
             guard drop.conn == context.current else { return [] }

@@ -18,7 +18,7 @@ public struct ChannelsStaleAuth: LifecycleRule {
         guard case .frame(let frame, let event?) = step, frame.from == .client, event.kind == .subscribe,
               let auth = event.auth, let channel = event.targetChannel,
               channel.hasPrefix("private-") || channel.hasPrefix("presence-") else { return [] }
-        let here = Evidence(conn: frame.conn, t: frame.t, from: .client, "subscribe", channel)
+        let here = Evidence(conn: frame.conn, t: frame.t, from: .client, summary: "subscribe \(channel)")
         if let earlier = seen[auth] {
             guard earlier.conn != frame.conn else { return [] }
             return [finding(context, conn: frame.conn, t: frame.t,
