@@ -37,8 +37,9 @@ import TestSupport
 ///   after `{"allowReconnect":false}` without an error, where it reconnects (failed.retried).
 /// - P4 `WebsocketTransport._keepalive` pings every `signalr_ping_interval` whatever the
 ///   server sends, and nothing in `_process` times the server out: stalled server pings
-///   leave the connection up. The `signalr` spec judges no liveness (docs/signalr.md), so
-///   no stale rule runs; judged by the JavaScript client's keep-alive and server timeout
+///   leave the connection up. The `signalr` spec judges only the keep-alive (the
+///   `serverTimeout` model's `stale.ping-missing`, every 15 s); judged by the JavaScript
+///   client's keep-alive and server timeout
 ///   (the `serverTimeout` liveness model, `serverTimeoutSpec`), its keep-alive passes (a
 ///   message at least every `signalr_ping_interval`) and a silent hub is never timed out
 ///   (`stale.close-missing`).
@@ -84,7 +85,8 @@ import TestSupport
         var object = try #require(parsed.objectValue)
         object["name"] = .string(String(name.prefix(while: { $0 != "." })))
         object["stale"] = try JSONParser.parse(stale)
-        object["rules"] = .array((object["rules"]?.arrayValue ?? []) + rules.map { .string($0) })
+        let listed = object["rules"]?.arrayValue ?? []
+        object["rules"] = .array(listed + rules.filter { !listed.contains(.string($0)) }.map { .string($0) })
         if let tolerance { object["tolerances"] = try JSONParser.parse(#"{"timing": \#(tolerance), "immediate": 0.5}"#) }
         if let closeTimeout, var backoff = object["backoff"]?.objectValue {
             backoff["closeTimeout"] = .double(closeTimeout)
@@ -226,7 +228,7 @@ import TestSupport
 
     @Test func stalledServerPingsLeaveTheConnectionUp() throws {
         // P4: no server keep-alive, and pysignalr has no server timeout → one connection to
-        // the end, no finding (no liveness is judged).
+        // the end, no finding (the spec judges only the client's keep-alive).
         let run = try Self.run(server: ["--stall-pongs"], seconds: 1.2)
         #expect(try Self.opens(run) == 1)
         #expect(run.findings == [])
@@ -239,6 +241,19 @@ import TestSupport
         let run = try Self.run(server: ["--keep-alive-interval", "200ms"], seconds: 1.5, spec: try Self.serverTimeoutSpec())
         #expect(try Self.opens(run) == 1)
         #expect(run.findings == [])
+    }
+
+    @Test func aClientThatStopsItsKeepAliveIsFlagged() throws {
+        // The built-in spec judges P4's keep-alive (stale.ping-missing under the
+        // serverTimeout model, every 15 s), shortened here to 0.5 s; the client's own pings
+        // are put off (signalr_ping_interval 100 s), so after its handshake message it sends
+        // nothing → one stale.ping-missing, 0.75 s after the handshake. The hub keeps
+        // talking, so no server timeout is due.
+        let spec = try Self.specWith(stale: #"{"model": "serverTimeout", "interval": 0.5, "pongTimeout": 30, "closeCodes": {"from": 1000, "to": 1000}}"#,
+                                     rules: [], name: "signalr-keep-alive.json")
+        let run = try Self.run(server: ["--keep-alive-interval", "200ms"], seconds: 1.5, client: ["--keep-alive", "100"], spec: spec)
+        #expect(try Self.opens(run) == 1)
+        #expect(run.findings == ["stale.ping-missing"])
     }
 
     @Test func aSilentHubIsNeverTimedOutByPysignalr() throws {
