@@ -2,16 +2,31 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `faultline demo --duration 12s`: every part of the scenario shows in its output (the
-/// stalled pong's 4201 and immediate reconnect, the 4009 failure without retry, the drop's
-/// and the reset's backoff reconnects, the bug's finding), the analysis is printed, and the
-/// capture and HTML report are written where it says.
+/// The demo, run once, as a user runs it: `Tools/demo --duration 12s`, the README's "run
+/// it" command. The script announces its three steps; every part of the scenario shows in
+/// the demo's output (the stalled pong's 4201 and immediate reconnect, the 4009 failure
+/// without retry, the drop's and the reset's backoff reconnects, the bug's finding), the
+/// analysis is printed, and the capture and HTML report are written where it says.
+/// `FAULTLINE_DEMO_BUILT` makes the script run the binary this test run already built
+/// instead of building a release one, which would cost minutes here.
 struct DemoTests {
+    static let script = TestEnvironment.path("Tools/demo")
+    /// The configuration of the binary under test.
+    static let configuration = TestEnvironment.faultlineBinary.contains("/release/") ? "release" : "debug"
+
     @Test func theDemoRunsAsDesignedAndWritesItsFiles() throws {
         let directory = TestEnvironment.temporaryDirectory("faultline-demo").appendingPathComponent("out").path
-        let result = try runFaultline(["demo", "--duration", "12s", "--out", directory, "--seed", "3"], timeout: 90)
+        let arguments = ["--duration", "12s", "--out", directory, "--seed", "3"]
+        let result = try runCommand(Self.script, arguments, timeout: 150,
+                                    environment: ["FAULTLINE_DEMO_BUILT": Self.configuration])
         let out = result.stdout
         #expect(result.status == 0, "\(out)\n\(result.stderr)")
+        let steps = result.stderr.split(separator: "\n").filter { $0.hasPrefix("demo: ") }
+        #expect(steps == [
+            "demo: 1/3 checking the Debian packages and the Python test peers (Tools/setup)",
+            "demo: 2/3 using the already-built .build/\(Self.configuration)/faultline (FAULTLINE_DEMO_BUILT)",
+            "demo: 3/3 running .build/\(Self.configuration)/faultline demo \(arguments.joined(separator: " "))",
+        ], "\(result.stderr)")
         let lines = out.split(separator: "\n").map(String.init)
 
         // The live view, as it happened.
@@ -46,6 +61,12 @@ struct DemoTests {
         // The stalled pong is the server's, caused by the fault: not client 1's premature close.
         let client1 = Set(findings.filter { $0["client"] as? String == "client-1" }.compactMap { $0["rule"] as? String })
         #expect(client1 == ["server.pong-missing"], "\(findings)")
+    }
+
+    @Test func theScriptRefusesAnUnknownConfigurationBeforeAnyStep() throws {
+        let result = try runCommand(Self.script, [], timeout: 30, environment: ["FAULTLINE_DEMO_BUILT": "fast"])
+        #expect(result.status == 2)
+        #expect(result.stderr == "demo: FAULTLINE_DEMO_BUILT must be 'debug' or 'release', not 'fast'", "\(result.stderr)")
     }
 
     @Test func badOptionsAreRefused() throws {
