@@ -115,15 +115,17 @@ stop_proxy() {
 }
 
 # load_through LOG WSLOAD_ARGS...: runs wsload (on CPU 0, bounded) against the proxy; sets
-# LOAD_MESSAGES (echoed messages, 0 if the load failed) and LOAD_CPU (the proxy's CPU
-# seconds over the load).
+# LOAD_MESSAGES (echoed messages, 0 if the load failed), LOAD_LOST (sent and not echoed
+# within 2 s, as `wsload rate` counts them) and LOAD_CPU (the proxy's CPU seconds over the
+# load).
 load_through() {
     local log=$1; shift
     local before; before=$(cpu_ticks "$PROXY_PID")
     timeout -s KILL $((DURATION + 60)) "${ON_LOAD[@]}" "$WSLOAD" "$@" > "$log" 2>&1 || true
     local after; after=$(cpu_ticks "$PROXY_PID")
     LOAD_MESSAGES=$(grep -E '^[0-9]+ ' "$log" | tail -1 | awk '{print $1}')
-    [ -n "$LOAD_MESSAGES" ] || { echo "    the load failed: $(tail -1 "$log")" >&2; LOAD_MESSAGES=0; }
+    LOAD_LOST=$(grep -E '^[0-9]+ ' "$log" | tail -1 | awk '{print ($8 == "" ? "-" : $8)}')
+    [ -n "$LOAD_MESSAGES" ] || { echo "    the load failed: $(tail -1 "$log")" >&2; LOAD_MESSAGES=0; LOAD_LOST=-; }
     LOAD_CPU=$(div "$((after - before))" "$HZ" 2)
 }
 
