@@ -133,7 +133,7 @@ load_through() {
 # message crossed the proxy twice).
 us_per_msg() { echo "${R["$1|$2"]}" | awk '{ if ($1 > 0) printf "%.2f", $2 * 1e6 / $1; else print "-" }'; }
 # cost_median MODE: the median over the rounds of us_per_msg.
-cost_median() { for round in $(seq "$ROUNDS"); do us_per_msg "$1" "$round"; echo; done | grep -v '^-\?$' | median; }
+cost_median() { for round in $(seq "$ROUNDS"); do us_per_msg "$1" "$round"; echo; done | { grep -v '^-\?$' || true; } | median; }
 
 # cost_row MODE LABEL BASE: "| LABEL | messages | CPU s | us per message | range | ratio to BASE"
 # (medians over the rounds; the caller adds its own columns and the closing "|").
@@ -144,9 +144,11 @@ cost_row() {
         read -r m c _ <<< "${R["$mode|$round"]}"
         msgs+=("$m"); cpus+=("$c")
     done
-    local range; range=$(printf '%s\n' "${per[@]}" | grep -v '^-$' | sort -g | awk '{a[NR] = $1} END {print (NR ? a[1] "-" a[NR] : "-")}')
+    local range; range=$(printf '%s\n' "${per[@]}" | { grep -v '^-$' || true; } | sort -g | awk '{a[NR] = $1} END {print (NR ? a[1] "-" a[NR] : "-")}')
+    local per_msg ratio=-; per_msg=$(cost_median "$mode")
+    [ "$per_msg" = - ] || ratio=$(div "$per_msg" "$(cost_median "$base")" 3)
     printf '| %s | %s | %s | %s | %s | %s' "$label" "$(printf '%s\n' "${msgs[@]}" | median)" "$(printf '%s\n' "${cpus[@]}" | median)" \
-        "$(cost_median "$mode")" "$range" "$(div "$(cost_median "$mode")" "$(cost_median "$base")" 3)"
+        "$per_msg" "$range" "$ratio"
 }
 
 # cost_change MODE BASE: "+4.2 %", the change of MODE's median CPU per message against BASE's.
