@@ -97,10 +97,13 @@ package final class LiveAnalysis {
     }
 
     /// What the record revealed, from the per-client analyzer once there is one.
+    /// `perClient?.` mutates that analyzer in place; testing `perClient != nil` first copied
+    /// it whole (every array in it retained and released) for each record, a few per cent
+    /// of the proxy's CPU under `--live` (docs/benchmarks.md, "What `--live` costs the relay").
     private func events(feeding record: CaptureRecord) -> [AnalysisEvent] {
-        guard perClient != nil else { return analyzer.feed(record) }
         var all: [AnalysisEvent] = []
-        perClient!.feed(record) { events, _, _ in all += events }
+        let fedPerClient: Void? = perClient?.feed(record) { events, _, _ in all += events }
+        if fedPerClient == nil { analyzer.feed(record, into: &all) }
         return all
     }
 
@@ -112,11 +115,8 @@ package final class LiveAnalysis {
             decide()
         }
         var events: [AnalysisEvent] = []
-        if perClient != nil {
-            perClient!.advance(to: now) { found, _, _ in events += found }
-        } else {
-            events = analyzer.advance(to: now)
-        }
+        let advancedPerClient: Void? = perClient?.advance(to: now) { found, _, _ in events += found }
+        if advancedPerClient == nil { analyzer.advance(to: now, into: &events) }
         onEvents?(events, last)
         show(events)
     }
@@ -128,13 +128,9 @@ package final class LiveAnalysis {
         timer?.cancel()
         timer = nil
         if pending != nil { decide() }
-        if perClient != nil {
-            var events: [AnalysisEvent] = []
-            perClient!.finish(at: max(last, time ?? last)) { found, _, _ in events += found }
-            show(events)
-        } else {
-            show(analyzer.finish(at: max(last, time ?? last)))
-        }
+        var events: [AnalysisEvent] = []
+        let finishedPerClient: Void? = perClient?.finish(at: max(last, time ?? last)) { found, _, _ in events += found }
+        show(finishedPerClient == nil ? analyzer.finish(at: max(last, time ?? last)) : events)
         finished = true
         emit("live analysis (spec \(spec.name)): \(summaryLine)")
     }

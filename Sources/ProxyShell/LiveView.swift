@@ -96,8 +96,11 @@ package struct LiveView {
         // any dialect, any prefix, any protocol entry).
         guard frame.opcode == .text, let decoded = frame.decoded.event else { return nil }
         let event = decoded.name
-        let channel = decoded.channel ?? decoded.dataMember("channel")?.stringValue
-        let on = channel.map { " \($0)" } ?? ""
+        // Spelled only for a line: nearly every frame (client events, pings) shows none, and
+        // building " channel" for each cost the relay a string per frame.
+        var on: String {
+            (decoded.channel ?? decoded.dataMember("channel")?.stringValue).map { " \($0)" } ?? ""
+        }
         switch decoded.kind {
         case .connectionEstablished:
             let socketID = decoded.socketID ?? "(none)"

@@ -20,6 +20,16 @@
  *       generator itself) counts against every message it delays: coordinated omission
  *       cannot hide it. Waits up to 2 s for the last replies. Prints one line:
  *       messages msgs_per_s MB_per_s p50_us p99_us p999_us max_us lost.
+ *   wsload bird-echo PORT
+ *       `echo` playing a Bird server: after the 101 it sends bird:connection_established
+ *       (a socket id of its own per connection), answers each bird:subscribe with
+ *       bird_internal:subscription_succeeded for its channel, and echoes everything else.
+ *   wsload bird-rate PORT CONNS SECONDS RATE
+ *       The open loop of `rate` with the text messages of `bird` (Bird JSON envelopes of
+ *       200 B to 2 KiB, the scheduled send time in their "t" member), as a well-behaved
+ *       Bird client against `bird-echo`: each connection waits for the handshake,
+ *       subscribes to the BIRD_CHANNELS private channels the messages are sent on, and
+ *       the clock starts once every connection has all its subscriptions. Prints as `rate`.
  *   wsload idle PORT CONNS SECONDS
  *       Opens CONNS WebSocket connections, holds them idle for SECONDS, prints
  *       "connected N" once all upgrades are answered and "done" at the end.
@@ -50,6 +60,7 @@ typedef struct {
     unsigned char *out;
     size_t outlen, outcap, outoff;
     int inflight;
+    int joined;  /* bird-rate: the handshake and subscription answers received */
 } conn_t;
 
 static int ep;
@@ -187,6 +198,33 @@ static void accept_key(const char *key, size_t keylen, char *out) {
     EVP_EncodeBlock((unsigned char *)out, digest, 20);
 }
 
+/* bird-echo: play the Bird server's side of the handshake and subscriptions. */
+static int bird_echo;
+static unsigned bird_sockets;
+
+static void queue_text(conn_t *c, const char *text, int masked) {
+    unsigned char h[14];
+    size_t n = strlen(text);
+    queue(c, h, frame_header(h, 1, n, masked));
+    queue(c, text, n);
+}
+
+/* Answers a bird:subscribe frame; returns 0 for any other frame (to be echoed). */
+static int bird_answer(conn_t *c, const unsigned char *payload, uint64_t plen) {
+    static const char key[] = "\"channel\":\"";
+    if (!memmem(payload, plen, "\"bird:subscribe\"", 16)) return 0;
+    const unsigned char *name = memmem(payload, plen, key, sizeof key - 1);
+    if (!name) return 0;
+    name += sizeof key - 1;
+    const unsigned char *end = memchr(name, '"', payload + plen - name);
+    if (!end || end - name > 200) return 0;
+    char reply[512];
+    snprintf(reply, sizeof reply, "{\"event\":\"bird_internal:subscription_succeeded\",\"channel\":\"%.*s\",\"data\":\"{}\"}",
+             (int)(end - name), name);
+    queue_text(c, reply, 0);
+    return 1;
+}
+
 static int echo_input(conn_t *c) {
     if (!c->upgraded) {
         unsigned char *end = memmem(c->in, c->inlen, "\r\n\r\n", 4);
@@ -205,6 +243,13 @@ static int echo_input(conn_t *c) {
         queue(c, resp, n);
         consume(c, end + 4 - c->in);
         c->upgraded = 1;
+        if (bird_echo) {
+            char hello[256];
+            bird_sockets++;
+            snprintf(hello, sizeof hello, "{\"event\":\"bird:connection_established\",\"data\":"
+                     "\"{\\\"socket_id\\\":\\\"%u.%u\\\",\\\"activity_timeout\\\":120}\"}", 1000 + bird_sockets, 7 * bird_sockets);
+            queue_text(c, hello, 0);
+        }
     }
     size_t off = 0;
     for (;;) {
@@ -213,7 +258,9 @@ static int echo_input(conn_t *c) {
         if (!n) break;
         unsigned char h[14];
         int reply = opcode == 9 ? 10 : opcode;
-        if (opcode != 10) {
+        if (bird_echo && opcode == 1 && bird_answer(c, payload, plen)) {
+            /* answered */
+        } else if (opcode != 10) {
             queue(c, h, frame_header(h, reply, plen, 0));
             queue(c, payload, plen);
         }
@@ -277,6 +324,7 @@ static void send_upgrade(conn_t *c, int port) {
 /* bird mode: text frames holding Bird JSON envelopes of 200 B to 2 KiB, BIRD_VARIANTS of
    them sent in turn; the send time is 16 hex digits at payload offset 6 ({"t":"..."). */
 #define BIRD_VARIANTS 97
+#define BIRD_CHANNELS 13  /* private-room-0 .. -12; variant k is sent on k % BIRD_CHANNELS */
 static int bird;
 static unsigned char *bird_msg[BIRD_VARIANTS];
 static size_t bird_len[BIRD_VARIANTS], bird_header[BIRD_VARIANTS];
@@ -297,7 +345,7 @@ static void make_bird_messages(void) {
         }
         int n = snprintf(payload, 4096, "{\"t\":\"%016llx\",\"event\":\"client-message\",\"channel\":\"private-room-%d\","
                          "\"data\":\"{\\\"id\\\":%d,\\\"user\\\":\\\"user-%d\\\",\\\"text\\\":\\\"%.*s\\\"}\"}",
-                         0ull, k % 13, 100000 + k * 7, k % 29, (int)(target > 190 ? target - 190 : 10), text);
+                         0ull, k % BIRD_CHANNELS, 100000 + k * 7, k % 29, (int)(target > 190 ? target - 190 : 10), text);
         bird_msg[k] = malloc(n + 14);
         bird_header[k] = frame_header(bird_msg[k], 1, n, 1);
         memcpy(bird_msg[k] + bird_header[k], payload, n);
@@ -306,19 +354,57 @@ static void make_bird_messages(void) {
     }
 }
 
+/* Queues the next Bird envelope, stamped with send time t. */
+static void queue_bird(conn_t *c, uint64_t t) {
+    int k = bird_next++ % BIRD_VARIANTS;
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)t);
+    memcpy(bird_msg[k] + bird_header[k] + 6, hex, 16);
+    queue(c, bird_msg[k], bird_len[k]);
+}
+
 static void send_message(conn_t *c) {
     uint64_t t = now_ns();
     if (bird) {
-        int k = bird_next++ % BIRD_VARIANTS;
-        char hex[17];
-        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)t);
-        memcpy(bird_msg[k] + bird_header[k] + 6, hex, 16);
-        queue(c, bird_msg[k], bird_len[k]);
+        queue_bird(c, t);
     } else {
         memcpy(message + message_header, &t, 8);
         queue(c, message, message_len);
     }
     c->inflight++;
+}
+
+/* bird-rate: reads the handshake and subscription answers of an upgraded connection,
+   subscribing once the handshake is in. Returns 1 when the connection has just got all of
+   them (the frames after are left for the load). */
+static int bird_session;
+static unsigned bird_auths;
+
+static int bird_join(conn_t *c) {
+    size_t off = 0;
+    int done = 0;
+    while (c->joined <= BIRD_CHANNELS) {
+        int opcode; unsigned char *payload; uint64_t plen;
+        size_t m = parse_frame(c->in + off, c->inlen - off, &opcode, &payload, &plen);
+        if (!m) break;
+        off += m;
+        if (opcode != 1) continue;
+        if (memmem(payload, plen, "connection_established", 22)) {
+            for (int k = 0; k < BIRD_CHANNELS; k++) {
+                char sub[256];
+                snprintf(sub, sizeof sub, "{\"event\":\"bird:subscribe\",\"data\":{\"channel\":\"private-room-%d\","
+                         "\"auth\":\"bench:%08x\"}}", k, ++bird_auths);
+                queue_text(c, sub, 1);
+            }
+            c->joined++;
+        } else if (memmem(payload, plen, "subscription_succeeded", 22)) {
+            c->joined++;
+        }
+        if (c->joined == BIRD_CHANNELS + 1) done = 1;
+    }
+    consume(c, off);
+    flush_out(c);
+    return done;
 }
 
 /* Returns 1 when the upgrade response has been read. */
@@ -341,8 +427,13 @@ static uint64_t send_due(conn_t **all, int conns, uint64_t start, double rate, u
         if (due >= deadline) return deadline;
         if (due > now) return due;
         conn_t *c = all[sent_msgs % conns];
-        memcpy(message + message_header, &due, 8);  /* the scheduled time, not the actual one */
-        queue(c, message, message_len);
+        /* The scheduled time, not the actual one. */
+        if (bird) {
+            queue_bird(c, due);
+        } else {
+            memcpy(message + message_header, &due, 8);
+            queue(c, message, message_len);
+        }
         c->inflight++;
         flush_out(c);
         sent_msgs++;
@@ -357,7 +448,7 @@ static int run_load(int port, int conns, double seconds, size_t size, int window
     message_len = message_header + size;
     histogram = calloc(HMAX + 1, sizeof *histogram);
     conn_t **all = calloc(conns, sizeof *all);
-    int upgraded = 0, opened = 0, running = 0;
+    int upgraded = 0, opened = 0, running = 0, ready = 0;
     uint64_t start = 0, deadline = 0;
     struct epoll_event events[512];
     /* Open connections in batches so the listen backlog never overflows. */
@@ -398,18 +489,20 @@ static int run_load(int port, int conns, double seconds, size_t size, int window
                         send_upgrade(all[opened], port);
                         opened++;
                     }
-                    if (upgraded == conns) {
-                        if (idle) { printf("connected %d\n", upgraded); fflush(stdout); }
-                        start = now_ns();
-                        deadline = start + (uint64_t)(seconds * 1e9);
-                        running = 1;
-                        if (!idle && rate == 0)
-                            for (int k = 0; k < conns; k++) {
-                                for (int w = 0; w < window; w++) send_message(all[k]);
-                                flush_out(all[k]);
-                            }
-                    }
+                    if (!bird_session) ready++;
                 }
+            }
+            if (c->upgraded && !running && bird_session && c->joined <= BIRD_CHANNELS) ready += bird_join(c);
+            if (!running && ready == conns) {
+                if (idle) { printf("connected %d\n", upgraded); fflush(stdout); }
+                start = now_ns();
+                deadline = start + (uint64_t)(seconds * 1e9);
+                running = 1;
+                if (!idle && rate == 0)
+                    for (int k = 0; k < conns; k++) {
+                        for (int w = 0; w < window; w++) send_message(all[k]);
+                        flush_out(all[k]);
+                    }
             }
             if (c->upgraded && running && !idle) {
                 size_t off = 0;
@@ -421,7 +514,7 @@ static int run_load(int port, int conns, double seconds, size_t size, int window
                     off += m;
                     uint64_t sent;
                     if (bird) {
-                        if (opcode != 1 || plen < 22) continue;
+                        if (opcode != 1 || plen < 22 || memcmp(payload, "{\"t\":\"", 6)) continue;
                         char hex[17];
                         memcpy(hex, payload + 6, 16);
                         hex[16] = 0;
@@ -477,8 +570,17 @@ int main(int argc, char **argv) {
         make_bird_messages();
         return run_load(atoi(argv[2]), atoi(argv[3]), atof(argv[4]), 8, atoi(argv[5]), 0, 0);
     }
+    if (argc >= 3 && !strcmp(argv[1], "bird-echo")) {
+        bird_echo = 1;
+        return run_echo(atoi(argv[2]));
+    }
+    if (argc >= 6 && !strcmp(argv[1], "bird-rate") && atof(argv[5]) > 0) {
+        bird = bird_session = 1;
+        make_bird_messages();
+        return run_load(atoi(argv[2]), atoi(argv[3]), atof(argv[4]), 8, 0, 0, atof(argv[5]));
+    }
     if (argc >= 5 && !strcmp(argv[1], "idle")) return run_load(atoi(argv[2]), atoi(argv[3]), atof(argv[4]), 8, 0, 1, 0);
-    fprintf(stderr, "usage: wsload echo PORT | load PORT CONNS SECONDS SIZE WINDOW | rate PORT CONNS SECONDS SIZE RATE"
-                    " | idle PORT CONNS SECONDS | bird PORT CONNS SECONDS WINDOW\n");
+    fprintf(stderr, "usage: wsload echo PORT | bird-echo PORT | load PORT CONNS SECONDS SIZE WINDOW | rate PORT CONNS SECONDS SIZE RATE"
+                    " | idle PORT CONNS SECONDS | bird PORT CONNS SECONDS WINDOW | bird-rate PORT CONNS SECONDS RATE\n");
     return 2;
 }
