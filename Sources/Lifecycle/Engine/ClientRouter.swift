@@ -131,10 +131,13 @@ public struct ClientRouter: Sendable {
                 steps.append(.upgrade(client: index, upgrade))
             }
         case .frame(let frame):
-            if clientOfConnection[frame.conn] == nil {
+            // The connection's client looked up once per frame (again only after grouping it).
+            var client = clientOfConnection[frame.conn]
+            if client == nil {
                 // A frame of a connection already forgotten (after both ends) is not a new client.
                 guard frame.conn > highestConnection || pendingOpens[frame.conn] != nil else { break }
                 assign(frame.conn, request: nil, t: frame.t, into: &steps)
+                client = clientOfConnection[frame.conn]
             }
             var event = FrameEvent.decoded(nil)
             if frame.opcode == .text {
@@ -144,7 +147,7 @@ public struct ClientRouter: Sendable {
                     event = .decoded(decoder.event(of: frame))
                 }
             }
-            if let index = clientOfConnection[frame.conn] {
+            if let index = client {
                 touch(index, at: frame.t)
                 // A close frame that reached the client ends the connection for it.
                 if frame.opcode == .close, frame.from == .client || frame.action != .dropped {
