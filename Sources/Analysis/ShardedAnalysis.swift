@@ -64,7 +64,9 @@ public final class ShardedAnalysis {
     }
 
     /// Routes one record to the workers of its client (every worker for a timer sweep).
-    public func feed(_ record: CaptureRecord) {
+    /// The record is taken, its parts moved into the steps (a caller that keeps it passes
+    /// a copy).
+    public func feed(_ record: consuming CaptureRecord) {
         steps.removeAll(keepingCapacity: true)
         if routesPerClient {
             perClientRouter!.route(record, into: &steps)

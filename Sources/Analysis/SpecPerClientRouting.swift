@@ -96,7 +96,7 @@ struct SpecPerClientRouting: Sendable {
         }
     }
 
-    mutating func route(_ record: CaptureRecord, into out: inout [SpecStep]) {
+    mutating func route(_ record: consuming CaptureRecord, into out: inout [SpecStep]) {
         routed.removeAll(keepingCapacity: true)
         router.route(record, into: &routed)
         handleRouted(into: &out)

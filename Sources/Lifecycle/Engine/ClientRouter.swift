@@ -105,15 +105,16 @@ public struct ClientRouter: Sendable {
     /// upgrade request (`RoutedStep.lateClient`): counted, not kept.
     private var lateClients = 0
 
-    /// The steps one record makes, in order.
-    public mutating func route(_ record: CaptureRecord, into steps: inout [RoutedStep]) {
+    /// The steps one record makes, in order. The record is taken: its parts move into
+    /// the steps rather than being copied (a caller that keeps it passes a copy).
+    public mutating func route(_ record: consuming CaptureRecord, into steps: inout [RoutedStep]) {
         // After the finish every client is done and the router has let go of them.
         guard finishing?.done != true else { return }
         if let t = record.time {
             now = max(now, t)
             if now - lastSweep >= Self.sweepInterval { sweep(to: now, into: &steps) }
         }
-        switch record {
+        switch consume record {
         case .header, .note, .tunnel, .http:
             break
         case .open(let open):
