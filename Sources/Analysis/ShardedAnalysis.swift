@@ -17,6 +17,9 @@ public final class ShardedAnalysis {
     private var router: ClientRouter
     /// Each client judged by its own pack (`SpecPerClientRouting`): routes instead of `router`.
     private var perClientRouter: SpecPerClientRouting?
+    /// `perClientRouter != nil`, asked once: comparing the optional with nil copies the
+    /// router's whole state (a retain and a release of each of its tables) every record.
+    private let routesPerClient: Bool
     private let workers: [ShardWorker]
     /// Steps routed but not yet handed to each worker, with their step numbers.
     private var batches: [[NumberedStep]]
@@ -47,6 +50,7 @@ public final class ShardedAnalysis {
         stepNumber = firstStep
         router = ClientRouter(options: options, decodeInShards: true)
         perClientRouter = perClient.map { SpecPerClientRouting(specs: $0, decodeInShards: true) }
+        routesPerClient = perClient != nil
         let specs = perClient ?? ClientSpecs(only: options)
         workers = (0..<jobs).map { ShardWorker(shard: SpecPerClientShards(specs: specs, index: $0, count: jobs),
                                                limits: limits, depth: Self.queueDepth, firstOrdinal: firstOrdinal) }
@@ -60,14 +64,17 @@ public final class ShardedAnalysis {
     }
 
     /// Routes one record to the workers of its client (every worker for a timer sweep).
-    public func feed(_ record: CaptureRecord) {
+    /// The record is taken, its parts moved into the steps (a caller that keeps it passes
+    /// a copy).
+    public func feed(_ record: consuming CaptureRecord) {
         steps.removeAll(keepingCapacity: true)
-        if perClientRouter != nil {
+        if routesPerClient {
             perClientRouter!.route(record, into: &steps)
         } else {
             routed.removeAll(keepingCapacity: true)
             router.route(record, into: &routed)
-            for step in routed { steps.append(SpecStep(one: step)) }
+            routed.reverse()
+            while let step = routed.popLast() { steps.append(SpecStep(one: step)) }
         }
         dispatch()
     }
@@ -75,7 +82,7 @@ public final class ShardedAnalysis {
     /// The input ended at `time`: waits for every worker and returns the report's builder,
     /// the notes on clients analyzed at connection level, and the protocol prefix.
     public func finish(at time: Micros?) -> (builder: ReportBuilder, notes: [String], prefix: String?) {
-        if perClientRouter != nil {
+        if routesPerClient {
             while true {
                 steps.removeAll(keepingCapacity: true)
                 guard perClientRouter!.finishStep(at: time, into: &steps) else { break }
@@ -104,8 +111,11 @@ public final class ShardedAnalysis {
         return (builder, notes, router.prefix)
     }
 
+    /// Hands `steps` to the batches, each moved out (not copied: a copy would count every
+    /// reference in its record up and down again on this thread, the one all wait on).
     private func dispatch() {
-        for step in steps {
+        steps.reverse()
+        while let step = steps.popLast() {
             stepNumber += 1
             if let client = step.step.client {
                 let i = client % jobs
@@ -199,8 +209,10 @@ final class ShardWorker: @unchecked Sendable {
     }
 
     private func run() {
-        while let batch = take() {
-            for numbered in batch {
+        while var batch = take() {
+            // Each step moved out of the batch, last first, rather than copied.
+            batch.reverse()
+            while let numbered = batch.popLast() {
                 if case .finish(let time) = numbered.step.step {
                     shard.finish(at: time) { builder.add($0, step: numbered.number) }
                     continue

@@ -46,6 +46,11 @@ struct SpecPerClientRouting: Sendable {
     private var router: ClientRouter
     /// Per spec: the entry decoding its clients' frames (made when first needed).
     private var decoders: [(any WireProtocol)?]
+    /// Per spec, with `decodeInShards`: its entry's dialect once known, from when on the
+    /// shards decode its clients' frames (and this entry decodes none, so it learns no
+    /// other). Kept apart so that a frame does not read the entry out of `decoders` (a
+    /// copy of its state) to ask it.
+    private var shardDialects: [String?]
     /// Per client ordinal: its spec number, or -1 while undecided.
     private var specOf: [Int16] = []
     private var pending: [Int: PendingClient] = [:]
@@ -67,6 +72,7 @@ struct SpecPerClientRouting: Sendable {
         options.entry = specs.table.registration(named: ConnectionLevelProtocol.key)
         router = ClientRouter(options: options)
         decoders = Array(repeating: nil, count: specs.options.count)
+        shardDialects = Array(repeating: nil, count: specs.options.count)
     }
 
     var clientCount: Int { router.clientCount }
@@ -90,16 +96,22 @@ struct SpecPerClientRouting: Sendable {
         }
     }
 
-    mutating func route(_ record: CaptureRecord, into out: inout [SpecStep]) {
+    mutating func route(_ record: consuming CaptureRecord, into out: inout [SpecStep]) {
         routed.removeAll(keepingCapacity: true)
         router.route(record, into: &routed)
-        for step in routed { handle(step, into: &out) }
+        handleRouted(into: &out)
     }
 
     mutating func sweep(to time: Micros, into out: inout [SpecStep]) {
         routed.removeAll(keepingCapacity: true)
         router.sweep(to: time, into: &routed)
-        for step in routed { handle(step, into: &out) }
+        handleRouted(into: &out)
+    }
+
+    /// The router's steps handed on in order, each moved out of `routed` rather than copied.
+    private mutating func handleRouted(into out: inout [SpecStep]) {
+        routed.reverse()
+        while let step = routed.popLast() { handle(step, into: &out) }
     }
 
     /// The steps of the input's end, a router step at a time (see
@@ -110,7 +122,7 @@ struct SpecPerClientRouting: Sendable {
         return true
     }
 
-    private mutating func handle(_ step: RoutedStep, into out: inout [SpecStep]) {
+    private mutating func handle(_ step: consuming RoutedStep, into out: inout [SpecStep]) {
         switch step {
         case .sweep(let time):
             // Clients undecided for too long are judged by what they showed.
@@ -177,13 +189,17 @@ struct SpecPerClientRouting: Sendable {
     }
 
     /// The step with its text frame's event decoded by spec `number`'s entry.
-    private mutating func decoded(_ step: RoutedStep, by number: Int) -> RoutedStep {
+    private mutating func decoded(_ step: consuming RoutedStep, by number: Int) -> RoutedStep {
         guard case .frame(let client, let frame, _) = step, frame.opcode == .text else { return step }
+        if let dialect = shardDialects[number] { return .frame(client: client, frame, .decode(prefix: dialect)) }
         if decoders[number] == nil {
             let options = specs.options[number]
             decoders[number] = options.makeEntry(prefix: options.prefix ?? options.spec.prefix)
         }
-        if decodeInShards, let dialect = decoders[number]?.dialect { return .frame(client: client, frame, .decode(prefix: dialect)) }
+        if decodeInShards, let dialect = decoders[number]?.dialect {
+            shardDialects[number] = dialect
+            return .frame(client: client, frame, .decode(prefix: dialect))
+        }
         return .frame(client: client, frame, .decoded(decoders[number]?.event(of: frame)))
     }
 }

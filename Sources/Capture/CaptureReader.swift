@@ -139,10 +139,10 @@ public struct CaptureReader: RecordSource {
                     noteSkipped(skip.type, line: runFirstLine + skip.line + 1)
                     skipIndex += 1
                 }
-                if recordIndex < run.records.count {
+                if recordIndex < run.recordCount, let record = run.takeRecord() {
                     lineNumber = runFirstLine + Int(run.lineIndex[recordIndex]) + 1
                     recordIndex += 1
-                    return run.records[recordIndex - 1]
+                    return record
                 }
                 if let failure = run.failure {
                     lineNumber = runFirstLine + failure.line + 1

@@ -10,8 +10,12 @@ final class DecodedRun: @unchecked Sendable {
     private var bytes: [UInt8]
     private let done = DispatchSemaphore(value: 0)
 
-    /// The records, in line order, each with the 0-based index of its line in the run.
-    private(set) var records: [CaptureRecord] = []
+    /// The records, last line first once decoded, so that the reading thread moves each
+    /// out (`takeRecord`) instead of copying it and releasing the run's copy later: a
+    /// record's references are then counted on the decoding and the consuming thread only.
+    private var records: [CaptureRecord] = []
+    /// Records decoded; `lineIndex[i]` is the 0-based index in the run of record i's line.
+    private(set) var recordCount = 0
     private(set) var lineIndex: [Int32] = []
     /// The first line of each record type this version does not read (once per type in
     /// the run), with the number of records before it.
@@ -76,7 +80,12 @@ final class DecodedRun: @unchecked Sendable {
             }
         }
         bytes = []
+        recordCount = records.count
+        records.reverse()
     }
+
+    /// The next record in line order, moved out of the run (`recordCount` in all).
+    func takeRecord() -> CaptureRecord? { records.popLast() }
 }
 
 /// The reading thread's side of decoding on several threads: it reads runs of whole lines

@@ -73,8 +73,41 @@ public enum ClientKeyMode: Sendable, Hashable, CustomStringConvertible {
 
     /// The path plus the query without volatile parameters.
     static func stableTarget(_ target: String) -> String {
+        // Most targets keep every parameter as written: then the target is its own stable
+        // form, and no item is split out or joined again (this runs for every connection).
+        keepsEveryParameter(target) ? target : rebuiltTarget(target)
+    }
+
+    /// `stableTarget` item by item: the path, then the kept parameters joined again.
+    static func rebuiltTarget(_ target: String) -> String {
         let path = target.firstIndex(of: "?").map { String(target[..<$0]) } ?? target
         let kept = queryItems(of: target).filter { !volatileParameters.contains($0.name) }
         return kept.isEmpty ? path : path + "?" + kept.map { "\($0.name)=\($0.value)" }.joined(separator: "&")
     }
+
+    /// Whether `stableTarget` would give `target` back unchanged: a query whose every item
+    /// is `name=value` (none empty, which the split drops, none without `=`, which the join
+    /// adds) and none volatile. Reads the bytes, making nothing. ASCII only: beyond it a
+    /// `?`, `&` or `=` followed by a combining mark is not a `Character` of its own, so the
+    /// slow path's `Character` split and this byte split could differ.
+    static func keepsEveryParameter(_ target: String) -> Bool {
+        let bytes = target.utf8
+        guard bytes.allSatisfy({ $0 < 0x80 }) else { return false }
+        guard let q = bytes.firstIndex(of: UInt8(ascii: "?")) else { return true }
+        let query = bytes[bytes.index(after: q)...]
+        guard !query.isEmpty else { return false }
+        var itemStart = query.startIndex
+        while true {
+            let itemEnd = query[itemStart...].firstIndex(of: UInt8(ascii: "&")) ?? query.endIndex
+            let item = query[itemStart..<itemEnd]
+            guard let eq = item.firstIndex(of: UInt8(ascii: "=")) else { return false }
+            let name = item[..<eq]
+            if volatileParameterBytes.contains(where: { $0.elementsEqual(name) }) { return false }
+            guard itemEnd < query.endIndex else { return true }
+            itemStart = query.index(after: itemEnd)
+            guard itemStart < query.endIndex else { return false }
+        }
+    }
+
+    private static let volatileParameterBytes: [[UInt8]] = volatileParameters.map { Array($0.utf8) }
 }

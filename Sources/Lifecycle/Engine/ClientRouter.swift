@@ -105,15 +105,16 @@ public struct ClientRouter: Sendable {
     /// upgrade request (`RoutedStep.lateClient`): counted, not kept.
     private var lateClients = 0
 
-    /// The steps one record makes, in order.
-    public mutating func route(_ record: CaptureRecord, into steps: inout [RoutedStep]) {
+    /// The steps one record makes, in order. The record is taken: its parts move into
+    /// the steps rather than being copied (a caller that keeps it passes a copy).
+    public mutating func route(_ record: consuming CaptureRecord, into steps: inout [RoutedStep]) {
         // After the finish every client is done and the router has let go of them.
         guard finishing?.done != true else { return }
         if let t = record.time {
             now = max(now, t)
             if now - lastSweep >= Self.sweepInterval { sweep(to: now, into: &steps) }
         }
-        switch record {
+        switch consume record {
         case .header, .note, .tunnel, .http:
             break
         case .open(let open):
@@ -131,10 +132,13 @@ public struct ClientRouter: Sendable {
                 steps.append(.upgrade(client: index, upgrade))
             }
         case .frame(let frame):
-            if clientOfConnection[frame.conn] == nil {
+            // The connection's client looked up once per frame (again only after grouping it).
+            var client = clientOfConnection[frame.conn]
+            if client == nil {
                 // A frame of a connection already forgotten (after both ends) is not a new client.
                 guard frame.conn > highestConnection || pendingOpens[frame.conn] != nil else { break }
                 assign(frame.conn, request: nil, t: frame.t, into: &steps)
+                client = clientOfConnection[frame.conn]
             }
             var event = FrameEvent.decoded(nil)
             if frame.opcode == .text {
@@ -144,7 +148,7 @@ public struct ClientRouter: Sendable {
                     event = .decoded(decoder.event(of: frame))
                 }
             }
-            if let index = clientOfConnection[frame.conn] {
+            if let index = client {
                 touch(index, at: frame.t)
                 // A close frame that reached the client ends the connection for it.
                 if frame.opcode == .close, frame.from == .client || frame.action != .dropped {
