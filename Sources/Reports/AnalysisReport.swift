@@ -197,6 +197,8 @@ public struct ReportBuilder: Sendable {
     private var errorCount = 0
     private var warningCount = 0
     private var endTime: Micros = 0
+    /// The texts the logs keep, each held once (`StringPool`).
+    private var texts = StringPool()
 
     public init(limits: ReportLimits = .standard) {
         self.limits = limits
@@ -292,7 +294,9 @@ public struct ReportBuilder: Sendable {
             if let i = place(of: client) { clients[i].connectionIDs.append(conn, limits: limits) }
         case .transition(let t):
             if let i = place(of: t.client) {
-                clients[i].transitions.append(KeptTransition(t), limits: limits)
+                var kept = KeptTransition(t)
+                kept.cause = texts.shared(kept.cause)
+                clients[i].transitions.append(kept, limits: limits)
                 clients[i].finalState = t.to
             }
             endTime = max(endTime, t.t)
@@ -305,7 +309,8 @@ public struct ReportBuilder: Sendable {
             let entry = SequencedFinding(number: nextOrder(client: i), finding: f)
             if let i { clients[i].findings.append(entry, limits: limits) } else { strayFindings.append(entry) }
             endTime = max(endTime, f.t)
-        case .connectionEnded(let s):
+        case .connectionEnded(var s):
+            s.end = texts.shared(s.end)
             if let i = place(of: s.client) { clients[i].connections.append(s, limits: limits) }
             endTime = max(endTime, s.endedAt ?? s.openedAt)
         case .fault(let mark):

@@ -34,8 +34,12 @@ public struct ConnectionViews: Sendable {
 
     /// Keeps `view` as its connection's: in place of an older view of the same id (a
     /// capture may reuse one), else after the others.
+    /// Grown one view at a time: the timeline adds a fifth view before dropping the oldest,
+    /// and grown by doubling that fifth took room for eight (4 KB a client, kept).
     mutating func set(_ view: ConnectionView) {
-        if let i = index(of: view.conn) { views[i] = view } else { views.append(view) }
+        if let i = index(of: view.conn) { views[i] = view; return }
+        if views.count == views.capacity { views.reserveCapacity(views.count + 1) }
+        views.append(view)
     }
 
     mutating func remove(_ conn: ConnectionID) {

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `channels.stale-auth`: a private or presence subscribe reuses an `auth` sent on an
 /// earlier connection, a signature over an old socket id.
@@ -7,26 +8,74 @@ public struct ChannelsStaleAuth: LifecycleRule {
     public static let severity = Severity.error
     public static let summary = "private and presence subscribes carry a fresh auth on each connection"
     public static let observes: StepKinds = .clientFrame
-    /// Auths by the connection they were first sent on; bounded, so that memory stays flat
-    /// however many connections a client makes (a stale auth is reused from a recent
-    /// connection: 64 auths cover dozens of reconnects).
-    var seen: [String: Evidence] = [:]
+    /// The auths this client sent, first sending of each, oldest first; at most
+    /// `maximumKept` (a stale auth is reused from a recent connection: 64 auths cover
+    /// dozens of reconnects), the oldest forgotten first and counted (`forgotten`).
+    ///
+    /// An auth is kept as two keyed 64-bit hashes of its text, not the text: a client of a
+    /// long capture sends a fresh auth (some 90 bytes) on every connection, and 2,000
+    /// clients' auths, their dictionary and evidence strings were the largest thing that
+    /// grew with the input (22 MB at 1 GB of synthetic capture). A false match needs both
+    /// hashes of two different auths to agree, about one chance in 2^128 per pair.
+    var sent: [SentAuth] = []
     static let maximumKept = 64
+    /// Auths forgotten to stay within `maximumKept`, and the first of them: a reuse of one
+    /// of them goes unseen, which the report says (`undetermined`).
+    var forgotten = 0
+    var firstForgotten: SentAuth?
     public init(spec: LifecycleSpec) {}
+
+    struct SentAuth: Sendable {
+        var digest: (Int, Int)
+        var conn: ConnectionID
+        var t: Micros
+        var channel: String
+    }
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
         guard case .frame(let frame, let event?) = step, frame.from == .client, event.kind == .subscribe,
               let auth = event.auth, let channel = event.targetChannel,
               channel.hasPrefix("private-") || channel.hasPrefix("presence-") else { return [] }
-        let here = Evidence(conn: frame.conn, t: frame.t, from: .client, summary: "subscribe \(channel)")
-        if let earlier = seen[auth] {
+        let digest = Self.digest(auth)
+        if let earlier = sent.first(where: { $0.digest == digest }) {
             guard earlier.conn != frame.conn else { return [] }
             return [finding(context, conn: frame.conn, t: frame.t,
                             "subscribe \(channel) reuses the auth sent on connection \(earlier.conn)",
-                            evidence: [earlier, here])]
+                            evidence: [Self.evidence(earlier), Self.evidence(SentAuth(digest: digest, conn: frame.conn,
+                                                                                   t: frame.t, channel: channel))])]
         }
-        if seen.count >= Self.maximumKept { seen.removeAll() }
-        seen[auth] = here
+        // The channel's text shared with an earlier auth's when equal: most clients
+        // subscribe the same few channels on every connection.
+        let kept = sent.last(where: { $0.channel == channel })?.channel ?? channel
+        if sent.count >= Self.maximumKept {
+            let oldest = sent.removeFirst()
+            if forgotten == 0 { firstForgotten = oldest }
+            forgotten += 1
+        }
+        sent.append(SentAuth(digest: digest, conn: frame.conn, t: frame.t, channel: kept))
         return []
+    }
+
+    /// Auths forgotten: a later reuse of one of them was not looked for, so the rule could
+    /// not say there was none.
+    public func undetermined(at now: Micros, _ context: RuleContext) -> [Undetermined] {
+        guard forgotten > 0, let first = firstForgotten else { return [] }
+        return [undetermined(context, conn: first.conn, t: first.t, deadline: now,
+                             "\(forgotten) auth\(forgotten == 1 ? "" : "s") of earlier subscribes forgotten from connection \(first.conn) on (the rule keeps the latest \(Self.maximumKept) per client): a reuse of one of them was not checked")]
+    }
+
+    static func evidence(_ auth: SentAuth) -> Evidence {
+        Evidence(conn: auth.conn, t: auth.t, from: .client, summary: "subscribe \(auth.channel)")
+    }
+
+    /// Two independent keyed hashes of the auth (the process's random seed: a crafted
+    /// capture cannot aim at a collision).
+    static func digest(_ auth: String) -> (Int, Int) {
+        var first = Hasher()
+        first.combine(auth)
+        var second = Hasher()
+        second.combine(0x9E37_79B9_7F4A_7C15 as UInt64)
+        second.combine(auth)
+        return (first.finalize(), second.finalize())
     }
 }
