@@ -86,6 +86,19 @@ public struct ClientShard: Sendable {
     /// `events`: a caller that empties and reuses one buffer allocates nothing for the
     /// steps that reveal nothing, which are nearly all of them.
     public mutating func apply(_ step: RoutedStep, into events: inout [AnalysisEvent]) {
+        apply(step, local: step.client.map { $0 / count }, into: &events)
+    }
+
+    /// `apply(_:into:)` for a step of this shard's client numbered `local` (its place in the
+    /// shard, whatever number the step carries): an owner that numbers the clients of this
+    /// engine apart from the router (one engine per spec) hands a step over as it came,
+    /// instead of rebuilding it around another number, a copy of its record per frame.
+    public mutating func apply(_ step: RoutedStep, asClient local: Int, into events: inout [AnalysisEvent]) {
+        apply(step, local: step.client == nil ? nil : local, into: &events)
+    }
+
+    /// `local`: the client's place in `clients` (nil for the steps of every client).
+    private mutating func apply(_ step: RoutedStep, local: Int?, into events: inout [AnalysisEvent]) {
         switch step {
         case .sweep(let time):
             for local in clients.indices { sweep(local, to: time, into: &events) }
@@ -104,12 +117,15 @@ public struct ClientShard: Sendable {
             events.append(.connection(open.conn, client: info.id))
             timeline.open(open, into: &events)
             timeline.finish(at: end, into: &events)
-        case .open(let client, let open):
-            events.append(.connection(open.conn, client: clients[client / count].info(in: awake).id))
-            take(.open(open), client: client / count, into: &events)
-        case .upgrade(let client, let upgrade):
-            take(.upgrade(upgrade), client: client / count, into: &events)
-        case .frame(let client, let frame, let event):
+        case .open(_, let open):
+            guard let local else { return }
+            events.append(.connection(open.conn, client: clients[local].info(in: awake).id))
+            take(.open(open), client: local, into: &events)
+        case .upgrade(_, let upgrade):
+            guard let local else { return }
+            take(.upgrade(upgrade), client: local, into: &events)
+        case .frame(_, let frame, let event):
+            guard let local else { return }
             let decoded: RealtimeEvent?
             switch event {
             case .decoded(let event):
@@ -121,11 +137,13 @@ public struct ClientShard: Sendable {
             if !authSeen, frame.from == .client, let decoded, decoded.kind == .subscribe || decoded.kind == .signin {
                 authSeen = decoded.auth != nil
             }
-            take(.frame(frame, decoded), client: client / count, into: &events)
-        case .end(let client, let end):
-            take(.end(end), client: client / count, into: &events)
-        case .fault(let client, let fault):
-            take(.fault(fault), client: client / count, into: &events)
+            takeFrame(frame, decoded, client: local, into: &events)
+        case .end(_, let end):
+            guard let local else { return }
+            take(.end(end), client: local, into: &events)
+        case .fault(_, let fault):
+            guard let local else { return }
+            take(.fault(fault), client: local, into: &events)
         case .finish(let time):
             for local in clients.indices { finish(local, at: time, into: &events) }
         }
@@ -167,12 +185,30 @@ public struct ClientShard: Sendable {
     /// The input handed to client `local`'s timeline, and kept while its story is short.
     private mutating func take(_ input: ClientInput, client local: Int, into events: inout [AnalysisEvent]) {
         guard let i = wake(local) else { return }
+        take(input, awake: i, into: &events)
+    }
+
+    /// `take` for the awake client at `i` in `awake`.
+    private mutating func take(_ input: ClientInput, awake i: Int, into events: inout [AnalysisEvent]) {
         awake[i].recent = true
         if awake[i].history != nil {
             if awake[i].history!.count < historyLimit { awake[i].history!.append(input) } else { awake[i].history = nil }
         }
         awake[i].timeline.take(input, into: &events)
         if awake[i].history == nil { keepAwake(i) }
+        sleepIfCrowded()
+    }
+
+    /// `take(.frame(frame, event))`, the input made only while the client's story is kept:
+    /// a frame is nearly every record, and wrapping it in an input copied the whole record
+    /// (and its event) once more per frame, to be thrown away for nearly every client.
+    private mutating func takeFrame(_ frame: FrameRecord, _ event: RealtimeEvent?, client local: Int,
+                                    into events: inout [AnalysisEvent]) {
+        guard let i = wake(local) else { return }
+        guard awake[i].history == nil else { return take(.frame(frame, event), awake: i, into: &events) }
+        awake[i].recent = true
+        awake[i].timeline.frame(frame, event: event, into: &events)
+        keepAwake(i)
         sleepIfCrowded()
     }
 

@@ -243,7 +243,11 @@ struct ClientTimeline {
             }
         }
         let droppedBefore = ctx.connections[at: v].droppedAt != nil
-        run(.frame(record, event), into: &events)
+        // The step only for the rules that observe it: it holds a copy of the record and
+        // its event, and most frames (server application events) have no observer.
+        if !plan.observers[StepKinds.frame(record, event).rawValue.trailingZeroBitCount].isEmpty {
+            run(.frame(record, event), into: &events)
+        }
         if record.opcode == .close { closeFrame(record, droppedBefore: droppedBefore, evidence: evidence(), into: &events) }
     }
 
