@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// `channels.stale-auth`: a private or presence subscribe reuses an `auth` sent on an
 /// earlier connection, a signature over an old socket id.
@@ -10,7 +11,8 @@ public struct ChannelsStaleAuth: LifecycleRule {
     /// Auths by the connection they were first sent on; bounded, so that memory stays flat
     /// however many connections a client makes (a stale auth is reused from a recent
     /// connection: 64 auths cover dozens of reconnects).
-    var seen: [String: Evidence] = [:]
+    /// Each kept auth's first subscribe, spelled out as evidence only for a finding.
+    var seen: [String: Subscribe] = [:]
     static let maximumKept = 64
     public init(spec: LifecycleSpec) {}
 
@@ -18,15 +20,25 @@ public struct ChannelsStaleAuth: LifecycleRule {
         guard case .frame(let frame, let event?) = step, frame.from == .client, event.kind == .subscribe,
               let auth = event.auth, let channel = event.targetChannel,
               channel.hasPrefix("private-") || channel.hasPrefix("presence-") else { return [] }
-        let here = Evidence(conn: frame.conn, t: frame.t, from: .client, summary: "subscribe \(channel)")
+        let here = Subscribe(conn: frame.conn, t: frame.t, channel: channel)
         if let earlier = seen[auth] {
             guard earlier.conn != frame.conn else { return [] }
             return [finding(context, conn: frame.conn, t: frame.t,
                             "subscribe \(channel) reuses the auth sent on connection \(earlier.conn)",
-                            evidence: [earlier, here])]
+                            evidence: [earlier.evidence, here.evidence])]
         }
         if seen.count >= Self.maximumKept { seen.removeAll() }
         seen[auth] = here
         return []
+    }
+
+    /// A subscribe as kept: its evidence's summary is made only when a finding shows it
+    /// (nearly every subscribe reuses no auth).
+    struct Subscribe: Sendable {
+        var conn: ConnectionID
+        var t: Micros
+        var channel: String
+
+        var evidence: Evidence { Evidence(conn: conn, t: t, from: .client, summary: "subscribe \(channel)") }
     }
 }
