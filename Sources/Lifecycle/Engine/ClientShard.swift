@@ -24,6 +24,12 @@ public struct ClientShard: Sendable {
     private let fallbackPlan: RulePlan?
     /// This shard's clients, by ordinal / count.
     private var clients: [ClientSlot] = []
+    /// Per client (as `clients`): a sweep up to this record time can change nothing for it
+    /// (`sweepDeadline`), so the once-a-second sweep visits only the clients past theirs,
+    /// never touching the others' timelines. Kept after every input, sweep, sleep, wake
+    /// and finish of the client; lower than need be is always safe (a visit that finds
+    /// nothing due), so a client whose deadline cannot be had cheaply keeps `Micros.min`.
+    private var sweepAfter: [Micros] = []
     /// The timelines of the awake clients: first those that can never sleep (their story
     /// grew too long), then the candidates, among which the clock hand turns.
     private var awake: [AwakeClient] = []
@@ -101,12 +107,15 @@ public struct ClientShard: Sendable {
     private mutating func apply(_ step: RoutedStep, local: Int?, into events: inout [AnalysisEvent]) {
         switch step {
         case .sweep(let time):
-            for local in clients.indices { sweep(local, to: time, into: &events) }
+            // `where` reads the deadlines as the loop reaches them: a client put to sleep by
+            // an earlier one's sweep is judged by its sleeping deadline, as the visit would.
+            for local in sweepAfter.indices where time > sweepAfter[local] { sweep(local, to: time, into: &events) }
         case .newClient(_, let info):
             let timeline = timeline(for: info)
             events.append(.client(info))
             timeline.start(into: &events)
             clients.append(.awake(awake.count))
+            sweepAfter.append(Micros.min)  // (a new timeline asks its timer rules at the first sweep)
             awake.append(AwakeClient(timeline: timeline, local: clients.count - 1, history: shortcuts ? [] : nil))
             if !shortcuts { keepAwake(awake.count - 1) }
             sleepIfCrowded()
@@ -195,7 +204,8 @@ public struct ClientShard: Sendable {
             if awake[i].history!.count < historyLimit { awake[i].history!.append(input) } else { awake[i].history = nil }
         }
         awake[i].timeline.take(input, into: &events)
-        if awake[i].history == nil { keepAwake(i) }
+        noteSweepDeadline(ofAwake: i)
+        if awake[i].history == nil { keepAwake(i) }  // (which moves it in `awake`)
         sleepIfCrowded()
     }
 
@@ -208,7 +218,8 @@ public struct ClientShard: Sendable {
         guard awake[i].history == nil else { return take(.frame(frame, event), awake: i, into: &events) }
         awake[i].recent = true
         awake[i].timeline.frame(frame, event: event, into: &events)
-        keepAwake(i)
+        noteSweepDeadline(ofAwake: i)
+        keepAwake(i)  // (which moves it in `awake`)
         sleepIfCrowded()
     }
 
@@ -221,6 +232,7 @@ public struct ClientShard: Sendable {
                 take(.advance(time), client: local, into: &events)
             } else {
                 awake[i].timeline.advance(to: time, into: &events)
+                noteSweepDeadline(ofAwake: i)
             }
         case .asleep(let sleeper) where time > sleeper.wake:
             take(.advance(time), client: local, into: &events)
@@ -236,6 +248,7 @@ public struct ClientShard: Sendable {
         let finished = ClientSlot.finished(awake[i].timeline.info, connectionLevel: awake[i].timeline.connectionLevel)
         removeAwake(at: i)
         clients[local] = finished
+        sweepAfter[local] = Micros.max
     }
 
     /// The place in `awake` of client `local`, its timeline rebuilt first if it slept; nil
@@ -273,6 +286,7 @@ public struct ClientShard: Sendable {
                 let local = awake[hand].local
                 removeAwake(at: hand)
                 clients[local] = .asleep(sleeper)
+                sweepAfter[local] = sleeper.wake
                 looked = 0
             } else {
                 // Its story is too long, or a record would not come back from its line.
@@ -280,6 +294,14 @@ public struct ClientShard: Sendable {
                 keepAwake(hand)
             }
         }
+    }
+
+    /// Keeps the sweep deadline of the awake client at `i`: its timeline's own
+    /// (`ClientTimeline.sweepDeadline`) once it can never sleep; while its story is kept,
+    /// `Micros.min`, since a sweep past the (costlier to ask) `wakeTime` of such a client
+    /// joins its story even when it finds nothing.
+    private mutating func noteSweepDeadline(ofAwake i: Int) {
+        sweepAfter[awake[i].local] = awake[i].history == nil ? awake[i].timeline.sweepDeadline : Micros.min
     }
 
     /// The awake client at `i` can never sleep: it joins the front of `awake`.

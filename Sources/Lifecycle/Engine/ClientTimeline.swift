@@ -416,6 +416,10 @@ struct ClientTimeline {
         timersQuietUntil = quiet
     }
 
+    /// Up to this record time `advance` returns at once (its first guard): the client's
+    /// deadline in its shard's sweep (`ClientShard`), which skips the client until then.
+    var sweepDeadline: Micros { plan.timerRules.isEmpty ? Micros.max : timersQuietUntil }
+
     /// The earliest record time past which a timer rule could find anything or change, as
     /// long as no step reaches the client (the least `quietUntil` of its timer rules;
     /// `Micros.max`: none can). A sweep up to this time changes nothing, so a client put
