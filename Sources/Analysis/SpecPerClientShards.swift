@@ -54,7 +54,7 @@ struct SpecPerClientShards: Sendable {
             shards[number]!.apply(step.step, into: &events)
         default:
             guard let client = step.step.client, client / count < local.count, local[client / count] >= 0 else { return }
-            shards[number]!.apply(step.step.forClient(Int(local[client / count])), into: &events)
+            shards[number]!.apply(step.step, asClient: Int(local[client / count]), into: &events)
         }
     }
 
@@ -71,20 +71,5 @@ struct SpecPerClientShards: Sendable {
         shards.indices.flatMap { number in
             (shards[number]?.connectionLevelClients ?? []).map { (ordinals[number][$0.ordinal], $0.id, number) }
         }.sorted { $0.ordinal < $1.ordinal }
-    }
-}
-
-extension RoutedStep {
-    /// The same step for the client numbered `client` (a step of one client only).
-    func forClient(_ client: Int) -> RoutedStep {
-        switch self {
-        case .sweep, .finish, .lateClient: self
-        case .newClient(_, let info): .newClient(ordinal: client, info)
-        case .open(_, let open): .open(client: client, open)
-        case .upgrade(_, let upgrade): .upgrade(client: client, upgrade)
-        case .frame(_, let frame, let event): .frame(client: client, frame, event)
-        case .end(_, let end): .end(client: client, end)
-        case .fault(_, let fault): .fault(client: client, fault)
-        }
     }
 }

@@ -24,6 +24,12 @@ public struct ClientShard: Sendable {
     private let fallbackPlan: RulePlan?
     /// This shard's clients, by ordinal / count.
     private var clients: [ClientSlot] = []
+    /// Per client (as `clients`): a sweep up to this record time can change nothing for it
+    /// (`sweepDeadline`), so the once-a-second sweep visits only the clients past theirs,
+    /// never touching the others' timelines. Kept after every input, sweep, sleep, wake
+    /// and finish of the client; lower than need be is always safe (a visit that finds
+    /// nothing due), so a client whose deadline cannot be had cheaply keeps `Micros.min`.
+    private var sweepAfter: [Micros] = []
     /// The timelines of the awake clients: first those that can never sleep (their story
     /// grew too long), then the candidates, among which the clock hand turns.
     private var awake: [AwakeClient] = []
@@ -86,14 +92,30 @@ public struct ClientShard: Sendable {
     /// `events`: a caller that empties and reuses one buffer allocates nothing for the
     /// steps that reveal nothing, which are nearly all of them.
     public mutating func apply(_ step: RoutedStep, into events: inout [AnalysisEvent]) {
+        apply(step, local: step.client.map { $0 / count }, into: &events)
+    }
+
+    /// `apply(_:into:)` for a step of this shard's client numbered `local` (its place in the
+    /// shard, whatever number the step carries): an owner that numbers the clients of this
+    /// engine apart from the router (one engine per spec) hands a step over as it came,
+    /// instead of rebuilding it around another number, a copy of its record per frame.
+    public mutating func apply(_ step: RoutedStep, asClient local: Int, into events: inout [AnalysisEvent]) {
+        apply(step, local: step.client == nil ? nil : local, into: &events)
+    }
+
+    /// `local`: the client's place in `clients` (nil for the steps of every client).
+    private mutating func apply(_ step: RoutedStep, local: Int?, into events: inout [AnalysisEvent]) {
         switch step {
         case .sweep(let time):
-            for local in clients.indices { sweep(local, to: time, into: &events) }
+            // `where` reads the deadlines as the loop reaches them: a client put to sleep by
+            // an earlier one's sweep is judged by its sleeping deadline, as the visit would.
+            for local in sweepAfter.indices where time > sweepAfter[local] { sweep(local, to: time, into: &events) }
         case .newClient(_, let info):
             let timeline = timeline(for: info)
             events.append(.client(info))
             timeline.start(into: &events)
             clients.append(.awake(awake.count))
+            sweepAfter.append(Micros.min)  // (a new timeline asks its timer rules at the first sweep)
             awake.append(AwakeClient(timeline: timeline, local: clients.count - 1, history: shortcuts ? [] : nil))
             if !shortcuts { keepAwake(awake.count - 1) }
             sleepIfCrowded()
@@ -104,12 +126,15 @@ public struct ClientShard: Sendable {
             events.append(.connection(open.conn, client: info.id))
             timeline.open(open, into: &events)
             timeline.finish(at: end, into: &events)
-        case .open(let client, let open):
-            events.append(.connection(open.conn, client: clients[client / count].info(in: awake).id))
-            take(.open(open), client: client / count, into: &events)
-        case .upgrade(let client, let upgrade):
-            take(.upgrade(upgrade), client: client / count, into: &events)
-        case .frame(let client, let frame, let event):
+        case .open(_, let open):
+            guard let local else { return }
+            events.append(.connection(open.conn, client: clients[local].info(in: awake).id))
+            take(.open(open), client: local, into: &events)
+        case .upgrade(_, let upgrade):
+            guard let local else { return }
+            take(.upgrade(upgrade), client: local, into: &events)
+        case .frame(_, let frame, let event):
+            guard let local else { return }
             let decoded: RealtimeEvent?
             switch event {
             case .decoded(let event):
@@ -121,11 +146,13 @@ public struct ClientShard: Sendable {
             if !authSeen, frame.from == .client, let decoded, decoded.kind == .subscribe || decoded.kind == .signin {
                 authSeen = decoded.auth != nil
             }
-            take(.frame(frame, decoded), client: client / count, into: &events)
-        case .end(let client, let end):
-            take(.end(end), client: client / count, into: &events)
-        case .fault(let client, let fault):
-            take(.fault(fault), client: client / count, into: &events)
+            takeFrame(frame, decoded, client: local, into: &events)
+        case .end(_, let end):
+            guard let local else { return }
+            take(.end(end), client: local, into: &events)
+        case .fault(_, let fault):
+            guard let local else { return }
+            take(.fault(fault), client: local, into: &events)
         case .finish(let time):
             for local in clients.indices { finish(local, at: time, into: &events) }
         }
@@ -167,12 +194,32 @@ public struct ClientShard: Sendable {
     /// The input handed to client `local`'s timeline, and kept while its story is short.
     private mutating func take(_ input: ClientInput, client local: Int, into events: inout [AnalysisEvent]) {
         guard let i = wake(local) else { return }
+        take(input, awake: i, into: &events)
+    }
+
+    /// `take` for the awake client at `i` in `awake`.
+    private mutating func take(_ input: ClientInput, awake i: Int, into events: inout [AnalysisEvent]) {
         awake[i].recent = true
         if awake[i].history != nil {
             if awake[i].history!.count < historyLimit { awake[i].history!.append(input) } else { awake[i].history = nil }
         }
         awake[i].timeline.take(input, into: &events)
-        if awake[i].history == nil { keepAwake(i) }
+        noteSweepDeadline(ofAwake: i)
+        if awake[i].history == nil { keepAwake(i) }  // (which moves it in `awake`)
+        sleepIfCrowded()
+    }
+
+    /// `take(.frame(frame, event))`, the input made only while the client's story is kept:
+    /// a frame is nearly every record, and wrapping it in an input copied the whole record
+    /// (and its event) once more per frame, to be thrown away for nearly every client.
+    private mutating func takeFrame(_ frame: FrameRecord, _ event: RealtimeEvent?, client local: Int,
+                                    into events: inout [AnalysisEvent]) {
+        guard let i = wake(local) else { return }
+        guard awake[i].history == nil else { return take(.frame(frame, event), awake: i, into: &events) }
+        awake[i].recent = true
+        awake[i].timeline.frame(frame, event: event, into: &events)
+        noteSweepDeadline(ofAwake: i)
+        keepAwake(i)  // (which moves it in `awake`)
         sleepIfCrowded()
     }
 
@@ -185,6 +232,7 @@ public struct ClientShard: Sendable {
                 take(.advance(time), client: local, into: &events)
             } else {
                 awake[i].timeline.advance(to: time, into: &events)
+                noteSweepDeadline(ofAwake: i)
             }
         case .asleep(let sleeper) where time > sleeper.wake:
             take(.advance(time), client: local, into: &events)
@@ -200,6 +248,7 @@ public struct ClientShard: Sendable {
         let finished = ClientSlot.finished(awake[i].timeline.info, connectionLevel: awake[i].timeline.connectionLevel)
         removeAwake(at: i)
         clients[local] = finished
+        sweepAfter[local] = Micros.max
     }
 
     /// The place in `awake` of client `local`, its timeline rebuilt first if it slept; nil
@@ -237,6 +286,7 @@ public struct ClientShard: Sendable {
                 let local = awake[hand].local
                 removeAwake(at: hand)
                 clients[local] = .asleep(sleeper)
+                sweepAfter[local] = sleeper.wake
                 looked = 0
             } else {
                 // Its story is too long, or a record would not come back from its line.
@@ -244,6 +294,14 @@ public struct ClientShard: Sendable {
                 keepAwake(hand)
             }
         }
+    }
+
+    /// Keeps the sweep deadline of the awake client at `i`: its timeline's own
+    /// (`ClientTimeline.sweepDeadline`) once it can never sleep; while its story is kept,
+    /// `Micros.min`, since a sweep past the (costlier to ask) `wakeTime` of such a client
+    /// joins its story even when it finds nothing.
+    private mutating func noteSweepDeadline(ofAwake i: Int) {
+        sweepAfter[awake[i].local] = awake[i].history == nil ? awake[i].timeline.sweepDeadline : Micros.min
     }
 
     /// The awake client at `i` can never sleep: it joins the front of `awake`.

@@ -243,7 +243,11 @@ struct ClientTimeline {
             }
         }
         let droppedBefore = ctx.connections[at: v].droppedAt != nil
-        run(.frame(record, event), into: &events)
+        // The step only for the rules that observe it: it holds a copy of the record and
+        // its event, and most frames (server application events) have no observer.
+        if !plan.observers[StepKinds.frame(record, event).rawValue.trailingZeroBitCount].isEmpty {
+            run(.frame(record, event), into: &events)
+        }
         if record.opcode == .close { closeFrame(record, droppedBefore: droppedBefore, evidence: evidence(), into: &events) }
     }
 
@@ -411,6 +415,10 @@ struct ClientTimeline {
         }
         timersQuietUntil = quiet
     }
+
+    /// Up to this record time `advance` returns at once (its first guard): the client's
+    /// deadline in its shard's sweep (`ClientShard`), which skips the client until then.
+    var sweepDeadline: Micros { plan.timerRules.isEmpty ? Micros.max : timersQuietUntil }
 
     /// The earliest record time past which a timer rule could find anything or change, as
     /// long as no step reaches the client (the least `quietUntil` of its timer rules;

@@ -24,11 +24,17 @@ extension TimelineStep {
         case .upgradeResponse: .upgradeResponse
         case .handshake: .handshake
         case .drop: .drop
-        case .frame(let frame, let event):
-            if frame.from == .client { .clientFrame }
-            else if let event, event.kind != .other { .serverProtocolFrame }
-            else { .serverOtherFrame }
+        case .frame(let frame, let event): .frame(frame, event)
         }
+    }
+}
+
+extension StepKinds {
+    /// The kind of the step `.frame(frame, event)`, known without making the step.
+    static func frame(_ frame: FrameRecord, _ event: RealtimeEvent?) -> StepKinds {
+        if frame.from == .client { return .clientFrame }
+        if let kind = event?.kind, kind != .other { return .serverProtocolFrame }
+        return .serverOtherFrame
     }
 }
 

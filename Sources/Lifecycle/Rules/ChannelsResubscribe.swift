@@ -33,11 +33,11 @@ public struct ChannelsResubscribe: LifecycleRule {
                 if event.kind == .unsubscribe { subscribed.remove(channel); owed.removeValue(forKey: channel) }
             } else if event.kind == .subscriptionSucceeded {
                 subscribed.insert(channel)
-                lastEvidence[channel] = Evidence(conn: frame.conn, t: frame.t, from: .server, summary: "subscription_succeeded \(channel)")
+                lastSuccess[channel] = Success(conn: frame.conn, t: frame.t)
             }
         case .drop(let drop):
             guard drop.conn == context.current else { return [] }
-            for channel in subscribed { owed[channel] = lastEvidence[channel] ?? drop.evidence }
+            for channel in subscribed { owed[channel] = lastSuccess[channel]?.evidence(channel) ?? drop.evidence }
             if !subscribed.isEmpty { owedSince = drop.t }
             subscribed.removeAll()
         case .attempt:
@@ -48,7 +48,19 @@ public struct ChannelsResubscribe: LifecycleRule {
         return []
     }
 
-    var lastEvidence: [String: Evidence] = [:]
+    /// Each channel's latest `subscription_succeeded`, spelled out as evidence only when a
+    /// drop makes the channel owed: a client subscribes far more often than it drops, and
+    /// the summary string was made for every success.
+    var lastSuccess: [String: Success] = [:]
+
+    struct Success: Sendable {
+        var conn: ConnectionID
+        var t: Micros
+
+        func evidence(_ channel: String) -> Evidence {
+            Evidence(conn: conn, t: t, from: .server, summary: "subscription_succeeded \(channel)")
+        }
+    }
 
     public func quietUntil(_ context: RuleContext) -> Micros {
         guard !owed.isEmpty, let view = context.currentConnection, let connected = view.connectedAt,
