@@ -126,13 +126,27 @@ public struct FrameRecorder {
     public mutating func next(conn: ConnectionID, t: Micros, action: FrameAction, subject: @autoclosure () -> String,
                               notes: inout [NoteRecord]) throws(WebSocketError) -> Recorded? {
         guard let frame = try decoder.next() else { return nil }
-        var violation = validator?.validate(frame)
-        if violation == nil, decoder.lastFrameHadNonMinimalLength {
-            violation = WebSocketError(.nonMinimalLength, "payload length not in its minimal encoding", closeCode: .protocolError)
-        }
+        let violation = verdict(frame)
         let record = record(frame, violation: violation?.message, conn: conn, t: t, action: action, subject: subject(),
                             notes: &notes)
         return Recorded(frame: frame, record: record, violation: violation)
+    }
+
+    /// `next`'s record alone, for a reader that keeps neither the frame nor the rule it
+    /// broke (the pcap reader): no `Recorded` to build, copy the record out of and destroy,
+    /// once per frame.
+    public mutating func nextRecord(conn: ConnectionID, t: Micros, action: FrameAction, subject: @autoclosure () -> String,
+                                    notes: inout [NoteRecord]) throws(WebSocketError) -> FrameRecord? {
+        guard let frame = try decoder.next() else { return nil }
+        return record(frame, violation: verdict(frame)?.message, conn: conn, t: t, action: action, subject: subject(),
+                      notes: &notes)
+    }
+
+    /// The rule `frame` broke, if any: the validator's, or the decoder's length encoding.
+    private mutating func verdict(_ frame: Frame) -> WebSocketError? {
+        if let violation = validator?.validate(frame) { return violation }
+        guard decoder.lastFrameHadNonMinimalLength else { return nil }
+        return WebSocketError(.nonMinimalLength, "payload length not in its minimal encoding", closeCode: .protocolError)
     }
 
     /// `frame`'s record: its header, its verdict, its payload (inflated when it ends a
