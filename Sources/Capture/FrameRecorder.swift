@@ -153,11 +153,12 @@ public struct FrameRecorder {
     /// compressed message; empty for the earlier frames of one).
     private mutating func record(_ frame: Frame, violation: String?, conn: ConnectionID, t: Micros, action: FrameAction,
                                  subject: @autoclosure () -> String, notes: inout [NoteRecord]) -> FrameRecord {
-        var record = FrameRecord(conn: conn, t: t, from: sender, opcode: frame.opcode, fin: frame.fin,
-                                 rsv1: frame.rsv1, rsv2: frame.rsv2, rsv3: frame.rsv3, masked: frame.isMasked,
-                                 length: frame.payload.count, payload: frame.payload, action: action,
-                                 protocolError: violation)
-        guard let inflater, !frame.opcode.isControl else { return record }
+        guard let inflater, !frame.opcode.isControl else {
+            // Built straight into the result: through the `var` below, the record was copied
+            // out and destroyed once more per frame.
+            return Self.plainRecord(frame, violation: violation, conn: conn, t: t, from: sender, action: action)
+        }
+        var record = Self.plainRecord(frame, violation: violation, conn: conn, t: t, from: sender, action: action)
         switch message.add(opcode: frame.opcode, rsv1: frame.rsv1, fin: frame.fin, payload: frame.payload) {
         case .notCompressed:
             break
@@ -186,6 +187,15 @@ public struct FrameRecorder {
             }
         }
         return record
+    }
+
+    /// `frame`'s record as it came (not inflated).
+    @inline(__always)
+    private static func plainRecord(_ frame: Frame, violation: String?, conn: ConnectionID, t: Micros, from sender: Side,
+                                    action: FrameAction) -> FrameRecord {
+        FrameRecord(conn: conn, t: t, from: sender, opcode: frame.opcode, fin: frame.fin, rsv1: frame.rsv1, rsv2: frame.rsv2,
+                    rsv3: frame.rsv3, masked: frame.isMasked, length: frame.payload.count, payload: frame.payload,
+                    action: action, protocolError: violation)
     }
 
     /// A frame that is passed on without ever being whole here (the proxy's large frames):

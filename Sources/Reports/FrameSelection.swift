@@ -49,7 +49,8 @@ package struct FrameSelection {
     /// its client is known comes out just before the record that revealed it). A closure,
     /// not an array: `frames` asks this once per record, and an array of chosen records
     /// was a heap block and a record copy each time.
-    package mutating func select(_ record: CaptureRecord, all: Bool, _ print: (CaptureRecord) -> Void) {
+    /// The record is handed on, not copied: `frames` takes each record apart to print it.
+    package mutating func select(_ record: consuming CaptureRecord, all: Bool, _ print: (consuming CaptureRecord) -> Void) {
         // Only `--client` groups (tested first: binding the optional grouping copied it).
         if client != nil, group(record, all: all, print) { return }
         if case .frame = record {} else if !all { return }
@@ -58,7 +59,7 @@ package struct FrameSelection {
 
     /// `--client`: routes the record through the grouping, printing the held opens of the
     /// connections it grouped; true when the record is an open held back.
-    private mutating func group(_ record: CaptureRecord, all: Bool, _ print: (CaptureRecord) -> Void) -> Bool {
+    private mutating func group(_ record: CaptureRecord, all: Bool, _ print: (consuming CaptureRecord) -> Void) -> Bool {
         guard var grouping else { return false }
         self.grouping = nil   // held alone while it routes (no copy)
         var grouped: [(conn: ConnectionID, id: String)] = []

@@ -45,16 +45,19 @@ struct FramePrinter {
                 output.flush()
                 Console.err(TerminalText.escape("faultline: \(line)") + "\n")
             }
-            selection.select(record, all: all) { printRecord($0) }
+            // Moved, not copied, down to the line: a record copy (and its destroy) is a
+            // retain and release of each of its references.
+            selection.select(consume record, all: all) { printRecord($0) }
             if follow { output.flush() }
         }
     }
 
-    private mutating func printRecord(_ chosen: CaptureRecord) {
+    private mutating func printRecord(_ chosen: consuming CaptureRecord) {
         // A fleet's line names its connection's replica: first in text, a member in JSON.
         let replica = fleet.flatMap { fleet in chosen.connection.flatMap(fleet.replica(of:)).map { fleet.replicas[$0] } }
         if let replica, !json { output.write(Array(TerminalText.escape(replica.padding(toLength: width, withPad: " ", startingAt: 0) + "  ").utf8)) }
-        if case .frame(let frame) = chosen {
+        switch consume chosen {
+        case .frame(let frame):
             if json {
                 if showPayload {
                     FramesCommand.payloadJSON(frame, maxChars: maxChars, into: &output)
@@ -65,8 +68,8 @@ struct FramePrinter {
                 FrameLine.text(frame, into: &output)
                 if showPayload { output.write(Array(RecordLine.payloadText(frame, maxChars: maxChars).utf8)) }
             }
-        } else if let line = json ? RecordLine.json(chosen) : RecordLine.text(chosen) {
-            output.write(Array(line.utf8))
+        case let other:
+            if let line = json ? RecordLine.json(other) : RecordLine.text(other) { output.write(Array(line.utf8)) }
         }
         if let replica, json { FramesCommand.addReplica(replica, into: &output) }
     }
