@@ -126,24 +126,39 @@ public struct FrameRecorder {
     public mutating func next(conn: ConnectionID, t: Micros, action: FrameAction, subject: @autoclosure () -> String,
                               notes: inout [NoteRecord]) throws(WebSocketError) -> Recorded? {
         guard let frame = try decoder.next() else { return nil }
-        var violation = validator?.validate(frame)
-        if violation == nil, decoder.lastFrameHadNonMinimalLength {
-            violation = WebSocketError(.nonMinimalLength, "payload length not in its minimal encoding", closeCode: .protocolError)
-        }
+        let violation = verdict(frame)
         let record = record(frame, violation: violation?.message, conn: conn, t: t, action: action, subject: subject(),
                             notes: &notes)
         return Recorded(frame: frame, record: record, violation: violation)
+    }
+
+    /// `next`'s record alone, for a reader that keeps neither the frame nor the rule it
+    /// broke (the pcap reader): no `Recorded` to build, copy the record out of and destroy,
+    /// once per frame.
+    public mutating func nextRecord(conn: ConnectionID, t: Micros, action: FrameAction, subject: @autoclosure () -> String,
+                                    notes: inout [NoteRecord]) throws(WebSocketError) -> FrameRecord? {
+        guard let frame = try decoder.next() else { return nil }
+        return record(frame, violation: verdict(frame)?.message, conn: conn, t: t, action: action, subject: subject(),
+                      notes: &notes)
+    }
+
+    /// The rule `frame` broke, if any: the validator's, or the decoder's length encoding.
+    private mutating func verdict(_ frame: Frame) -> WebSocketError? {
+        if let violation = validator?.validate(frame) { return violation }
+        guard decoder.lastFrameHadNonMinimalLength else { return nil }
+        return WebSocketError(.nonMinimalLength, "payload length not in its minimal encoding", closeCode: .protocolError)
     }
 
     /// `frame`'s record: its header, its verdict, its payload (inflated when it ends a
     /// compressed message; empty for the earlier frames of one).
     private mutating func record(_ frame: Frame, violation: String?, conn: ConnectionID, t: Micros, action: FrameAction,
                                  subject: @autoclosure () -> String, notes: inout [NoteRecord]) -> FrameRecord {
-        var record = FrameRecord(conn: conn, t: t, from: sender, opcode: frame.opcode, fin: frame.fin,
-                                 rsv1: frame.rsv1, rsv2: frame.rsv2, rsv3: frame.rsv3, masked: frame.isMasked,
-                                 length: frame.payload.count, payload: frame.payload, action: action,
-                                 protocolError: violation)
-        guard let inflater, !frame.opcode.isControl else { return record }
+        guard let inflater, !frame.opcode.isControl else {
+            // Built straight into the result: through the `var` below, the record was copied
+            // out and destroyed once more per frame.
+            return Self.plainRecord(frame, violation: violation, conn: conn, t: t, from: sender, action: action)
+        }
+        var record = Self.plainRecord(frame, violation: violation, conn: conn, t: t, from: sender, action: action)
         switch message.add(opcode: frame.opcode, rsv1: frame.rsv1, fin: frame.fin, payload: frame.payload) {
         case .notCompressed:
             break
@@ -172,6 +187,15 @@ public struct FrameRecorder {
             }
         }
         return record
+    }
+
+    /// `frame`'s record as it came (not inflated).
+    @inline(__always)
+    private static func plainRecord(_ frame: Frame, violation: String?, conn: ConnectionID, t: Micros, from sender: Side,
+                                    action: FrameAction) -> FrameRecord {
+        FrameRecord(conn: conn, t: t, from: sender, opcode: frame.opcode, fin: frame.fin, rsv1: frame.rsv1, rsv2: frame.rsv2,
+                    rsv3: frame.rsv3, masked: frame.isMasked, length: frame.payload.count, payload: frame.payload,
+                    action: action, protocolError: violation)
     }
 
     /// A frame that is passed on without ever being whole here (the proxy's large frames):

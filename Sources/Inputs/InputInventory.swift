@@ -8,7 +8,9 @@ package struct InputInventory {
     /// Records of a connection: `open` (for a pcap, a WebSocket connection found),
     /// `upgrade`, `frame` and `close` (a fragment of a capture may hold frames only).
     package private(set) var connectionRecords = 0
-    /// Records after the header, by `RecordCoding.recordTypes` index.
+    /// Records after the header, by `RecordCoding.recordTypes` index: only read while
+    /// `connectionRecords` is 0, so records of a connection are not counted here (`observe`
+    /// runs once per record; finding a type's index was a search by name).
     private var counts = [Int](repeating: 0, count: RecordCoding.recordTypes.count)
 
     package init() {}
@@ -17,9 +19,7 @@ package struct InputInventory {
         let type: String
         switch record {
         case .header: return
-        case .open: connectionRecords += 1; type = "open"
-        case .upgrade: connectionRecords += 1; type = "upgrade"
-        case .frame(let f): connectionRecords += 1; type = f.opcode == .close ? "close" : "frame"
+        case .open, .upgrade, .frame: connectionRecords += 1; return
         case .end: type = "end"
         case .fault: type = "fault"
         case .note: type = "note"

@@ -45,26 +45,35 @@ package struct FrameSelection {
         }
     }
 
-    /// The records to print for this one, in order (an open held back until its client is
-    /// known comes out just before the record that revealed it).
-    package mutating func select(_ record: CaptureRecord, all: Bool) -> [CaptureRecord] {
-        var released: [CaptureRecord] = []
-        if var grouping {
-            self.grouping = nil   // held alone while it routes (no copy)
-            var grouped: [(conn: ConnectionID, id: String)] = []
-            grouping.observe(record) { grouped.append(($0, $1.id)) }
-            self.grouping = grouping
-            for (conn, id) in grouped {
-                clientOf[conn] = id
-                if let open = pendingOpens.removeValue(forKey: conn), id == client, all, matches(open) { released.append(open) }
-            }
-            if case .open(let open) = record, clientOf[open.conn] == nil {
-                if pendingOpens.count < Self.maxPendingOpens { pendingOpens[open.conn] = record }
-                return released
-            }
+    /// Hands `print` the records to print for this one, in order (an open held back until
+    /// its client is known comes out just before the record that revealed it). A closure,
+    /// not an array: `frames` asks this once per record, and an array of chosen records
+    /// was a heap block and a record copy each time.
+    /// The record is handed on, not copied: `frames` takes each record apart to print it.
+    package mutating func select(_ record: consuming CaptureRecord, all: Bool, _ print: (consuming CaptureRecord) -> Void) {
+        // Only `--client` groups (tested first: binding the optional grouping copied it).
+        if client != nil, group(record, all: all, print) { return }
+        if case .frame = record {} else if !all { return }
+        if matches(record) { print(record) }
+    }
+
+    /// `--client`: routes the record through the grouping, printing the held opens of the
+    /// connections it grouped; true when the record is an open held back.
+    private mutating func group(_ record: CaptureRecord, all: Bool, _ print: (consuming CaptureRecord) -> Void) -> Bool {
+        guard var grouping else { return false }
+        self.grouping = nil   // held alone while it routes (no copy)
+        var grouped: [(conn: ConnectionID, id: String)] = []
+        grouping.observe(record) { grouped.append(($0, $1.id)) }
+        self.grouping = grouping
+        for (conn, id) in grouped {
+            clientOf[conn] = id
+            if let open = pendingOpens.removeValue(forKey: conn), id == client, all, matches(open) { print(open) }
         }
-        if case .frame = record {} else if !all { return released }
-        return matches(record) ? released + [record] : released
+        if case .open(let open) = record, clientOf[open.conn] == nil {
+            if pendingOpens.count < Self.maxPendingOpens { pendingOpens[open.conn] = record }
+            return true
+        }
+        return false
     }
 
     /// `--event`'s test (also the web UI's `event:` filter): the whole name, or its part

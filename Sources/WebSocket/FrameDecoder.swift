@@ -44,7 +44,11 @@ public struct FrameDecoder: Sendable {
     private var pendingHeaderBytes = 0
     private var pendingNonMinimal = false
     /// Frames cut in one step by `append`, in order, returned by `next()` before anything
-    /// buffered; `readyBytes` is their size on the wire.
+    /// buffered: `firstReady`, then `ready` from `readyIndex`; `readyBytes` is their size on
+    /// the wire. Most reads of a socket or TCP segment hold one frame: it waits in
+    /// `firstReady`, which costs no array traffic (a uniqueness check on a cold header, a
+    /// copy out and a destroy on the way back), the pcap reader's per-frame path.
+    private var firstReady: Frame?
     private var ready: [Frame] = []
     private var readyIndex = 0
     private var readyBytes = 0
@@ -82,7 +86,7 @@ public struct FrameDecoder: Sendable {
             case .awaitingHeader:
                 // Nothing buffered: whole frames are cut straight from the input.
                 while let (frame, consumed) = Self.wholeFrame(at: rest, maxPayload: maxPayload) {
-                    ready.append(frame)
+                    if firstReady == nil, readyIndex == ready.count { firstReady = frame } else { ready.append(frame) }
                     readyBytes += consumed
                     rest = UnsafeBufferPointer(rebasing: rest[consumed...])
                 }
@@ -222,6 +226,11 @@ public struct FrameDecoder: Sendable {
 
     /// The next complete frame, or nil when more bytes are needed.
     public mutating func next() throws(WebSocketError) -> Frame? {
+        if let frame = firstReady.take() {
+            readyBytes -= FrameEncoder.headerSize(of: frame) + frame.payload.count
+            lastFrameHadNonMinimalLength = false
+            return frame
+        }
         if readyIndex < ready.count {
             return takeReady()
         }

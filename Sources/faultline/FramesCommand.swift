@@ -4,6 +4,7 @@ import Glibc
 import Capture
 import Inputs
 import JSON
+import Pcap
 import Reports
 import WebSocket
 
@@ -70,8 +71,6 @@ enum FramesCommand: Command {
         } ?? 200
         var selection = try FrameSelection(arguments)
         let follow = arguments.flag("follow")
-        var output = BufferedOutput()
-        defer { output.flush() }
         var source: any RecordSource
         if merge {
             guard !follow, arguments.value("filter") == nil else {
@@ -95,41 +94,21 @@ enum FramesCommand: Command {
                 throw UsageError("\(command): --filter applies to pcap input only; '\(path)' is a faultline capture (use --conn, --client, --from, --event)")
             }
         }
-        var notes = StreamNotes()
         let fleet = source as? MergedRecordSource
-        let width = fleet?.replicas.map(\.count).max() ?? 0
-        var inventory = InputInventory()
-        while let record = try nextRecord(&source, output: &output) {
-            inventory.observe(record)
-            // A stream error (a frame length of 2^63, a hole, a conflict) is where frames
-            // went missing: said on standard error as it happens.
-            if case .note(let note) = record, let line = notes.take(note) {
-                output.flush()
-                Console.err(TerminalText.escape("faultline: \(line)") + "\n")
-            }
-            for chosen in selection.select(record, all: all) {
-                // A fleet's line names its connection's replica: first in text, a member in JSON.
-                let replica = fleet.flatMap { fleet in chosen.connection.flatMap(fleet.replica(of:)).map { fleet.replicas[$0] } }
-                if let replica, !json { output.write(Array(TerminalText.escape(replica.padding(toLength: width, withPad: " ", startingAt: 0) + "  ").utf8)) }
-                if case .frame(let frame) = chosen {
-                    if json {
-                        if showPayload { payloadJSON(frame, maxChars: maxChars, into: &output) } else { FrameLine.json(frame, into: &output) }
-                    } else {
-                        FrameLine.text(frame, into: &output)
-                        if showPayload { output.write(Array(RecordLine.payloadText(frame, maxChars: maxChars).utf8)) }
-                    }
-                } else if let line = json ? RecordLine.json(chosen) : RecordLine.text(chosen) {
-                    output.write(Array(line.utf8))
-                }
-                if let replica, json { addReplica(replica, into: &output) }
-            }
-            if follow { output.flush() }
+        var printer = FramePrinter(json: json, all: all, showPayload: showPayload, maxChars: maxChars, follow: follow,
+                                   fleet: fleet, width: fleet?.replicas.map(\.count).max() ?? 0)
+        if var pcap = source as? PcapRecordSource {
+            // Through the concrete type: the loop is specialized for it, so each record comes
+            // straight from the decoder instead of through the `any RecordSource` witness.
+            defer { source = pcap }
+            try printer.printAll(from: &pcap, selection: &selection)
+        } else {
+            try printer.printAll(from: &source, selection: &selection)
         }
-        output.flush()
-        if let line = notes.omittedLine { Console.err("faultline: \(line)\n") }
+        if let line = printer.notes.omittedLine { Console.err("faultline: \(line)\n") }
         for warning in source.warnings { Console.err(TerminalText.escape("faultline: warning: \(warning)") + "\n") }
         // Printing nothing for an input without a connection would look like a clean one.
-        if let message = inventory.noConnectionMessage(path, source: source) { throw UsageError("\(command): \(message)") }
+        if let message = printer.inventory.noConnectionMessage(path, source: source) { throw UsageError("\(command): \(message)") }
         return ExitStatus.success
     }
 
@@ -155,13 +134,4 @@ enum FramesCommand: Command {
         output.write(extra)
     }
 
-    /// The next record; on an error, what was printed so far goes out first.
-    private static func nextRecord(_ source: inout any RecordSource, output: inout BufferedOutput) throws -> CaptureRecord? {
-        do {
-            return try source.next()
-        } catch {
-            output.flush()
-            throw error
-        }
-    }
 }

@@ -90,4 +90,33 @@ import TestSupport
             #expect(out == input)
         }
     }
+
+    /// Runs of whole blocks that pass unchanged are copied in one piece, blocks that need
+    /// deciding byte-exactly: whatever sizes the reads come in, the filter gives the bytes
+    /// it gives when fed one byte at a time (where no block is ever whole in one read),
+    /// later interfaces rewritten and a second section's interfaces judged afresh.
+    @Test(arguments: [false, true])
+    func anyReadSizeGivesTheSameBytes(bigEndian: Bool) {
+        let packets = Self.session().enumerated().map { (interface: UInt32($0.offset % 2), bytes: $0.element) }
+        let section = Self.pcapng(interfaces: [(101, 65535), (101, 262144)], packets: packets, bigEndian: bigEndian)
+        let input = section + section + [1, 0, 0, 0, 7, 0, 0, 0, 9, 9]   // two sections, then a block of length 7
+        func filtered(readSize: Int) -> [UInt8] {
+            var filter = PcapngInterfaceTypes()
+            var out: [UInt8] = []
+            var start = 0
+            while start < input.count {
+                let end = min(input.count, start + readSize)
+                input[start..<end].withUnsafeBytes { filter.feed($0, into: &out) }
+                start = end
+            }
+            filter.finish(into: &out)
+            return out
+        }
+        let reference = filtered(readSize: 1)
+        #expect(reference.count == input.count)
+        #expect(reference != input, "the second interface is rewritten to the first one's values")
+        for readSize in [2, 7, 8, 13, 64, 1000, input.count] {
+            #expect(filtered(readSize: readSize) == reference, "reads of \(readSize) bytes")
+        }
+    }
 }

@@ -86,4 +86,40 @@ import Vocabulary
             #expect(decoder.bufferedByteCount == 0)
         }
     }
+
+    /// Frames cut in one step wait in order, the first in its own slot and the rest in an
+    /// array: reads of one or several whole frames, appended before or between `next()`
+    /// calls, come out in wire order with `bufferedByteCount` counting exactly what waits.
+    @Test func framesCutInOneStepComeOutInWireOrder() throws {
+        let frames = (0..<7).map { Frame.text("frame \($0)", maskingKey: $0 % 2 == 0 ? MaskingKey(1, 2, 3, 4) : nil) }
+        let sizes = frames.map { FrameEncoder.encode($0).count }
+        var decoder = FrameDecoder()
+        var decoded: [Frame] = []
+        var waiting = 0
+        func append(_ range: Range<Int>) {
+            decoder.append(range.flatMap { FrameEncoder.encode(frames[$0]) })
+            waiting += range.reduce(0) { $0 + sizes[$1] }
+            #expect(decoder.bufferedByteCount == waiting)
+        }
+        func take(_ count: Int) throws {
+            for _ in 0..<count {
+                let frame = try #require(try decoder.next())
+                waiting -= sizes[decoded.count]
+                decoded.append(frame)
+                #expect(decoder.bufferedByteCount == waiting)
+            }
+        }
+        append(0..<2)        // two in one read: the first in the slot, the second in the array
+        append(2..<3)        // another read before any is taken: behind both
+        try take(1)
+        append(3..<4)        // the slot is free but frames wait in the array: this one goes behind them
+        try take(3)
+        append(4..<5)        // nothing waits: the slot again
+        try take(1)
+        append(5..<7)
+        try take(2)
+        #expect(try decoder.next() == nil)
+        #expect(decoded == frames)
+        #expect(decoder.bufferedByteCount == 0)
+    }
 }
