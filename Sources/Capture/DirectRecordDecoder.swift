@@ -39,8 +39,8 @@ enum DirectRecordDecoder {
     /// As `RecordCoding.decodeFrame`: every frame key is type-checked whether or not the
     /// record's kind uses it, and the payload comes from `b64`, else (a close) `code` and
     /// `reason`, else `text`.
-    private static func frame(_ m: RecordMembers, isClose: Bool) throws(NotSure) -> FrameRecord {
-        let conn = try m.int(.conn), t = try m.time(.t), from = try m.name(.from, as: Side.self)
+    private static func frame(_ m: borrowing RecordMembers, isClose: Bool) throws(NotSure) -> FrameRecord {
+        let conn = try m.int(.conn), t = try m.time(.t), from = try m.side(.from)
         let op = try m.optionalInt(.op), code = try m.optionalInt(.code), length = try m.optionalInt(.len)
         let delay = try m.optionalDuration(.delayUS)
         let fin = try m.bool(.fin, default: true), rsv1 = try m.bool(.rsv1, default: false)
@@ -62,7 +62,7 @@ enum DirectRecordDecoder {
         } else if isClose, let code {
             guard (0...0xFFFF).contains(code) else { throw NotSure() }
             var bytes = [UInt8(code >> 8), UInt8(code & 0xFF)]
-            if let reason { m.scanner.appendText(reason, to: &bytes) }
+            if let reason { bytes += m.scanner.textBytes(reason) }
             payload = bytes
         } else {
             payload = text.map(m.scanner.textBytes) ?? []
@@ -94,36 +94,36 @@ enum DirectRecordDecoder {
         return record
     }
 
-    private static func open(_ m: RecordMembers) throws(NotSure) -> OpenRecord {
+    private static func open(_ m: borrowing RecordMembers) throws(NotSure) -> OpenRecord {
         OpenRecord(conn: try m.int(.conn), t: try m.time(.t), client: try m.string(.client),
                    server: try m.string(.server), upstream: try m.optionalString(.upstream))
     }
 
-    private static func end(_ m: RecordMembers) throws(NotSure) -> EndRecord {
-        EndRecord(conn: try m.int(.conn), t: try m.time(.t), side: try m.name(.side, as: Side.self),
+    private static func end(_ m: borrowing RecordMembers) throws(NotSure) -> EndRecord {
+        EndRecord(conn: try m.int(.conn), t: try m.time(.t), side: try m.side(.side),
                   kind: try m.name(.kind, as: EndKind.self), detail: try m.optionalString(.detail),
                   leg: try m.optionalName(.leg, as: Leg.self))
     }
 
-    private static func upgrade(_ m: RecordMembers) throws(NotSure) -> UpgradeRecord {
-        UpgradeRecord(conn: try m.int(.conn), t: try m.time(.t), from: try m.name(.from, as: Side.self),
+    private static func upgrade(_ m: borrowing RecordMembers) throws(NotSure) -> UpgradeRecord {
+        UpgradeRecord(conn: try m.int(.conn), t: try m.time(.t), from: try m.side(.from),
                       method: try m.optionalString(.method), target: try m.optionalString(.target),
                       status: try m.optionalInt(.status), reason: try m.optionalString(.reason),
                       headers: try m.headers(.headers))
     }
 
-    private static func fault(_ m: RecordMembers) throws(NotSure) -> FaultRecord {
+    private static func fault(_ m: borrowing RecordMembers) throws(NotSure) -> FaultRecord {
         FaultRecord(conn: try m.optionalInt(.conn), t: try m.time(.t), rule: try m.string(.rule),
                     kind: try m.string(.kind), target: try m.optionalName(.target, as: Side.self),
                     detail: try m.string(.detail))
     }
 
-    private static func note(_ m: RecordMembers) throws(NotSure) -> NoteRecord {
+    private static func note(_ m: borrowing RecordMembers) throws(NotSure) -> NoteRecord {
         let level = try m.name(.level, as: NoteRecord.Level.self)
         return NoteRecord(conn: try m.optionalInt(.conn), t: try m.time(.t), level: level, message: try m.string(.message))
     }
 
-    private static func tunnel(_ m: RecordMembers) throws(NotSure) -> TunnelRecord {
+    private static func tunnel(_ m: borrowing RecordMembers) throws(NotSure) -> TunnelRecord {
         let event = try m.name(.event, as: TunnelRecord.Event.self)
         return TunnelRecord(conn: try m.int(.conn), t: try m.int64(.t), event: event,
                             client: try m.optionalString(.client), target: try m.string(.target),
@@ -131,7 +131,7 @@ enum DirectRecordDecoder {
                             detail: try m.optionalString(.detail))
     }
 
-    private static func http(_ m: RecordMembers) throws(NotSure) -> HTTPRecord {
+    private static func http(_ m: borrowing RecordMembers) throws(NotSure) -> HTTPRecord {
         let t = try m.int64(.t)
         return HTTPRecord(
             conn: try m.int(.conn), t: t, tEnd: try m.optionalInt64(.tEnd) ?? t,

@@ -65,18 +65,37 @@ enum RecordKey: Int, CaseIterable {
 
     var bit: UInt64 { 1 << UInt64(rawValue) }
 
-    /// The keys by the first byte of their name, so a key is compared with a few names, not all.
-    static let byFirstByte: [[RecordKey]] = (0..<256).map { byte in
-        allCases.filter { $0.name.utf8Start[0] == UInt8(byte) }
+    /// The keys in an open-addressing table, by a hash of a name's length, first and last
+    /// byte (no two keys of the format share one but `bytes_up` and `url`): a key is found
+    /// with one or two byte comparisons. Entries are raw values plus one, 0 for empty.
+    static let table: [UInt8] = {
+        var table = [UInt8](repeating: 0, count: 256)
+        for key in allCases {
+            let name = UnsafeBufferPointer(start: key.name.utf8Start, count: key.name.utf8CodeUnitCount)
+            var slot = hash(name.count, first: name[0], last: name[name.count - 1])
+            while table[slot] != 0 { slot = (slot &+ 1) & 255 }
+            table[slot] = UInt8(key.rawValue + 1)
+        }
+        return table
+    }()
+
+    @inline(__always) static func hash(_ length: Int, first: UInt8, last: UInt8) -> Int {
+        (length &* 11 &+ Int(first) &* 12 &+ Int(last)) & 255
     }
 
-    /// The key a scanned name spells, if it is one of the format's.
-    static func named(_ token: JSONScanner.StringToken, in scanner: JSONScanner) -> RecordKey? {
-        guard !token.escaped, !token.content.isEmpty else { return nil }
-        for key in byFirstByte[Int(scanner.bytes[token.content.lowerBound])] where scanner.matches(token, key.name) {
-            return key
+    /// The key a scanned name spells, if it is one of the format's; `table` is `Self.table`
+    /// (fetched once per line by the line's reader, not once per key).
+    @inline(__always)
+    static func named(_ token: JSONScanner.StringToken, in scanner: JSONScanner, table: [UInt8] = table) -> RecordKey? {
+        let content = token.content
+        guard !token.escaped, !content.isEmpty else { return nil }
+        var slot = hash(content.count, first: scanner.bytes[content.lowerBound], last: scanner.bytes[content.upperBound - 1])
+        while true {
+            let entry = table[slot]
+            guard entry != 0, let key = RecordKey(rawValue: Int(entry) - 1) else { return nil }
+            if scanner.matches(token, key.name) { return key }
+            slot = (slot &+ 1) & 255
         }
-        return nil
     }
 }
 
@@ -84,31 +103,42 @@ enum RecordKey: Int, CaseIterable {
 /// reads the line again and gives the record or the error message.
 struct NotSure: Error {}
 
-/// One member's value as scanned (already validated by `JSONScanner`).
+/// One member's value as scanned (already validated by `JSONScanner`), sixteen bytes: a
+/// line's members are a table of them that is cheap to clear. Places are byte offsets in
+/// the line (which `RecordMembers` keeps under 4 GiB).
 enum ScannedValue {
     /// Absent, or `null` (which every record type reads as absent).
     case none
-    case string(JSONScanner.StringToken)
-    case number(JSONScanner.NumberToken)
+    /// A string's content (between its quotes), as its `JSONScanner.StringToken` says.
+    case string(start: UInt32, end: UInt32, escaped: Bool, isASCII: Bool)
+    /// A number written as an integer within Int64.
+    case integer(Int64)
+    /// Any other number (a fraction, an exponent, or beyond Int64).
+    case otherNumber
     case bool(Bool)
-    /// An array starting at this index, read again by `headers` when asked for.
-    case array(Int)
+    /// An array starting at this offset, read again by `headers` when asked for.
+    case array(start: UInt32)
     /// An object: no key of the format holds one after the header.
     case object
 }
 
 /// The members of one line by key, with typed reads that mirror `Fields` (the tree-based
-/// decoder's) exactly, throwing `NotSure` wherever `Fields` would throw.
-struct RecordMembers {
-    var scanner: JSONScanner
-    var values = InlineArray<48, ScannedValue>(repeating: .none)
-    var seen: UInt64 = 0
+/// decoder's) exactly, throwing `NotSure` wherever `Fields` would throw. Not copyable: it
+/// is a table of 48 values, read where it was built (a copy per call cost more than
+/// the scan).
+struct RecordMembers: ~Copyable {
+    private(set) var scanner: JSONScanner
+    private var values = InlineArray<48, ScannedValue>(repeating: .none)
 
     /// Scans `{...}` followed by nothing but white space. Keys outside the format are
     /// skipped, as the tree-based decoder ignores them; a repeated key of the format, or
-    /// a key with an escape (which might spell one), is `NotSure`.
+    /// a key with an escape (which might spell one), is `NotSure`, and so is a line of
+    /// 4 GiB or more (offsets are 32 bits).
     init(_ line: UnsafeBufferPointer<UInt8>) throws(NotSure) {
         scanner = JSONScanner(line)
+        guard line.count < Int(UInt32.max) else { throw NotSure() }
+        let table = RecordKey.table
+        var seen: UInt64 = 0
         scanner.skipWhitespace()
         guard scanner.consume(UInt8(ascii: "{")) else { throw NotSure() }
         scanner.skipWhitespace()
@@ -116,7 +146,7 @@ struct RecordMembers {
         while true {
             scanner.skipWhitespace()
             guard scanner.current == UInt8(ascii: "\""), let name = scanner.string(), !name.escaped else { throw NotSure() }
-            let key = RecordKey.named(name, in: scanner)
+            let key = RecordKey.named(name, in: scanner, table: table)
             if let key {
                 guard seen & key.bit == 0 else { throw NotSure() }
                 seen |= key.bit
@@ -125,7 +155,7 @@ struct RecordMembers {
             guard scanner.consume(UInt8(ascii: ":")) else { throw NotSure() }
             scanner.skipWhitespace()
             if let key {
-                values[key.rawValue] = try scanValue()
+                values[key.rawValue] = try Self.scanValue(&scanner)
             } else {
                 guard scanner.skipValue(depth: 1) else { throw NotSure() }
             }
@@ -136,11 +166,15 @@ struct RecordMembers {
         }
     }
 
-    private mutating func scanValue() throws(NotSure) -> ScannedValue {
+    private static func scanValue(_ scanner: inout JSONScanner) throws(NotSure) -> ScannedValue {
         let start = scanner.index
         switch scanner.current ?? 0 {  // 0: the end, which no value starts with
         case UInt8(ascii: "\""):
-            if let token = scanner.string() { return .string(token) }
+            if let token = scanner.string() {
+                return .string(start: UInt32(truncatingIfNeeded: token.content.lowerBound),
+                               end: UInt32(truncatingIfNeeded: token.content.upperBound),
+                               escaped: token.escaped, isASCII: token.isASCII)
+            }
         case UInt8(ascii: "t"):
             if scanner.literal("true") { return .bool(true) }
         case UInt8(ascii: "f"):
@@ -148,11 +182,11 @@ struct RecordMembers {
         case UInt8(ascii: "n"):
             if scanner.literal("null") { return .none }
         case UInt8(ascii: "["):
-            if scanner.skipValue(depth: 1) { return .array(start) }
+            if scanner.skipValue(depth: 1) { return .array(start: UInt32(truncatingIfNeeded: start)) }
         case UInt8(ascii: "{"):
             if scanner.skipValue(depth: 1) { return .object }
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            if let token = scanner.number() { return .number(token) }
+            if let token = scanner.number() { return token.integer.map(ScannedValue.integer) ?? .otherNumber }
         default:
             break
         }
@@ -171,7 +205,8 @@ struct RecordMembers {
     func optionalToken(_ key: RecordKey) throws(NotSure) -> JSONScanner.StringToken? {
         switch self[key] {
         case .none: return nil
-        case .string(let token): return token
+        case .string(let start, let end, let escaped, let isASCII):
+            return JSONScanner.StringToken(content: Int(start)..<Int(end), escaped: escaped, isASCII: isASCII)
         default: throw NotSure()
         }
     }
@@ -189,9 +224,7 @@ struct RecordMembers {
     func optionalInt64(_ key: RecordKey) throws(NotSure) -> Int64? {
         switch self[key] {
         case .none: return nil
-        case .number(let number):
-            guard let value = number.integer else { throw NotSure() }
-            return value
+        case .integer(let value): return value
         default: throw NotSure()
         }
     }
@@ -226,6 +259,15 @@ struct RecordMembers {
         }
     }
 
+    /// A side, matched on the bytes (it is in every frame); an escaped spelling is read
+    /// as `name` reads it.
+    func side(_ key: RecordKey) throws(NotSure) -> Side {
+        let token = try token(key)
+        if scanner.matches(token, "client") { return .client }
+        if scanner.matches(token, "server") { return .server }
+        return try name(key, as: Side.self)
+    }
+
     /// A string naming one case of `T` (the tree reads the name, then the case).
     func optionalName<T: RawRepresentable<String>>(_ key: RecordKey, as _: T.Type) throws(NotSure) -> T? {
         guard let name = try optionalString(key) else { return nil }
@@ -253,12 +295,13 @@ struct RecordMembers {
         return decoded
     }
 
-    /// `[[name, value], ...]`, or none: the array is read again here (the scan validated it).
+    /// `[[name, value], ...]`, or none: the array is read again here (the scan validated it,
+    /// so the strings are not checked a second time).
     func headers(_ key: RecordKey) throws(NotSure) -> [HeaderField] {
         switch self[key] {
         case .none: return []
         case .array(let start):
-            var s = JSONScanner(scanner.bytes, at: start)
+            var s = JSONScanner(scanner.bytes, at: Int(start))
             var headers: [HeaderField] = []
             _ = s.consume(UInt8(ascii: "["))
             s.skipWhitespace()

@@ -1,5 +1,3 @@
-import Vocabulary
-
 /// The one byte-level JSON scanner: walks a buffer token by token, without building a tree,
 /// and validates exactly `JSONParser`'s grammar (strict RFC 8259, its depth limit, UTF-8
 /// checked strings, paired surrogates, numbers within a double's range). Every reader of
@@ -27,6 +25,14 @@ public struct JSONScanner {
         public var escaped: Bool
         /// Every raw byte is ASCII (an escape may still spell a non-ASCII character).
         public var isASCII: Bool
+
+        /// A token as `string()` gave it, kept elsewhere (the capture decoder keeps its
+        /// places in 32 bits) and made again.
+        public init(content: Range<Int>, escaped: Bool, isASCII: Bool) {
+            self.content = content
+            self.escaped = escaped
+            self.isASCII = isASCII
+        }
     }
 
     /// A number's place in the buffer, already validated.
@@ -124,23 +130,15 @@ public struct JSONScanner {
         if negative { index += 1 }
         guard isDigit(index) else { return nil }
         let integerStart = index
-        // Accumulated negatively, so that Int64.min fits; nil once it would overflow.
-        var value: Int64? = 0
         if bytes[index] == UInt8(ascii: "0") {
             index += 1
         } else {
-            while isDigit(index) {
-                if let v = value {
-                    let (times10, o1) = v.multipliedReportingOverflow(by: 10)
-                    let (next, o2) = times10.subtractingReportingOverflow(Int64(bytes[index] &- UInt8(ascii: "0")))
-                    value = o1 || o2 ? nil : next
-                }
-                index += 1
-            }
+            while isDigit(index) { index += 1 }
         }
+        let integerDigits = integerStart..<index
         // Only an exponent or more than 308 integer digits can leave a double's range, so
         // only those ask the parser's range check (which makes a String).
-        var mayOverflow = index - integerStart > 308
+        var mayOverflow = integerDigits.count > 308
         var isInteger = true
         if current == UInt8(ascii: ".") {
             isInteger = false
@@ -157,15 +155,28 @@ public struct JSONScanner {
             while isDigit(index) { index += 1 }
         }
         guard !mayOverflow || JSONParser.numberIsFinite(bytes, start..<index) else { return nil }
-        var integer: Int64?
-        if isInteger, let v = value {
-            if negative {
-                integer = v
-            } else if v != .min {
-                integer = -v
-            }
+        return NumberToken(range: start..<index, integer: isInteger ? integerValue(integerDigits, negative: negative) : nil)
+    }
+
+    /// The value of the decimal digits `digits` (negated when `negative`), or nil outside
+    /// Int64. Eighteen digits or fewer cannot overflow, so only longer runs are checked.
+    private func integerValue(_ digits: Range<Int>, negative: Bool) -> Int64? {
+        if digits.count <= 18 {
+            var value: Int64 = 0
+            for i in digits { value = value &* 10 &+ Int64(bytes[i] &- UInt8(ascii: "0")) }
+            return negative ? -value : value
         }
-        return NumberToken(range: start..<index, integer: integer)
+        guard digits.count == 19 else { return nil }
+        // Accumulated negatively, so that Int64.min fits.
+        var value: Int64 = 0
+        for i in digits {
+            let (times10, o1) = value.multipliedReportingOverflow(by: 10)
+            let (next, o2) = times10.subtractingReportingOverflow(Int64(bytes[i] &- UInt8(ascii: "0")))
+            guard !o1, !o2 else { return nil }
+            value = next
+        }
+        if negative { return value }
+        return value == .min ? nil : -value
     }
 
     // MARK: Strings
@@ -174,62 +185,58 @@ public struct JSONScanner {
     /// (control character, bad escape, unpaired surrogate, invalid UTF-8, no closing quote).
     public mutating func string() -> StringToken? {
         // Strings are most of a line's bytes (a Bird event's "data" is often JSON inside a
-        // string): plain bytes are skipped eight at a time, then one at a time up to the
-        // next quote, backslash or control byte, which alone take a branch.
-        var i = index &+ 1
-        let start = i
+        // string, with a `\"` every few bytes): plain ASCII is skipped eight bytes a load,
+        // and each byte that stops the skip (quote, backslash, control byte, a non-ASCII
+        // character) is read once and handled where it lies.
+        guard let base = bytes.baseAddress else { return nil }
         let count = bytes.count
-        guard let baseAddress = bytes.baseAddress else { return nil }
-        let base = UnsafeRawPointer(baseAddress)
+        let start = index &+ 1
+        var i = start
         var escaped = false
-        var allBits: UInt8 = 0  // OR of every raw byte: its high bit says "not ASCII"
-        var utf8 = UTF8Validator()
-        var runStart = i
-        var runBits: UInt8 = 0  // the same for the current run
+        var isASCII = true
         while true {
-            // Eight bytes a load; the first special byte of a word ends the skip right
-            // there (JSON inside a string has a `\"` every few bytes, so runs are short).
-            while i &+ 8 <= count {
-                let word = base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-                let special = Self.specialBytes(word)
-                if special == 0 { i &+= 8; continue }
+            let byte: UInt8
+            if i &+ 8 <= count {
+                let special = Self.specialBytes(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
+                if special == 0 {
+                    i &+= 8
+                    continue
+                }
                 i &+= special.trailingZeroBitCount &>> 3
-                break
-            }
-            while i < count {
-                let byte = bytes[i]
-                if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { break }
-                runBits |= byte
-                i &+= 1
-            }
-            guard i < count, bytes[i] >= 0x20 else { index = i; return nil }
-            if bytes[i] == UInt8(ascii: "\\"), runBits < 0x80, i &+ 1 < count, Self.isOneByteEscape(bytes[i &+ 1]) {
-                // `\"`, `\\`, `\n` and the like inside an ASCII run: skipped in place (JSON
-                // inside a string is full of them); the run stays ASCII.
-                escaped = true
-                i &+= 2
-                continue
-            }
-            // Raw bytes before a quote or an escape must be complete UTF-8 on their own:
-            // an escape always decodes to whole characters.
-            if runBits >= 0x80 {
-                utf8.reset()
-                guard utf8.feed(UnsafeBufferPointer(rebasing: bytes[runStart..<i])), utf8.isComplete else {
+                byte = base[i]
+            } else {
+                guard i < count else {
                     index = i
                     return nil
                 }
-                allBits |= runBits
+                byte = base[i]
+                if byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
+                    i &+= 1
+                    continue
+                }
             }
-            if bytes[i] == UInt8(ascii: "\"") {
+            switch byte {
+            case UInt8(ascii: "\""):
                 index = i &+ 1
-                return StringToken(content: start..<i, escaped: escaped, isASCII: allBits < 0x80)
+                return StringToken(content: start..<i, escaped: escaped, isASCII: isASCII)
+            case UInt8(ascii: "\\"):
+                escaped = true
+                guard let next = escapeEnd(at: i) else {
+                    index = i
+                    return nil
+                }
+                i = next
+            case 0x80...:
+                isASCII = false
+                guard let next = Self.utf8CharacterEnd(base, count: count, at: i) else {
+                    index = i
+                    return nil
+                }
+                i = next
+            default:  // a control byte
+                index = i
+                return nil
             }
-            escaped = true
-            index = i
-            guard skipEscape() else { return nil }
-            i = index
-            runStart = i
-            runBits = 0
         }
     }
 
@@ -248,6 +255,13 @@ public struct JSONScanner {
         return special & highs
     }
 
+    /// The backslashes of `word`, as their high bits; the lowest flag is always a real one
+    /// (as in `specialBytes`).
+    @inline(__always) static func backslashBytes(_ word: UInt64) -> UInt64 {
+        let backslash = word ^ 0x5C5C_5C5C_5C5C_5C5C
+        return (backslash &- 0x0101_0101_0101_0101) & ~backslash & 0x8080_8080_8080_8080
+    }
+
     /// The escapes that are one letter after the backslash (all but `\u`).
     @inline(__always) static func isOneByteEscape(_ byte: UInt8) -> Bool {
         switch byte {
@@ -259,28 +273,46 @@ public struct JSONScanner {
         }
     }
 
-    /// Steps over `\x` at `index`, as `JSONParser.parseString` accepts it.
-    private mutating func skipEscape() -> Bool {
-        index += 1
-        guard index < bytes.count else { return false }
-        let escape = bytes[index]
-        index += 1
-        if Self.isOneByteEscape(escape) { return true }
-        guard escape == UInt8(ascii: "u"), let scalar = hex4() else { return false }
+    /// The end of the escape whose backslash is at `i`, as `JSONParser.parseString`
+    /// accepts it (a high surrogate only with a low one after it), or nil.
+    @inline(__always) private func escapeEnd(at i: Int) -> Int? {
+        guard i &+ 1 < bytes.count else { return nil }
+        let escape = bytes[i &+ 1]
+        if Self.isOneByteEscape(escape) { return i &+ 2 }
+        guard escape == UInt8(ascii: "u"), let scalar = JSONParser.hex4(bytes, at: i &+ 2) else { return nil }
         if scalar >= 0xD800 && scalar < 0xDC00 {
-            guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
-                  bytes[index + 1] == UInt8(ascii: "u") else { return false }
-            index += 2
-            guard let low = hex4(), low >= 0xDC00 && low < 0xE000 else { return false }
-            return true
+            guard i &+ 7 < bytes.count, bytes[i &+ 6] == UInt8(ascii: "\\"), bytes[i &+ 7] == UInt8(ascii: "u"),
+                  let low = JSONParser.hex4(bytes, at: i &+ 8), low >= 0xDC00 && low < 0xE000 else { return nil }
+            return i &+ 12
         }
-        return !(scalar >= 0xDC00 && scalar < 0xE000)
+        return scalar >= 0xDC00 && scalar < 0xE000 ? nil : i &+ 6
     }
 
-    private mutating func hex4() -> UInt32? {
-        guard let value = JSONParser.hex4(bytes, at: index) else { return nil }
-        index += 4
-        return value
+    /// The end of the UTF-8 character starting with the byte at `i` (0x80 or above), or nil
+    /// when it is not well formed (RFC 3629: no overlong forms, no surrogates, nothing above
+    /// U+10FFFF, no lone continuation byte, no sequence cut short).
+    @inline(__always)
+    static func utf8CharacterEnd(_ base: UnsafePointer<UInt8>, count: Int, at i: Int) -> Int? {
+        let lead = base[i]
+        // The accepted range of the second byte, and the number of bytes.
+        let low: UInt8, high: UInt8, length: Int
+        switch lead {
+        case 0xC2...0xDF: (low, high, length) = (0x80, 0xBF, 2)
+        case 0xE0: (low, high, length) = (0xA0, 0xBF, 3)
+        case 0xE1...0xEC, 0xEE...0xEF: (low, high, length) = (0x80, 0xBF, 3)
+        case 0xED: (low, high, length) = (0x80, 0x9F, 3)
+        case 0xF0: (low, high, length) = (0x90, 0xBF, 4)
+        case 0xF1...0xF3: (low, high, length) = (0x80, 0xBF, 4)
+        case 0xF4: (low, high, length) = (0x80, 0x8F, 4)
+        default: return nil
+        }
+        guard i &+ length <= count, base[i &+ 1] >= low, base[i &+ 1] <= high else { return nil }
+        var k = 2
+        while k < length {
+            guard base[i &+ k] & 0xC0 == 0x80 else { return nil }
+            k &+= 1
+        }
+        return i &+ length
     }
 
     // MARK: A string token's text
@@ -297,75 +329,108 @@ public struct JSONScanner {
 
     /// The token's text, as `JSONParser` would give it.
     public func text(_ token: StringToken) -> String {
-        if !token.escaped { return String(decoding: UnsafeBufferPointer(rebasing: bytes[token.content]), as: UTF8.self) }
-        var out: [UInt8] = []
-        appendText(token, to: &out)
-        return String(decoding: out, as: UTF8.self)
+        let raw = UnsafeBufferPointer(rebasing: bytes[token.content])
+        guard token.escaped else { return String(decoding: raw, as: UTF8.self) }
+        return String(unsafeUninitializedCapacity: raw.count) { Self.unescape(raw, into: $0) }
     }
 
-    /// The token's text as UTF-8 bytes.
+    /// The token's text as UTF-8 bytes, in an array of exactly its size.
     public func textBytes(_ token: StringToken) -> [UInt8] {
-        if !token.escaped { return Array(UnsafeBufferPointer(rebasing: bytes[token.content])) }
-        var out: [UInt8] = []
-        appendText(token, to: &out)
-        return out
-    }
-
-    /// Appends the token's text (escapes decoded) to `out`. The token was validated when
-    /// it was scanned, so every escape here is well formed and every surrogate paired.
-    public func appendText(_ token: StringToken, to out: inout [UInt8]) {
-        out.reserveCapacity(out.count + token.content.count)
-        var i = token.content.lowerBound
-        let end = token.content.upperBound
-        while i < end {
-            // Copy the run up to the next escape in one go (text payloads are mostly runs).
-            var runEnd = i
-            while runEnd < end, bytes[runEnd] != UInt8(ascii: "\\") { runEnd += 1 }
-            if runEnd > i {
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[i..<runEnd]))
-                i = runEnd
-                continue
-            }
-            let escape = bytes[i + 1]
-            i += 2
-            switch escape {
-            case UInt8(ascii: "b"): out.append(0x08)
-            case UInt8(ascii: "f"): out.append(0x0C)
-            case UInt8(ascii: "n"): out.append(0x0A)
-            case UInt8(ascii: "r"): out.append(0x0D)
-            case UInt8(ascii: "t"): out.append(0x09)
-            case UInt8(ascii: "u"):
-                var scalar = JSONParser.hex4(bytes, at: i) ?? 0xFFFD
-                i += 4
-                if (0xD800..<0xDC00).contains(scalar) {
-                    let low = JSONParser.hex4(bytes, at: i + 2) ?? 0xDC00
-                    i += 6
-                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                }
-                Self.appendUTF8(scalar, to: &out)
-            default:
-                out.append(escape)  // `"`, `\` and `/` stand for themselves
+        let raw = UnsafeBufferPointer(rebasing: bytes[token.content])
+        return [UInt8](unsafeUninitializedCapacity: raw.count) { out, count in
+            if token.escaped {
+                count = Self.unescape(raw, into: out)
+            } else {
+                if let source = raw.baseAddress, let target = out.baseAddress { target.update(from: source, count: raw.count) }
+                count = raw.count
             }
         }
     }
 
-    /// `scalar` is below 0x110000 and not a surrogate (the scan checked it).
-    private static func appendUTF8(_ scalar: UInt32, to out: inout [UInt8]) {
+    /// Appends the token's text (escapes decoded) to `out`.
+    public func appendText(_ token: StringToken, to out: inout [UInt8]) {
+        out.append(contentsOf: textBytes(token))
+    }
+
+    /// Writes the text of a validated string's content `raw` (the bytes between its quotes)
+    /// to `out`, which has room for `raw.count` bytes, and returns how many it wrote (never
+    /// more: every escape is longer than what it stands for). The scan checked every escape
+    /// and paired every surrogate, so none is checked again. Plain bytes are copied eight
+    /// at a time up to the next backslash.
+    static func unescape(_ raw: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        guard let source = raw.baseAddress, let target = out.baseAddress else { return 0 }
+        precondition(out.count >= raw.count)
+        let end = raw.count
+        var i = 0, o = 0  // o <= i throughout, so a word stored at o fits when one loaded at i does
+        while i < end {
+            if i &+ 8 <= end {
+                let word = UnsafeRawPointer(source + i).loadUnaligned(as: UInt64.self)
+                UnsafeMutableRawPointer(target + o).storeBytes(of: word, as: UInt64.self)
+                let backslashes = backslashBytes(word)
+                if backslashes == 0 {
+                    i &+= 8
+                    o &+= 8
+                    continue
+                }
+                let plain = backslashes.trailingZeroBitCount &>> 3
+                i &+= plain
+                o &+= plain
+            } else if source[i] != UInt8(ascii: "\\") {
+                target[o] = source[i]
+                i &+= 1
+                o &+= 1
+                continue
+            }
+            // A backslash at i, with its escape after it (a scanned token ends in neither).
+            guard i &+ 1 < end else { break }
+            let escape = source[i &+ 1]
+            i &+= 2
+            switch escape {
+            case UInt8(ascii: "b"): target[o] = 0x08
+            case UInt8(ascii: "f"): target[o] = 0x0C
+            case UInt8(ascii: "n"): target[o] = 0x0A
+            case UInt8(ascii: "r"): target[o] = 0x0D
+            case UInt8(ascii: "t"): target[o] = 0x09
+            case UInt8(ascii: "u"):
+                var scalar = JSONParser.hex4(raw, at: i) ?? 0xFFFD
+                i &+= 4
+                if scalar >= 0xD800 && scalar < 0xDC00 {
+                    let low = JSONParser.hex4(raw, at: i &+ 2) ?? 0xDC00
+                    i &+= 6
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low & 0x3FF)
+                }
+                o &+= writeUTF8(scalar, to: target + o)
+                continue
+            default:
+                target[o] = escape  // `"`, `\` and `/` stand for themselves
+            }
+            o &+= 1
+        }
+        return o
+    }
+
+    /// Writes `scalar` (below 0x110000, not a surrogate: the scan checked it) as UTF-8;
+    /// returns its length.
+    private static func writeUTF8(_ scalar: UInt32, to out: UnsafeMutablePointer<UInt8>) -> Int {
         switch scalar {
         case 0..<0x80:
-            out.append(UInt8(scalar))
+            out[0] = UInt8(scalar)
+            return 1
         case 0x80..<0x800:
-            out.append(UInt8(0xC0 | scalar >> 6))
-            out.append(UInt8(0x80 | scalar & 0x3F))
+            out[0] = UInt8(0xC0 | scalar >> 6)
+            out[1] = UInt8(0x80 | scalar & 0x3F)
+            return 2
         case 0x800..<0x10000:
-            out.append(UInt8(0xE0 | scalar >> 12))
-            out.append(UInt8(0x80 | scalar >> 6 & 0x3F))
-            out.append(UInt8(0x80 | scalar & 0x3F))
+            out[0] = UInt8(0xE0 | scalar >> 12)
+            out[1] = UInt8(0x80 | scalar >> 6 & 0x3F)
+            out[2] = UInt8(0x80 | scalar & 0x3F)
+            return 3
         default:
-            out.append(UInt8(0xF0 | scalar >> 18))
-            out.append(UInt8(0x80 | scalar >> 12 & 0x3F))
-            out.append(UInt8(0x80 | scalar >> 6 & 0x3F))
-            out.append(UInt8(0x80 | scalar & 0x3F))
+            out[0] = UInt8(0xF0 | scalar >> 18)
+            out[1] = UInt8(0x80 | scalar >> 12 & 0x3F)
+            out[2] = UInt8(0x80 | scalar >> 6 & 0x3F)
+            out[3] = UInt8(0x80 | scalar & 0x3F)
+            return 4
         }
     }
 }
