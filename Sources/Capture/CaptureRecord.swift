@@ -181,27 +181,13 @@ public struct FrameRecord: Sendable, Hashable {
     public var compressed: Bool
     public var action: FrameAction
     /// The RFC 6455 violation the frame carried, if any (relayed anyway unless --strict).
-    public var protocolError: String? {
-        get { rare?.protocolError }
-        set { rare = FrameRarities.make(protocolError: newValue, fault: fault, sha256: sha256) }
-    }
+    public var protocolError: String?
     /// The fault rule that touched this frame, if any.
-    public var fault: String? {
-        get { rare?.fault }
-        set { rare = FrameRarities.make(protocolError: protocolError, fault: newValue, sha256: sha256) }
-    }
+    public var fault: String?
     /// Set for a large frame the proxy passed through as it arrived instead of keeping it
     /// whole: the SHA-256 of its whole payload (lower-case hex); `payload` then holds only
     /// its first bytes (a bounded prefix) and `length` the full length.
-    public var sha256: String? {
-        get { rare?.sha256 }
-        set { rare = FrameRarities.make(protocolError: protocolError, fault: fault, sha256: newValue) }
-    }
-    /// `protocolError`, `fault` and `sha256`, which nearly every frame leaves empty, in one
-    /// reference (nil when all three are): the record is copied from the reader through the
-    /// router and the engine to the rules, and three inline optional strings were 48 of its
-    /// some 110 bytes.
-    @usableFromInline var rare: FrameRarities?
+    public var sha256: String? = nil
     /// The frame's protocol event, decoded once where the record was made (the relay), so
     /// faults, the live view and the live analysis read it instead of parsing the payload
     /// again. In memory only: not written to the capture line, and not part of equality.
@@ -228,7 +214,8 @@ public struct FrameRecord: Sendable, Hashable {
         self.payload = payload
         self.compressed = compressed
         self.action = action
-        self.rare = FrameRarities.make(protocolError: protocolError, fault: fault, sha256: nil)
+        self.protocolError = protocolError
+        self.fault = fault
     }
 
     /// The close code of a close frame with a body of two bytes or more.
@@ -245,41 +232,6 @@ public struct FrameRecord: Sendable, Hashable {
 
     /// The payload as text when it is valid UTF-8.
     public var text: String? { String(validating: payload, as: UTF8.self) }
-}
-
-/// A frame's rare fields (`FrameRecord.rare`), immutable and compared by value.
-@usableFromInline
-final class FrameRarities: Sendable, Hashable {
-    let protocolError: String?
-    let fault: String?
-    let sha256: String?
-
-    /// Nil when all three are nil, so that a record holds a reference only when it needs one
-    /// and two records with the same fields compare equal however they were made.
-    @inlinable
-    static func make(protocolError: String?, fault: String?, sha256: String?) -> FrameRarities? {
-        protocolError == nil && fault == nil && sha256 == nil
-            ? nil : FrameRarities(protocolError: protocolError, fault: fault, sha256: sha256)
-    }
-
-    @usableFromInline
-    init(protocolError: String?, fault: String?, sha256: String?) {
-        self.protocolError = protocolError
-        self.fault = fault
-        self.sha256 = sha256
-    }
-
-    @usableFromInline
-    static func == (a: FrameRarities, b: FrameRarities) -> Bool {
-        a.protocolError == b.protocolError && a.fault == b.fault && a.sha256 == b.sha256
-    }
-
-    @usableFromInline
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(protocolError)
-        hasher.combine(fault)
-        hasher.combine(sha256)
-    }
 }
 
 /// How one side's TCP stream ended.
