@@ -128,9 +128,11 @@ package final class LiveAnalysis {
         timer?.cancel()
         timer = nil
         if pending != nil { decide() }
+        let end = max(last, time ?? last)
         var events: [AnalysisEvent] = []
-        let finishedPerClient: Void? = perClient?.finish(at: max(last, time ?? last)) { found, _, _ in events += found }
-        show(finishedPerClient == nil ? analyzer.finish(at: max(last, time ?? last)) : events)
+        let finishedPerClient: Void? = perClient?.finish(at: end) { found, _, _ in events += found }
+        if finishedPerClient == nil { events = analyzer.finish(at: end) }
+        show(events)
         finished = true
         emit("live analysis (spec \(spec.name)): \(summaryLine)")
     }
