@@ -38,25 +38,26 @@ package enum FrameLine {
     /// gigabytes. `t` gets six fixed decimals so microseconds stay visible. The event name
     /// is copied straight from the payload when it is printable ASCII without escapes.
     package static func json(_ frame: FrameRecord, into output: inout BufferedOutput) {
-        let reason = frame.closeCode == nil ? nil : escaped(frame.closeReason ?? "")
+        let closeCode = frame.closeCode
+        let reason = closeCode == nil ? nil : escaped(frame.closeReason ?? "")
         let fault = escaped(frame.fault)
         let error = escaped(frame.protocolError)
-        var event: EventNameScanner.Found? = frame.opcode == .text ? EventNameScanner.find(in: frame.payload) : nil
-        // A name is copied as it is only when it is printable ASCII: past that it may hold a
-        // C1 control or a bidi override, which the JSON writer escapes.
-        if case .span(let range) = event, frame.payload[range].contains(where: { $0 < 0x20 || $0 >= 0x7F }) {
-            event = .decoded(String(decoding: frame.payload[range], as: UTF8.self))
-        }
-        var decodedEvent: [UInt8]?
-        if case .decoded(let name) = event { decodedEvent = escaped(name) }
-        var eventLength = 0
-        if case .span(let range) = event { eventLength = range.count + 2 }
-        let variable = (reason?.count ?? 0) + (fault?.count ?? 0) + (error?.count ?? 0) + (decodedEvent?.count ?? 0) + eventLength
         // Scalars copied out first, so the closures below capture these and not the record
         // (whose copy would retain its payload and strings once per frame).
         let conn = frame.conn, t = frame.t, fromClient = frame.from == .client, opcode = frame.opcode.rawValue
-        let fin = frame.fin, rsv1 = frame.rsv1, length = frame.length, closeCode = frame.closeCode, action = frame.action
+        let fin = frame.fin, rsv1 = frame.rsv1, length = frame.length, action = frame.action, isText = frame.opcode == .text
         frame.payload.withUnsafeBufferPointer { payload in
+            var event: EventNameScanner.Found? = isText ? EventNameScanner.find(in: payload) : nil
+            // A name is copied as it is only when it is printable ASCII: past that it may hold
+            // a C1 control or a bidi override, which the JSON writer escapes.
+            if case .span(let range) = event, !isPrintableASCII(UnsafeBufferPointer(rebasing: payload[range])) {
+                event = .decoded(String(decoding: UnsafeBufferPointer(rebasing: payload[range]), as: UTF8.self))
+            }
+            var decodedEvent: [UInt8]?
+            if case .decoded(let name) = event { decodedEvent = escaped(name) }
+            var eventLength = 0
+            if case .span(let range) = event { eventLength = range.count + 2 }
+            let variable = (reason?.count ?? 0) + (fault?.count ?? 0) + (error?.count ?? 0) + (decodedEvent?.count ?? 0) + eventLength
             output.write(maxBytes: 320 + variable) { line in
                 // Fixed text in as few pieces as possible: each piece is a short memcpy.
                 line.literal("{\"conn\":")
@@ -111,6 +112,12 @@ package enum FrameLine {
                 line.literal("}\n")
             }
         }
+    }
+
+    /// Every byte between 0x20 and 0x7E: what a JSON string may hold unescaped and print as it is.
+    private static func isPrintableASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for byte in bytes where byte < 0x20 || byte >= 0x7F { return false }
+        return true
     }
 
     /// `   12.000345  #3    server->client  text   fin          31  bird:pong`, control

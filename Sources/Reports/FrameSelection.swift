@@ -54,6 +54,14 @@ package struct FrameSelection {
         // Only `--client` groups (tested first: binding the optional grouping copied it).
         if client != nil, group(record, all: all, print) { return }
         if case .frame = record {} else if !all { return }
+        // No filter (what `frames FILE` runs): every frame goes out without being taken
+        // apart; `matches` copies the frame out of the record (its payload retained and
+        // released) three times.
+        if connections == nil, client == nil, from == nil, event == nil {
+            if case .header = record { return }
+            print(record)
+            return
+        }
         if matches(record) { print(record) }
     }
 
