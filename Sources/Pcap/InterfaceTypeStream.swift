@@ -2,15 +2,18 @@ import CPcap
 import Glibc
 
 /// A `FILE` that reads another through `PcapngInterfaceTypes` (glibc's `fopencookie`), so
-/// libpcap sees a pcapng's later interfaces with the link type it expects. Owned by the
-/// stream: closing the stream (libpcap's `pcap_close`) closes the file it reads and frees
-/// this object.
+/// libpcap sees a pcapng's later interfaces with the link type it expects. The file is read
+/// straight into the stream's buffer and filtered there. Owned by the stream: closing the
+/// stream (libpcap's `pcap_close`) closes the file it reads and frees this object.
 final class InterfaceTypeStream {
     private let source: UnsafeMutablePointer<FILE>
     @exclusivity(unchecked) private(set) var types = PcapngInterfaceTypes()
-    @exclusivity(unchecked) private var pending: [UInt8] = []
-    @exclusivity(unchecked) private var pendingStart = 0
-    @exclusivity(unchecked) private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    /// The start of a block header the last read cut (fewer than `longestHeader` bytes):
+    /// filtered again at the start of the next read, with the bytes after it.
+    @exclusivity(unchecked) private var held: [UInt8] = []
+    /// Filtered bytes not handed out yet: only for a read too small to hold a header.
+    @exclusivity(unchecked) private var ready: [UInt8] = []
+    @exclusivity(unchecked) private var readyStart = 0
     @exclusivity(unchecked) private var sourceEnded = false
     /// Bytes handed to the reader so far (its offset, for `ftello`).
     @exclusivity(unchecked) private var position: Int64 = 0
@@ -53,29 +56,48 @@ final class InterfaceTypeStream {
     /// The file descriptor of the file read (for its size in messages).
     var sourceDescriptor: Int32 { fileno(source) }
 
+    /// Reads into `buffer` (libpcap's stdio buffer, 8 KiB or more) and filters the bytes there.
     private func read(into buffer: UnsafeMutablePointer<CChar>, _ size: Int) -> Int {
-        var copied = 0
-        while copied < size {
-            if pendingStart < pending.count {
-                let n = min(size - copied, pending.count - pendingStart)
-                pending.withUnsafeBufferPointer { held in
-                    UnsafeMutableRawPointer(buffer + copied).copyMemory(from: held.baseAddress! + pendingStart, byteCount: n)
-                }
-                pendingStart += n
-                copied += n
-                continue
+        let copied: Int
+        if readyStart < ready.count || size <= PcapngInterfaceTypes.longestHeader {
+            // A read too small to filter in (glibc never asks for one): through `ready`.
+            if readyStart == ready.count {
+                ready = [UInt8](repeating: 0, count: 64 * 1024)
+                let count = ready.withUnsafeMutableBytes { fill($0) }
+                ready.removeSubrange(count...)
+                readyStart = 0
             }
-            pending.removeAll(keepingCapacity: true)
-            pendingStart = 0
-            if sourceEnded { break }
-            let count = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, source) }
-            chunk.withUnsafeBytes { types.feed(UnsafeRawBufferPointer(rebasing: $0[0 ..< count]), into: &pending) }
-            if count < chunk.count {
-                sourceEnded = true
-                types.finish(into: &pending)
+            copied = min(size, ready.count - readyStart)
+            if copied > 0 {
+                ready.withUnsafeBytes { UnsafeMutableRawPointer(buffer).copyMemory(from: $0.baseAddress! + readyStart, byteCount: copied) }
             }
+            readyStart += copied
+        } else {
+            copied = fill(UnsafeMutableRawBufferPointer(start: buffer, count: size))
         }
         position += Int64(copied)
         return copied
+    }
+
+    /// Fills `area` (more than `longestHeader` bytes) with the held bytes and then the
+    /// file's, filters them in place, and returns how many are final; 0 only at the end.
+    private func fill(_ area: UnsafeMutableRawBufferPointer) -> Int {
+        guard !sourceEnded else { return 0 }  // nothing is held once the file ended
+        var count = held.count
+        if count > 0 {
+            held.withUnsafeBytes { area.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: count) }
+            held.removeAll(keepingCapacity: true)
+        }
+        if !sourceEnded {
+            let wanted = area.count - count
+            let got = fread(area.baseAddress! + count, 1, wanted, source)
+            if got < wanted { sourceEnded = true }
+            count += got
+        }
+        let filtered = types.filter(UnsafeMutableRawBufferPointer(rebasing: area[0 ..< count]))
+        // At the end of the file a cut header passes as it is.
+        if sourceEnded { return count }
+        held.append(contentsOf: UnsafeRawBufferPointer(rebasing: area[filtered ..< count]))
+        return filtered
     }
 }

@@ -12,134 +12,100 @@
 /// what the decoder supports. Anything that is not a pcapng, and any block header that
 /// makes no sense, passes through untouched from there on (libpcap reports it).
 ///
-/// Streaming: block bodies pass straight through; only a block's first 16 bytes are held
-/// until they are complete.
+/// In place: the filter rewrites bytes where they lie and never changes their number, so the
+/// stream reads the file straight into libpcap's buffer and filters it there (as a copy per
+/// step, the file was copied twice more on its way to libpcap). Block bodies are stepped
+/// over; only a block header cut by the end of a read is held back, to be filtered again
+/// with the bytes after it.
 struct PcapngInterfaceTypes {
     private enum Mode { case undecided, pcapng, passThrough }
     private var mode = Mode.undecided
-    /// The current block's first bytes, until `headerLength` of them are in.
-    private var header: [UInt8] = []
     /// Bytes of the current block after its header still to pass.
     private var body = 0
     private var bigEndian = false
-    /// The current section's first interface: its LINKTYPE and snapshot length.
-    private var first: (linkType: UInt16, snapshot: [UInt8])?
+    /// The current section's first interface: its LINKTYPE and snapshot length (four bytes
+    /// in file order).
+    private var first: (linkType: UInt16, snapshot: UInt32)?
     private var interfaces = 0
     /// The first interface whose link layer differs from the section's first interface.
     private(set) var mixed: (interface: Int, linkType: UInt16, firstLinkType: UInt16)?
 
     static let sectionHeader: UInt32 = 0x0A0D_0D0A
     static let interfaceDescription: UInt32 = 1
+    /// The most bytes of a block `filter` needs at once: an interface description's link
+    /// type and snapshot length end at byte 16.
+    static let longestHeader = 16
 
-    /// Filters `input`, appending what may be handed on to `out`.
-    mutating func feed(_ input: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+    /// Filters `bytes` in place and returns how many of them, from the start, are final.
+    /// The rest (fewer than `longestHeader`) begin a block header the read cut: they must
+    /// come again at the start of the next call, with the bytes that follow them; at the
+    /// end of the input they pass as they are.
+    mutating func filter(_ bytes: UnsafeMutableRawBufferPointer) -> Int {
         var i = 0
-        while i < input.count {
-            if mode == .pcapng, body == 0, header.isEmpty {
-                // Blocks that pass unchanged (all but section headers and interface
-                // descriptions), whole in `input`, are stepped over in place and copied in
-                // one piece: one packet is one block, and holding each block's header was
-                // most of this filter's cost.
-                let end = unchangedBlocksEnd(input, from: i)
-                if end > i {
-                    out.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[i ..< end]))
-                    i = end
+        while i < bytes.count {
+            switch mode {
+            case .passThrough:
+                return bytes.count
+            case .undecided:
+                guard bytes.count - i >= 4 else { return i }
+                mode = Self.rawWord(bytes, at: i) == Self.sectionHeader ? .pcapng : .passThrough
+            case .pcapng:
+                if body > 0 {
+                    let n = min(body, bytes.count - i)
+                    body -= n
+                    i += n
                     continue
                 }
+                // A block header: its type and length, then what `decide` reads of it.
+                guard bytes.count - i >= 8 else { return i }
+                let length = headerLength(bytes, at: i)
+                guard bytes.count - i >= length else { return i }
+                decide(UnsafeMutableRawBufferPointer(rebasing: bytes[i ..< i + length]))
+                i += length
             }
-            if mode == .passThrough || body > 0 {
-                let n = mode == .passThrough ? input.count - i : min(body, input.count - i)
-                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[i ..< i + n]))
-                i += n
-                if mode != .passThrough { body -= n }
-                continue
-            }
-            // A block's header bytes in one piece: up to the magic, the length, or the
-            // header's full length (byte by byte, with a length computed per byte, this
-            // filter was 4% of reading a pcapng).
-            let want = mode == .undecided ? 4 : header.count < 8 ? 8 : headerLength
-            let n = min(max(1, want - header.count), input.count - i)
-            header.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[i ..< i + n]))
-            i += n
-            if mode == .undecided, header.count == 4 {
-                mode = header == [0x0A, 0x0D, 0x0D, 0x0A] ? .pcapng : .passThrough
-                if mode == .passThrough { flush(into: &out); continue }
-            }
-            if header.count >= 8, header.count == headerLength { decide(); flush(into: &out) }
         }
+        return bytes.count
     }
 
-    /// Where the run of whole blocks starting at `start` that pass unchanged ends: each has
-    /// a type other than section header and interface description and a length `decide`
-    /// would accept, and lies whole in `input`. The first block that is not one of them is
-    /// left to the byte-exact path.
-    private func unchangedBlocksEnd(_ input: UnsafeRawBufferPointer, from start: Int) -> Int {
-        var at = start
-        while input.count - at >= 8 {
-            let b = input.baseAddress! + at
-            let type = UInt32(b.load(fromByteOffset: 0, as: UInt8.self)) << 24 | UInt32(b.load(fromByteOffset: 1, as: UInt8.self)) << 16
-                | UInt32(b.load(fromByteOffset: 2, as: UInt8.self)) << 8 | UInt32(b.load(fromByteOffset: 3, as: UInt8.self))
-            guard type != Self.sectionHeader, Self.word(type, bigEndian: bigEndian) != Self.interfaceDescription else { break }
-            let rawLength = UInt32(b.load(fromByteOffset: 4, as: UInt8.self)) << 24 | UInt32(b.load(fromByteOffset: 5, as: UInt8.self)) << 16
-                | UInt32(b.load(fromByteOffset: 6, as: UInt8.self)) << 8 | UInt32(b.load(fromByteOffset: 7, as: UInt8.self))
-            let length = Int(Self.word(rawLength, bigEndian: bigEndian))
-            guard length >= 12, length % 4 == 0, length <= input.count - at else { break }
-            at += length
-        }
-        return at
+    /// A 32-bit word as four bytes in file order (most significant first).
+    private static func rawWord(_ bytes: UnsafeMutableRawBufferPointer, at offset: Int) -> UInt32 {
+        UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
     }
 
-    /// A 32-bit word read as four bytes in file order, in the section's byte order.
-    private static func word(_ fileOrder: UInt32, bigEndian: Bool) -> UInt32 { bigEndian ? fileOrder : fileOrder.byteSwapped }
-
-    /// The end of the input: bytes still held go out as they are.
-    mutating func finish(into out: inout [UInt8]) { flush(into: &out) }
-
-    private mutating func flush(into out: inout [UInt8]) {
-        out.append(contentsOf: header)
-        header.removeAll(keepingCapacity: true)
+    /// A 32-bit word in the section's byte order.
+    private func word(_ bytes: UnsafeMutableRawBufferPointer, at offset: Int) -> UInt32 {
+        let raw = Self.rawWord(bytes, at: offset)
+        return bigEndian ? raw : raw.byteSwapped
     }
 
-    /// How many bytes of the current block to hold: the byte-order magic of a section
-    /// header, the link type and snapshot length of an interface description.
-    private var headerLength: Int {
-        switch rawType {
-        case Self.sectionHeader: 12
-        case _ where header.count >= 8 && word(0) == Self.interfaceDescription: 16
-        default: 8
-        }
-    }
-
-    private var rawType: UInt32 {
-        UInt32(header[0]) << 24 | UInt32(header[1]) << 16 | UInt32(header[2]) << 8 | UInt32(header[3])
-    }
-
-    private func word(_ offset: Int) -> UInt32 {
-        let (b0, b1, b2, b3) = (UInt32(header[offset]), UInt32(header[offset + 1]), UInt32(header[offset + 2]),
-                                UInt32(header[offset + 3]))
-        return bigEndian ? b0 << 24 | b1 << 16 | b2 << 8 | b3 : b3 << 24 | b2 << 16 | b1 << 8 | b0
+    /// How many bytes of the block at `offset` to look at: the byte-order magic of a
+    /// section header, the link type and snapshot length of an interface description.
+    private func headerLength(_ bytes: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
+        if Self.rawWord(bytes, at: offset) == Self.sectionHeader { return 12 }
+        return word(bytes, at: offset) == Self.interfaceDescription ? Self.longestHeader : 8
     }
 
     /// A complete header: checks its length, notes a section or interface, rewrites a
     /// later interface of the first one's link layer.
-    private mutating func decide() {
-        if rawType == Self.sectionHeader {
-            switch Array(header[8 ..< 12]) {
-            case [0x1A, 0x2B, 0x3C, 0x4D]: bigEndian = true
-            case [0x4D, 0x3C, 0x2B, 0x1A]: bigEndian = false
+    private mutating func decide(_ header: UnsafeMutableRawBufferPointer) {
+        let isSection = Self.rawWord(header, at: 0) == Self.sectionHeader
+        if isSection {
+            switch Self.rawWord(header, at: 8) {
+            case 0x1A2B_3C4D: bigEndian = true
+            case 0x4D3C_2B1A: bigEndian = false
             default: mode = .passThrough; return
             }
             first = nil
             interfaces = 0
         }
-        let length = Int(word(4))
+        let length = Int(word(header, at: 4))
         guard length >= header.count + 4, length % 4 == 0 else { mode = .passThrough; return }
         body = length - header.count
-        guard rawType != Self.sectionHeader, word(0) == Self.interfaceDescription else { return }
+        guard !isSection, word(header, at: 0) == Self.interfaceDescription else { return }
         let linkType = bigEndian ? UInt16(header[8]) << 8 | UInt16(header[9]) : UInt16(header[9]) << 8 | UInt16(header[8])
         defer { interfaces += 1 }
         guard let first else {
-            self.first = (linkType, Array(header[12 ..< 16]))
+            self.first = (linkType, Self.rawWord(header, at: 12))
             return
         }
         guard Self.dlt(linkType) == Self.dlt(first.linkType) else {
@@ -149,7 +115,7 @@ struct PcapngInterfaceTypes {
         let held = Self.dlt(first.linkType)
         header[8] = bigEndian ? UInt8(held >> 8) : UInt8(held & 0xFF)
         header[9] = bigEndian ? UInt8(held & 0xFF) : UInt8(held >> 8)
-        header.replaceSubrange(12 ..< 16, with: first.snapshot)
+        header.storeBytes(of: first.snapshot.bigEndian, toByteOffset: 12, as: UInt32.self)
     }
 
     /// libpcap's LINKTYPE to DLT mapping where the two differ on Linux (raw IP and ATM

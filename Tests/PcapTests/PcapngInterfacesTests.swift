@@ -78,45 +78,55 @@ import TestSupport
         }
     }
 
+    /// What libpcap reads of `input` through `InterfaceTypeStream`, when the stream asks the
+    /// filter for `readSize` bytes at a time (its stdio buffer's size).
+    static func filtered(_ input: [UInt8], readSize: Int) -> [UInt8] {
+        input.withUnsafeBytes { bytes -> [UInt8] in
+            guard let file = fmemopen(UnsafeMutableRawPointer(mutating: bytes.baseAddress!), bytes.count, "rb"),
+                  let (stream, _) = InterfaceTypeStream.wrap(file) else {
+                Issue.record("could not open the stream")
+                return []
+            }
+            defer { fclose(stream) }
+            setvbuf(stream, nil, _IOFBF, readSize)
+            var out: [UInt8] = []
+            var byte: UInt8 = 0
+            // One byte a call: each refill of the stream's buffer is one read of `readSize`.
+            while fread(&byte, 1, 1, stream) == 1 { out.append(byte) }
+            return out
+        }
+    }
+
     @Test func theFilterPassesAClassicPcapAndOddBlocksUntouched() {
         let classic: [UInt8] = [0xD4, 0xC3, 0xB2, 0xA1] + (0..<60).map { UInt8($0) }
         let odd = Self.pcapng(interfaces: [(101, 65535)], packets: []) + [1, 0, 0, 0, 7, 0, 0, 0, 9, 9]   // a length of 7
         for input in [classic, odd] {
-            var filter = PcapngInterfaceTypes()
-            var out: [UInt8] = []
-            // Byte by byte: a header split anywhere is held until it is whole.
-            for byte in input { [byte].withUnsafeBytes { filter.feed($0, into: &out) } }
-            filter.finish(into: &out)
-            #expect(out == input)
+            // Reads just past the longest header: a header cut anywhere is held until it is whole.
+            for readSize in [1, 17, 19, 23, 4096] {
+                #expect(Self.filtered(input, readSize: readSize) == input, "reads of \(readSize) bytes")
+            }
         }
     }
 
-    /// Runs of whole blocks that pass unchanged are copied in one piece, blocks that need
-    /// deciding byte-exactly: whatever sizes the reads come in, the filter gives the bytes
-    /// it gives when fed one byte at a time (where no block is ever whole in one read),
-    /// later interfaces rewritten and a second section's interfaces judged afresh.
+    /// The filter works in place on each read, holding back a block header the read cut:
+    /// whatever sizes the reads come in, the bytes are the same, later interfaces
+    /// rewritten and a second section's interfaces judged afresh.
     @Test(arguments: [false, true])
     func anyReadSizeGivesTheSameBytes(bigEndian: Bool) {
         let packets = Self.session().enumerated().map { (interface: UInt32($0.offset % 2), bytes: $0.element) }
         let section = Self.pcapng(interfaces: [(101, 65535), (101, 262144)], packets: packets, bigEndian: bigEndian)
         let input = section + section + [1, 0, 0, 0, 7, 0, 0, 0, 9, 9]   // two sections, then a block of length 7
-        func filtered(readSize: Int) -> [UInt8] {
-            var filter = PcapngInterfaceTypes()
-            var out: [UInt8] = []
-            var start = 0
-            while start < input.count {
-                let end = min(input.count, start + readSize)
-                input[start..<end].withUnsafeBytes { filter.feed($0, into: &out) }
-                start = end
-            }
-            filter.finish(into: &out)
-            return out
+        // In each section, the second interface (after the 28-byte section header and the
+        // 20-byte first interface) gets the DLT libpcap holds for LINKTYPE 101 (12) in its
+        // bytes 8-9 and the first interface's snapshot length in its bytes 12-15.
+        var expected = input
+        for secondInterface in [48, section.count + 48] {
+            expected.replaceSubrange(secondInterface + 8 ..< secondInterface + 10, with: bigEndian ? [0, 12] : [12, 0])
+            expected.replaceSubrange(secondInterface + 12 ..< secondInterface + 16, with: input[28 + 12 ..< 28 + 16])
         }
-        let reference = filtered(readSize: 1)
-        #expect(reference.count == input.count)
-        #expect(reference != input, "the second interface is rewritten to the first one's values")
-        for readSize in [2, 7, 8, 13, 64, 1000, input.count] {
-            #expect(filtered(readSize: readSize) == reference, "reads of \(readSize) bytes")
+        #expect(expected != input)
+        for readSize in [1, 2, 7, 8, 13, 16, 17, 18, 20, 27, 31, 64, 1000, input.count, input.count + 1] {
+            #expect(Self.filtered(input, readSize: readSize) == expected, "reads of \(readSize) bytes")
         }
     }
 }
