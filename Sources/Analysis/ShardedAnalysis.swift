@@ -119,7 +119,9 @@ public final class ShardedAnalysis {
             stepNumber += 1
             if let client = step.step.client {
                 let i = client % jobs
-                batches[i].append(NumberedStep(number: stepNumber, step: step))
+                // `consume`: without it the step was copied into the batch and the
+                // original destroyed, a retain and a release of each of its references.
+                batches[i].append(NumberedStep(number: stepNumber, step: consume step))
                 if batches[i].isFull { flush(i) }
             } else {
                 for i in workers.indices {
@@ -232,17 +234,22 @@ final class ShardWorker: @unchecked Sendable {
         while let batch = take(returning: emptied) {
             // Each step moved out of the batch rather than copied.
             while let numbered = batch.takeNext() {
-                if case .finish(let time) = numbered.step.step {
-                    shard.finish(at: time) { builder.add($0, step: numbered.number) }
+                let number = numbered.number
+                // The step moved on to the shard (a plain pass copied it: its references
+                // counted up and down once more per step).
+                let step = (consume numbered).step
+                if let time = step.step.finishTime {
+                    shard.finish(at: time) { builder.add($0, step: number) }
                     continue
                 }
+                let ordinal = step.step.newClientOrdinal
                 events.removeAll(keepingCapacity: true)
-                shard.apply(numbered.step, into: &events)
+                shard.apply(consume step, into: &events)
                 guard !events.isEmpty else { continue }
-                if let ordinal = numbered.step.step.newClientOrdinal {
-                    builder.add(events, step: numbered.number, newClient: firstOrdinal + ordinal)
+                if let ordinal {
+                    builder.add(events, step: number, newClient: firstOrdinal + ordinal)
                 } else {
-                    builder.add(events, step: numbered.number)
+                    builder.add(events, step: number)
                 }
             }
             emptied = batch

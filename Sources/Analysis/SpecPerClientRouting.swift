@@ -146,7 +146,8 @@ struct SpecPerClientRouting: Sendable {
             if number < 0 {
                 hold(step, of: client, into: &out)
             } else {
-                out.append(SpecStep(spec: number, step: decoded(step, by: number)))
+                // `consume`: else the step (a frame with its record) was copied here.
+                out.append(SpecStep(spec: number, step: decoded(consume step, by: number)))
             }
         }
     }
@@ -194,8 +195,8 @@ struct SpecPerClientRouting: Sendable {
     private mutating func decoded(_ step: consuming RoutedStep, by number: Int) -> RoutedStep {
         switch consume step {
         case .frame(let client, let frame, let event):
-            guard frame.opcode == .text else { return .frame(client: client, frame, event) }
-            return decodedText(frame, of: client, by: number)
+            guard frame.opcode == .text else { return .frame(client: client, consume frame, consume event) }
+            return decodedText(consume frame, of: client, by: number)
         case let other:
             return other
         }

@@ -206,13 +206,14 @@ final class ShardedPcapDecoder {
             var item = FlowLedger.Item.event(.confirmed(id: 0))
             swap(&item, &ledger[i].item)
             guard case .record(let record) = consume item else { continue }
+            // Each use below `consume`s the record: a plain use copied it.
             guard let local = record.connection else {
-                out.append(record)
+                out.append(consume record)
                 handedOut += 1
                 continue
             }
             guard let id = merge.id(local, shard: shard) else { return false }
-            out.append(id == local ? record : record.renumbered(id))
+            out.append(id == local ? consume record : (consume record).renumbered(id))
             handedOut += 1
         }
         return true
