@@ -11,7 +11,8 @@ import Vocabulary
 /// finding carries the place one thread would have found it in, so the merged report is
 /// byte for byte the one-thread report. Memory stays bounded: the steps in flight to a
 /// worker are at most `queueDepth` batches of `batchSize`; the reader waits when a worker
-/// falls behind.
+/// falls behind. The batches (`StepBatch`) go back and forth between the reader and each
+/// worker, each made once: at most `queueDepth + 2` per worker.
 public final class ShardedAnalysis {
     public let jobs: Int
     private var router: ClientRouter
@@ -22,7 +23,7 @@ public final class ShardedAnalysis {
     private let routesPerClient: Bool
     private let workers: [ShardWorker]
     /// Steps routed but not yet handed to each worker, with their step numbers.
-    private var batches: [[NumberedStep]]
+    private var batches: [StepBatch]
     private var steps: [SpecStep] = []
     private var routed: [RoutedStep] = []
     private var stepNumber: Int
@@ -54,7 +55,7 @@ public final class ShardedAnalysis {
         let specs = perClient ?? ClientSpecs(only: options)
         workers = (0..<jobs).map { ShardWorker(shard: SpecPerClientShards(specs: specs, index: $0, count: jobs),
                                                limits: limits, depth: Self.queueDepth, firstOrdinal: firstOrdinal) }
-        batches = Array(repeating: [], count: jobs)
+        batches = workers.map { $0.emptyBatch() }
         for worker in workers { worker.start() }
     }
 
@@ -97,7 +98,6 @@ public final class ShardedAnalysis {
         }
         for (i, worker) in workers.enumerated() {
             if !batches[i].isEmpty { worker.put(batches[i]) }
-            batches[i] = []
             worker.close()
         }
         for worker in workers { worker.join() }
@@ -119,12 +119,14 @@ public final class ShardedAnalysis {
             stepNumber += 1
             if let client = step.step.client {
                 let i = client % jobs
-                batches[i].append(NumberedStep(number: stepNumber, step: step))
-                if batches[i].count >= Self.batchSize { flush(i) }
+                // `consume`: without it the step was copied into the batch and the
+                // original destroyed, a retain and a release of each of its references.
+                batches[i].append(NumberedStep(number: stepNumber, step: consume step))
+                if batches[i].isFull { flush(i) }
             } else {
                 for i in workers.indices {
                     batches[i].append(NumberedStep(number: stepNumber, step: step))
-                    if batches[i].count >= Self.batchSize { flush(i) }
+                    if batches[i].isFull { flush(i) }
                 }
             }
         }
@@ -132,8 +134,7 @@ public final class ShardedAnalysis {
 
     private func flush(_ i: Int) {
         workers[i].put(batches[i])
-        batches[i] = []
-        batches[i].reserveCapacity(Self.batchSize)
+        batches[i] = workers[i].emptyBatch()
     }
 }
 
@@ -142,15 +143,23 @@ struct NumberedStep: Sendable {
     var step: SpecStep
 }
 
-/// One worker thread and its bounded queue of batches. The shard and builder are touched
-/// by the worker thread only, until `join` returns.
+/// One worker thread, its bounded queue of batches and the batches it emptied, ready for
+/// the router to fill again. The shard and builder are touched by the worker thread only,
+/// until `join` returns.
+// The shard and builder are marked `@exclusivity(unchecked)`, as the Pcap module's classes
+// are: the worker mutates them once per step, and each run-time access check (a
+// thread-local access-set insert) was a cost of the hand-off the one-thread analysis does
+// not pay. Each is touched by one thread at a time (the worker's, then, after `join`, the
+// caller's).
 final class ShardWorker: @unchecked Sendable {
-    private(set) var shard: SpecPerClientShards
-    private(set) var builder: ReportBuilder
+    @exclusivity(unchecked) private(set) var shard: SpecPerClientShards
+    @exclusivity(unchecked) private(set) var builder: ReportBuilder
     private let depth: Int
     private let firstOrdinal: Int
     private let condition = NSCondition()
-    private var queue: [[NumberedStep]] = []
+    private var queue: [StepBatch] = []
+    /// Batches emptied by the worker, for `emptyBatch`.
+    private var spare: [StepBatch] = []
     private var closed = false
     private var done = false
 
@@ -167,8 +176,17 @@ final class ShardWorker: @unchecked Sendable {
         thread.start()
     }
 
+    /// A batch to fill: one the worker emptied, else a new one (so at most `depth + 2`
+    /// exist: `depth` queued, one being emptied, one being filled).
+    func emptyBatch() -> StepBatch {
+        condition.lock()
+        let reused = spare.popLast()
+        condition.unlock()
+        return reused ?? StepBatch(capacity: ShardedAnalysis.batchSize)
+    }
+
     /// Hands a batch to the worker, waiting while its queue is full.
-    func put(_ batch: [NumberedStep]) {
+    func put(_ batch: StepBatch) {
         condition.lock()
         while queue.count >= depth && !done { condition.wait() }
         queue.append(batch)
@@ -198,9 +216,10 @@ final class ShardWorker: @unchecked Sendable {
         condition.unlock()
     }
 
-    private func take() -> [NumberedStep]? {
+    private func take(returning emptied: StepBatch?) -> StepBatch? {
         condition.lock()
         defer { condition.unlock() }
+        if let emptied { spare.append(emptied) }
         while queue.isEmpty && !closed { condition.wait() }
         guard !queue.isEmpty else { return nil }
         let batch = queue.removeFirst()
@@ -209,22 +228,31 @@ final class ShardWorker: @unchecked Sendable {
     }
 
     private func run() {
-        while var batch = take() {
-            // Each step moved out of the batch, last first, rather than copied.
-            batch.reverse()
-            while let numbered = batch.popLast() {
-                if case .finish(let time) = numbered.step.step {
-                    shard.finish(at: time) { builder.add($0, step: numbered.number) }
+        var emptied: StepBatch?
+        // One buffer for every step's events, emptied before each.
+        var events: [AnalysisEvent] = []
+        while let batch = take(returning: emptied) {
+            // Each step moved out of the batch rather than copied.
+            while let numbered = batch.takeNext() {
+                let number = numbered.number
+                // The step moved on to the shard (a plain pass copied it: its references
+                // counted up and down once more per step).
+                let step = (consume numbered).step
+                if let time = step.step.finishTime {
+                    shard.finish(at: time) { builder.add($0, step: number) }
                     continue
                 }
-                let events = shard.apply(numbered.step)
+                let ordinal = step.step.newClientOrdinal
+                events.removeAll(keepingCapacity: true)
+                shard.apply(consume step, into: &events)
                 guard !events.isEmpty else { continue }
-                if let ordinal = numbered.step.step.newClientOrdinal {
-                    builder.add(events, step: numbered.number, newClient: firstOrdinal + ordinal)
+                if let ordinal {
+                    builder.add(events, step: number, newClient: firstOrdinal + ordinal)
                 } else {
-                    builder.add(events, step: numbered.number)
+                    builder.add(events, step: number)
                 }
             }
+            emptied = batch
         }
         condition.lock()
         done = true

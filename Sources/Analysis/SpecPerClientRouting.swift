@@ -146,7 +146,8 @@ struct SpecPerClientRouting: Sendable {
             if number < 0 {
                 hold(step, of: client, into: &out)
             } else {
-                out.append(SpecStep(spec: number, step: decoded(step, by: number)))
+                // `consume`: else the step (a frame with its record) was copied here.
+                out.append(SpecStep(spec: number, step: decoded(consume step, by: number)))
             }
         }
     }
@@ -189,8 +190,19 @@ struct SpecPerClientRouting: Sendable {
     }
 
     /// The step with its text frame's event decoded by spec `number`'s entry.
+    /// The step is taken apart by `switch consume`: a `guard case` binding of its frame
+    /// copied the record (a retain of each of its references) on every frame routed.
     private mutating func decoded(_ step: consuming RoutedStep, by number: Int) -> RoutedStep {
-        guard case .frame(let client, let frame, _) = step, frame.opcode == .text else { return step }
+        switch consume step {
+        case .frame(let client, let frame, let event):
+            guard frame.opcode == .text else { return .frame(client: client, consume frame, consume event) }
+            return decodedText(consume frame, of: client, by: number)
+        case let other:
+            return other
+        }
+    }
+
+    private mutating func decodedText(_ frame: consuming FrameRecord, of client: Int, by number: Int) -> RoutedStep {
         if let dialect = shardDialects[number] { return .frame(client: client, frame, .decode(prefix: dialect)) }
         if decoders[number] == nil {
             let options = specs.options[number]

@@ -35,8 +35,9 @@ struct SpecPerClientShards: Sendable {
         return events
     }
 
-    /// Carries out a step, appending what it revealed to `events`.
-    mutating func apply(_ step: SpecStep, into events: inout [AnalysisEvent]) {
+    /// Carries out a step, appending what it revealed to `events`. The step is taken (the
+    /// sharded analysis moves each in rather than copying it).
+    mutating func apply(_ step: consuming SpecStep, into events: inout [AnalysisEvent]) {
         guard let number = step.spec else {
             for i in shards.indices where shards[i] != nil { shards[i]!.apply(step.step, into: &events) }
             return

@@ -10,10 +10,15 @@ final class DecodedRun: @unchecked Sendable {
     private var bytes: [UInt8]
     private let done = DispatchSemaphore(value: 0)
 
-    /// The records, last line first once decoded, so that the reading thread moves each
-    /// out (`takeRecord`) instead of copying it and releasing the run's copy later: a
-    /// record's references are then counted on the decoding and the consuming thread only.
-    private var records: [CaptureRecord] = []
+    /// The records in line order; the reading thread moves each out (`takeRecord`, leaving
+    /// nil) instead of copying it and releasing the run's copy later: a record's references
+    /// are then counted on the decoding and the consuming thread only. (Kept in order: the
+    /// `reverse()` that let `popLast` move them out copied every record once more.)
+    /// (Unchecked exclusivity: one thread at a time, as above, and `takeRecord` runs once
+    /// per record on the thread all others wait on.)
+    @exclusivity(unchecked) private var records: [CaptureRecord?] = []
+    /// The index of the next record `takeRecord` hands out.
+    @exclusivity(unchecked) private var nextRecord = 0
     /// Records decoded; `lineIndex[i]` is the 0-based index in the run of record i's line.
     private(set) var recordCount = 0
     private(set) var lineIndex: [Int32] = []
@@ -81,11 +86,14 @@ final class DecodedRun: @unchecked Sendable {
         }
         bytes = []
         recordCount = records.count
-        records.reverse()
     }
 
     /// The next record in line order, moved out of the run (`recordCount` in all).
-    func takeRecord() -> CaptureRecord? { records.popLast() }
+    func takeRecord() -> CaptureRecord? {
+        guard nextRecord < records.count else { return nil }
+        nextRecord += 1
+        return records[nextRecord - 1].take()
+    }
 }
 
 /// The reading thread's side of decoding on several threads: it reads runs of whole lines

@@ -94,8 +94,9 @@ struct ShardMerge {
 
 extension CaptureRecord {
     /// The record with its connection id replaced (records that name none stay as they are).
-    func renumbered(_ id: ConnectionID) -> CaptureRecord {
-        switch self {
+    /// Taken apart by `switch consume`, so its parts move into the result, not copied.
+    consuming func renumbered(_ id: ConnectionID) -> CaptureRecord {
+        switch consume self {
         case .open(var r): r.conn = id; return .open(r)
         case .upgrade(var r): r.conn = id; return .upgrade(r)
         case .frame(var r): r.conn = id; return .frame(r)
@@ -104,7 +105,7 @@ extension CaptureRecord {
         case .fault(var r) where r.conn != nil: r.conn = id; return .fault(r)
         case .tunnel(var r): r.conn = id; return .tunnel(r)
         case .http(var r): r.conn = id; return .http(r)
-        default: return self
+        case let other: return other
         }
     }
 }

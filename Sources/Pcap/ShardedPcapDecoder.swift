@@ -145,7 +145,7 @@ final class ShardedPcapDecoder {
         roundsInFlight -= 1
         var ledgers = shards.map { $0.take() }
         var heads = Array(repeating: 0, count: ledgers.count)
-        var finishing: [(key: FlowLedger.FinishKey, shard: Int, entries: ArraySlice<FlowLedger.Entry>)] = []
+        var finishing: [(key: FlowLedger.FinishKey, shard: Int, entries: Range<Int>)] = []
         while true {
             // The shard holding the lowest packet number next (a packet is one shard's).
             var lowest = -1
@@ -161,54 +161,60 @@ final class ShardedPcapDecoder {
             }
             var end = heads[lowest]
             while end < ledgers[lowest].count && ledgers[lowest][end].packet == packet { end += 1 }
-            guard take(ledgers[lowest][heads[lowest] ..< end], shard: lowest) else { return try diverge() }
+            guard take(heads[lowest] ..< end, of: &ledgers[lowest], shard: lowest) else { return try diverge() }
             heads[lowest] = end
         }
-        ledgers = []
         guard !finishing.isEmpty else { return }
         // By merged id (the shards' ids are theirs), then first packet and addresses.
-        let ordered = finishing.map { group -> (FlowLedger.FinishKey, Int, ArraySlice<FlowLedger.Entry>) in
+        let ordered = finishing.map { group -> (FlowLedger.FinishKey, Int, Range<Int>) in
             var key = group.key
             key.id = key.id.flatMap { merge.id($0, shard: group.shard) }
             return (key, group.shard, group.entries)
         }.sorted { FlowLedger.finishesBefore($0.0, $1.0) }
         for (_, shard, entries) in ordered {
-            guard take(entries, shard: shard) else { return try diverge() }
+            guard take(entries, of: &ledgers[shard], shard: shard) else { return try diverge() }
         }
     }
 
-    /// A shard's end-of-capture entries cut into one group per flow flushed.
+    /// A shard's end-of-capture entries cut into one group per flow flushed (as ranges of
+    /// the shard's ledger).
     private static func flushGroups(_ entries: ArraySlice<FlowLedger.Entry>, shard: Int)
-        -> [(key: FlowLedger.FinishKey, shard: Int, entries: ArraySlice<FlowLedger.Entry>)] {
-        var groups: [(key: FlowLedger.FinishKey, shard: Int, entries: ArraySlice<FlowLedger.Entry>)] = []
+        -> [(key: FlowLedger.FinishKey, shard: Int, entries: Range<Int>)] {
+        var groups: [(key: FlowLedger.FinishKey, shard: Int, entries: Range<Int>)] = []
         var start = entries.startIndex
         var key: FlowLedger.FinishKey?
         for i in entries.indices {
             guard case .event(.finishing(let next)) = entries[i].item else { continue }
-            if let key { groups.append((key, shard, entries[start ..< i])) }
+            if let key { groups.append((key, shard, start ..< i)) }
             key = next
             start = i + 1
         }
-        if let key { groups.append((key, shard, entries[start...])) }
+        if let key { groups.append((key, shard, start ..< entries.endIndex)) }
         return groups
     }
 
-    /// One packet's (or one flush's) entries through the merge; false at a divergence.
-    private func take(_ entries: ArraySlice<FlowLedger.Entry>, shard: Int) -> Bool {
-        for entry in entries {
-            switch entry.item {
-            case .event(let event):
+    /// One packet's (or one flush's) entries of a shard's ledger through the merge; false
+    /// at a divergence. Each record is moved out of the ledger (a placeholder event left in
+    /// its place), not copied: a copy counted every reference in the record up here and
+    /// down again when the round's ledgers were let go, on the thread all others wait on.
+    private func take(_ range: Range<Int>, of ledger: inout [FlowLedger.Entry], shard: Int) -> Bool {
+        for i in range {
+            if case .event(let event) = ledger[i].item {
                 guard merge.apply(event, shard: shard) else { return false }
-            case .record(let record):
-                guard let local = record.connection else {
-                    out.append(record)
-                    handedOut += 1
-                    continue
-                }
-                guard let id = merge.id(local, shard: shard) else { return false }
-                out.append(id == local ? record : record.renumbered(id))
-                handedOut += 1
+                continue
             }
+            var item = FlowLedger.Item.event(.confirmed(id: 0))
+            swap(&item, &ledger[i].item)
+            guard case .record(let record) = consume item else { continue }
+            // Each use below `consume`s the record: a plain use copied it.
+            guard let local = record.connection else {
+                out.append(consume record)
+                handedOut += 1
+                continue
+            }
+            guard let id = merge.id(local, shard: shard) else { return false }
+            out.append(id == local ? consume record : (consume record).renumbered(id))
+            handedOut += 1
         }
         return true
     }

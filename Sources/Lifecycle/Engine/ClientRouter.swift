@@ -32,6 +32,11 @@ public enum RoutedStep: Sendable {
         }
     }
 
+    /// The time of the input's end, for `finish`; nil for every other step.
+    public var finishTime: Micros? {
+        if case .finish(let time) = self { time } else { nil }
+    }
+
     /// The one client the step concerns; nil for `sweep` and `finish`.
     public var client: Int? {
         switch self {
