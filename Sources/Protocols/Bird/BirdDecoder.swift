@@ -30,7 +30,7 @@ public struct BirdDecoder: WireProtocol {
     private var names = InternedStrings<RealtimeEventKind>(limit: 256)
     /// The envelopes' channels decoded so far, made once each (a channel name over 15
     /// bytes, `private-user-173`, was a heap allocation per message).
-    private var channels = InternedStrings<Bool>(limit: 1024)
+    private var channels = InternedStrings<Bool>(limit: 2048)
 
     public init(prefix: String? = nil) {
         self.prefix = prefix
