@@ -12,28 +12,42 @@
 /// Bounded: it keeps at most `limit` strings. Past that a string is made as before, for
 /// every message, and nothing else changes: the table is a cache, never what decides an
 /// event (the caller computes the same string and value on a miss).
+///
+/// Inlinable: the decoders live in other modules, and an unspecialized generic lookup
+/// (metadata and witness calls per byte) cost more than the strings it saves.
 public struct InternedStrings<Value: Sendable>: Sendable {
-    private struct Entry: Sendable {
-        var hash: UInt32
-        var bytes: [UInt8]
-        var text: String
-        var value: Value
+    @usableFromInline
+    struct Entry: Sendable {
+        @usableFromInline var hash: UInt32
+        @usableFromInline var bytes: [UInt8]
+        @usableFromInline var text: String
+        @usableFromInline var value: Value
+
+        @inlinable
+        init(hash: UInt32, bytes: [UInt8], text: String, value: Value) {
+            self.hash = hash
+            self.bytes = bytes
+            self.text = text
+            self.value = value
+        }
     }
 
     /// Open addressing, linear probing, a power of two at most half full.
-    private var slots: [Entry?]
-    private(set) var count = 0
+    @usableFromInline var slots: [Entry?]
+    @usableFromInline var count = 0
     /// How many strings it keeps at most.
     public let limit: Int
 
     /// `limit` strings at most (at least one); the slots (twice as many) are allocated on
     /// the first insertion, so a decoder that never sees a message costs nothing.
+    @inlinable
     public init(limit: Int) {
         self.limit = max(1, limit)
         self.slots = []
     }
 
     /// The string and value kept for `bytes`, if any.
+    @inlinable
     public func lookUp(_ bytes: UnsafeBufferPointer<UInt8>) -> (text: String, value: Value)? {
         guard !slots.isEmpty else { return nil }
         let hash = Self.hash(bytes)
@@ -48,6 +62,7 @@ public struct InternedStrings<Value: Sendable>: Sendable {
 
     /// Keeps `text` and `value` for `bytes` (which must be absent: `lookUp` said nil),
     /// unless the table holds `limit` strings already.
+    @inlinable
     public mutating func keep(_ bytes: UnsafeBufferPointer<UInt8>, text: String, value: Value) {
         guard count < limit else { return }
         if slots.isEmpty { slots = Array(repeating: nil, count: Self.slotCount(for: limit)) }
@@ -60,26 +75,30 @@ public struct InternedStrings<Value: Sendable>: Sendable {
     }
 
     /// Forgets every string (the values were worked out under a setting that changed).
+    @inlinable
     public mutating func removeAll() {
         slots = []
         count = 0
     }
 
     /// The smallest power of two at least twice `limit`.
-    private static func slotCount(for limit: Int) -> Int {
+    @inlinable
+    static func slotCount(for limit: Int) -> Int {
         var n = 2
         while n < 2 * limit { n *= 2 }
         return n
     }
 
     /// FNV-1a over the bytes.
-    private static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
+    @inlinable
+    static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
         var h: UInt32 = 2_166_136_261
         for byte in bytes { h = (h ^ UInt32(byte)) &* 16_777_619 }
         return h
     }
 
-    private static func equal(_ kept: [UInt8], _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    @inlinable
+    static func equal(_ kept: [UInt8], _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard kept.count == bytes.count else { return false }
         return kept.withUnsafeBufferPointer { kept in
             var i = 0
