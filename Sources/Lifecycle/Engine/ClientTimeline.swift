@@ -434,7 +434,7 @@ struct ClientTimeline {
     /// time forward (`quietUntil`'s condition): not a close, no protocol event, not the
     /// first receipt or pong after a ping, and no rule observes such frames.
     private func isPlainReceipt(_ record: FrameRecord, event: RealtimeEvent?) -> Bool {
-        guard shortcuts, record.from == .server, record.opcode != .close, event.map({ $0.kind == .other }) ?? true,
+        guard shortcuts, record.from == .server, record.opcode != .close, (event?.kind ?? .other) == .other,
               !plan.observesServerOtherFrames else { return false }
         guard let v = ctx.connections.index(of: record.conn) else { return true }
         // Read where the view lies: a copy of the whole view per frame showed in the profile.

@@ -19,9 +19,9 @@ public struct ServerPongMissing: UnansweredPingRule {
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] { reportIfOverdue(at: now, context) }
     public func undetermined(at now: Micros, _ context: RuleContext) -> [Undetermined] { openPing(at: now, context) }
 
-    func deadline(after ping: Evidence, in view: ConnectionView, stale: LifecycleSpec.StaleSpec) -> Micros? {
-        let deadline = ping.t.addingSaturated(stale.pongTimeout)
-        if let pong = view.pongSincePing, pong.t <= deadline { return nil }
+    func deadline(afterPingAt pingAt: Micros, in view: ConnectionTimes, stale: LifecycleSpec.StaleSpec) -> Micros? {
+        let deadline = pingAt.addingSaturated(stale.pongTimeout)
+        if let pong = view.pongSincePing, pong <= deadline { return nil }
         return deadline
     }
 

@@ -51,11 +51,11 @@ public struct StaleCloseMissing: UnansweredPingRule {
                         evidence: [since])]
     }
 
-    func deadline(after ping: Evidence, in view: ConnectionView, stale: LifecycleSpec.StaleSpec) -> Micros? {
-        let unansweredUntil = ping.t.addingSaturated(stale.pongTimeout)
-        if let answer = stale.answer(in: view), answer.t <= unansweredUntil { return nil }
+    func deadline(afterPingAt pingAt: Micros, in view: ConnectionTimes, stale: LifecycleSpec.StaleSpec) -> Micros? {
+        let unansweredUntil = pingAt.addingSaturated(stale.pongTimeout)
+        if let answer = stale.answerTime(in: view), answer <= unansweredUntil { return nil }
         let deadline = unansweredUntil.addingSaturated(spec.tolerances.timing)
-        if let close = view.clientClose, close.t <= deadline { return nil }
+        if let close = view.clientClose, close <= deadline { return nil }
         return deadline
     }
 

@@ -23,10 +23,10 @@ public struct StalePingMissing: LifecycleRule {
     /// Silent until the deadline; a later receipt only moves the deadline later.
     public func quietUntil(_ context: RuleContext) -> Micros {
         guard let stale = spec.stale else { return Micros.max }
-        return context.withCurrentConnection { view -> Micros? in
-            guard view.droppedAt == nil, view.clientClose == nil, let (_, due) = stale.pingDue(view) else { return nil }
-            return due.addingSaturated(spec.tolerances.timing)
-        } ?? Micros.max
+        // The connection's times, not its view: see `ConnectionTimes`.
+        guard let view = context.currentTimes, view.droppedAt == nil, view.clientClose == nil,
+              let (_, due) = stale.pingDue(view) else { return Micros.max }
+        return due.addingSaturated(spec.tolerances.timing)
     }
 
     public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] {

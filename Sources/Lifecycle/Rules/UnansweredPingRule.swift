@@ -11,9 +11,11 @@ protocol UnansweredPingRule: LifecycleRule {
     var spec: LifecycleSpec { get }
     /// The last ping reported, so a ping is reported once.
     var reportedPing: Evidence? { get set }
-    /// When the ping's deadline passes, or nil if the connection already settled it: the
-    /// answer the rule waits for arrived in time (a later receipt never changes this).
-    func deadline(after ping: Evidence, in view: ConnectionView, stale: LifecycleSpec.StaleSpec) -> Micros?
+    /// When the deadline of the ping sent at `pingAt` passes, or nil if the connection
+    /// already settled it: the answer the rule waits for arrived in time (a later receipt
+    /// never changes this). From the connection's times alone (`ConnectionTimes`), since
+    /// every walk of the client's timers asks.
+    func deadline(afterPingAt pingAt: Micros, in view: ConnectionTimes, stale: LifecycleSpec.StaleSpec) -> Micros?
     /// The finding's text and evidence, `now` being when the deadline was seen passed.
     func report(ping: Evidence, in view: ConnectionView, stale: LifecycleSpec.StaleSpec, now: Micros) -> (String, [Evidence])
     /// The injected fault that explains the finding, if one does (default: none).
@@ -25,23 +27,29 @@ extension UnansweredPingRule {
 
     /// The ping being watched and its deadline; nil when there is nothing left to report.
     private func watched(_ context: RuleContext) -> (view: ConnectionView, ping: Evidence, deadline: Micros)? {
-        guard let stale = spec.stale, let view = context.currentConnection, let ping = view.lastPing,
-              ping != reportedPing, let deadline = deadline(after: ping, in: view, stale: stale) else { return nil }
+        guard let stale = spec.stale, let view = context.currentConnection, let ping = view.lastPing, ping != reportedPing,
+              let deadline = deadline(afterPingAt: ping.t, in: ConnectionTimes(view), stale: stale) else { return nil }
         // A connection that ended by the deadline owes nothing.
         if let dropped = view.droppedAt, dropped <= deadline { return nil }
         return (view, ping, deadline)
     }
 
-    /// `watched`'s deadline alone, read where the view lies (no copy of it): what every
-    /// walk of the timers asks, while `watched` is for the rare finding.
+    /// `watched`'s deadline alone, from the connection's times (no copy of its view): what
+    /// every walk of the timers asks, while `watched` is for the rare finding.
     private func watchedDeadline(_ context: RuleContext) -> Micros? {
-        guard let stale = spec.stale else { return nil }
-        return context.withCurrentConnection { view -> Micros? in
-            guard let ping = view.lastPing, ping != reportedPing,
-                  let deadline = deadline(after: ping, in: view, stale: stale) else { return nil }
-            if let dropped = view.droppedAt, dropped <= deadline { return nil }
-            return deadline
-        }
+        guard let stale = spec.stale, let view = context.currentTimes, let pingAt = view.lastPing,
+              !isReported(pingAt: pingAt, context),
+              let deadline = deadline(afterPingAt: pingAt, in: view, stale: stale) else { return nil }
+        if let dropped = view.droppedAt, dropped <= deadline { return nil }
+        return deadline
+    }
+
+    /// Whether the current connection's latest ping, sent at `pingAt`, is the one reported
+    /// (`watched`'s `ping != reportedPing`): the whole evidence is compared only when the
+    /// times match, which is only after its finding.
+    private func isReported(pingAt: Micros, _ context: RuleContext) -> Bool {
+        guard let reportedPing, reportedPing.t == pingAt else { return false }
+        return context.withCurrentConnection { $0.lastPing == reportedPing } ?? false
     }
 
     func quietUntilDeadline(_ context: RuleContext) -> Micros { watchedDeadline(context) ?? Micros.max }

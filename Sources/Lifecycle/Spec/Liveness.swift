@@ -9,13 +9,16 @@ extension LifecycleSpec.StaleSpec {
     /// The client's ping that is due next: from when it is counted and by when it must
     /// come (before the tolerance). Nil when the model has the client send no pings
     /// (`serverPing`) or the connection is not connected.
-    func pingDue(_ view: ConnectionView) -> (since: Micros, due: Micros)? {
+    func pingDue(_ view: ConnectionView) -> (since: Micros, due: Micros)? { pingDue(ConnectionTimes(view)) }
+
+    /// `pingDue` from the connection's times alone (what the timer walks read).
+    func pingDue(_ view: ConnectionTimes) -> (since: Micros, due: Micros)? {
         guard let connectedAt = view.connectedAt else { return nil }
         switch model {
         case .pingAfterSilence:
             return (view.lastReceivedAt, view.lastReceivedAt.addingSaturated(view.activityTimeout))
         case .heartbeat:
-            let since = max(view.lastPing?.t ?? connectedAt, connectedAt)
+            let since = max(view.lastPing ?? connectedAt, connectedAt)
             return (since, since.addingSaturated(interval))
         case .serverPing:
             return nil
@@ -28,6 +31,11 @@ extension LifecycleSpec.StaleSpec {
     /// What the model takes as the answer to the client's latest ping: any frame from the
     /// server (ping after silence), or the reply matched to the heartbeat (heartbeat).
     func answer(in view: ConnectionView) -> Evidence? {
+        model == .heartbeat ? view.pongSincePing : view.receivedSincePing
+    }
+
+    /// When `answer(in:)`'s evidence came, from the connection's times alone.
+    func answerTime(in view: ConnectionTimes) -> Micros? {
         model == .heartbeat ? view.pongSincePing : view.receivedSincePing
     }
 

@@ -17,11 +17,20 @@ public struct BirdDecoder: WireProtocol {
 
     /// The event prefix in use; nil until given or detected.
     public private(set) var prefix: String? {
-        didSet { prefixes = Self.prefixes(of: prefix) }
+        didSet {
+            prefixes = Self.prefixes(of: prefix)
+            names.removeAll()  // (their kinds were worked out under the old prefix)
+        }
     }
     public var dialect: String? { prefix }
     /// "PREFIX:" and "PREFIX_internal:", made once (not for every event's classification).
     private var prefixes: (protocol: String, internal: String)?
+    /// The event names decoded so far, each with its kind under `prefix`: a name is made
+    /// and classified once, not per message (a message costs a hash of its bytes).
+    private var names = InternedStrings<RealtimeEventKind>(limit: 256)
+    /// The envelopes' channels decoded so far, made once each (a channel name over 15
+    /// bytes, `private-user-173`, was a heap allocation per message).
+    private var channels = InternedStrings<Bool>(limit: 2048)
 
     public init(prefix: String? = nil) {
         self.prefix = prefix
@@ -35,9 +44,49 @@ public struct BirdDecoder: WireProtocol {
     static let envelopeKeys: [StaticString] = ["event", "channel", "data"]
 
     /// Decodes a text payload. Learns the prefix from a handshake when none is set yet.
+    /// The same event as `adopt(envelope(payload))`, with the name and channel taken from
+    /// the decoder's tables when it saw them before (`InternedStrings`).
     public mutating func decode(_ payload: [UInt8]) -> RealtimeEvent? {
-        guard let event = Self.envelope(payload) else { return nil }
-        return adopt(event)
+        payload.withUnsafeBufferPointer { decode($0, of: payload) }
+    }
+
+    /// `decode(_:)` over the payload's bytes (`payload`'s own, for the slices kept).
+    private mutating func decode(_ bytes: UnsafeBufferPointer<UInt8>, of payload: [UInt8]) -> RealtimeEvent? {
+        guard let first = bytes.first(where: { !isWhitespace($0) }), first == UInt8(ascii: "{") else { return nil }
+        switch JSONSkimmer.members(of: bytes, named: Self.envelopeKeys) {
+        case .notAnObject:
+            return nil
+        case .needsParser:
+            return (try? JSONParser.parse(payload)).flatMap { Self.envelope(tree: $0) }.flatMap { adopt($0) }
+        case .members(let members):
+            guard let nameSpan = members[0], nameSpan.isString else { return nil }
+            let name: String
+            let kind: RealtimeEventKind
+            let nameBytes = UnsafeBufferPointer(rebasing: bytes[nameSpan.content])
+            if !nameSpan.escaped, let known = names.lookUp(nameBytes) {
+                (name, kind) = known
+            } else {
+                guard let text = Self.string(nameSpan, in: payload) else { return nil }
+                // As `adopt` does: learn the prefix first (which empties `names`), then classify.
+                if prefix == nil, let detected = Self.detectPrefix(text) { prefix = detected }
+                name = text
+                kind = self.kind(of: text)
+                if !nameSpan.escaped { names.keep(nameBytes, text: text, value: kind) }
+            }
+            let channel = members[1].flatMap { $0.isString ? internedChannel($0, in: bytes, of: payload) : nil }
+            return RealtimeEvent(name: name, channel: channel, dataJSON: members[2].map { payload[$0.range] }, kind: kind)
+        }
+    }
+
+    /// A string channel's text, from `channels` when seen before.
+    private mutating func internedChannel(_ span: JSONSkimmer.Span, in bytes: UnsafeBufferPointer<UInt8>,
+                                          of payload: [UInt8]) -> String? {
+        guard !span.escaped else { return Self.string(span, in: payload) }
+        let text = UnsafeBufferPointer(rebasing: bytes[span.content])
+        if let known = channels.lookUp(text) { return known.text }
+        let channel = String(decoding: text, as: UTF8.self)
+        channels.keep(text, text: channel, value: true)
+        return channel
     }
 
     /// Decodes a text payload given as a string.
