@@ -141,16 +141,6 @@ let package = Package(
                 name: "faultline",
                 // FaultlineKit is for test suites: the executable uses ProxyShell directly.
                 dependencies: libraries.filter { $0.name != "FaultlineKit" }.map { .byName(name: $0.name) } + ["CMalloc"],
-                // The release binary carries the Swift runtime and Foundation inside it: linked
-                // as shared libraries, loading them made some 6 MB more pages resident before
-                // any input (docs/benchmarks.md, "Flat memory, fifth round"). Foundation's
-                // static archives refer to each other in both directions, so they are linked
-                // as one group (in the driver's own order some ICU symbols stay undefined).
-                linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "--start-group"]
-                    + ["Foundation", "FoundationEssentials", "FoundationInternationalization", "_FoundationICU",
-                       "_FoundationCShims", "_FoundationCollections", "CoreFoundation", "swiftSynchronization", "stdc++"]
-                        .flatMap { ["-Xlinker", "-l\($0)"] }
-                    + ["-Xlinker", "--end-group"], .when(configuration: .release))],
                 plugins: ["BuildInfo"]),
             // Build-time generators: the built-in specs and the web UI's files as Swift literals,
             // the commit for --version.
