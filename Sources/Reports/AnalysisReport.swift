@@ -124,11 +124,11 @@ public struct ReportLimits: Sendable {
 public struct ReportBuilder: Sendable {
     private struct ClientLog: Sendable {
         var info: ClientInfo
-        var connections: BoundedLog<ConnectionLifespan>
+        var connections: BoundedLog<KeptConnection>
         var transitions: BoundedLog<KeptTransition>
         var faults: BoundedLog<FaultMark>
         /// With their order of discovery, to rebuild the report-wide list.
-        var findings: BoundedLog<SequencedFinding>
+        var findings: BoundedLog<NumberedFinding>
         var connectionIDs: BoundedLog<ConnectionID>
         var finalState: String?
         var undetermined: [Undetermined] = []
@@ -146,28 +146,15 @@ public struct ReportBuilder: Sendable {
         }
     }
 
-    /// A transition as the log keeps it: without its client (the log's own) and its
-    /// evidence, which no report shows; 72 bytes where a `Transition` takes 128, and its
-    /// evidence string besides (a report of a million clients keeps two each).
-    private struct KeptTransition: Sendable {
-        var conn: ConnectionID?
-        var t: Micros
-        var from: String?
-        var to: String
-        var cause: String
-
-        init(_ transition: Transition) {
-            (conn, t, from, to, cause) = (transition.conn, transition.t, transition.from, transition.to, transition.cause)
-        }
-
-        func transition(of client: String) -> Transition {
-            Transition(client: client, conn: conn, t: t, from: from, to: to, cause: cause, evidence: nil)
-        }
-    }
-
     private struct SequencedFinding: Sendable {
         var number: EventOrder
         var finding: Finding
+    }
+
+    /// A finding as a client's log keeps it, with its order of discovery.
+    private struct NumberedFinding: Sendable {
+        var number: EventOrder
+        var finding: KeptFinding
     }
 
     /// Where a finding stands in the order one thread finds them: the routed step that
@@ -199,6 +186,8 @@ public struct ReportBuilder: Sendable {
     private var endTime: Micros = 0
     /// The texts the logs keep, each held once (`StringPool`).
     private var texts = StringPool()
+    /// The state names of the kept transitions, numbered (`KeptTransition`).
+    private var names = NameTable()
 
     public init(limits: ReportLimits = .standard) {
         self.limits = limits
@@ -237,8 +226,9 @@ public struct ReportBuilder: Sendable {
         merged.index.removeAll()
         merged.clients.reserveCapacity(parts.reduce(merged.clients.count) { $0 + $1.clients.count })
         for i in parts.indices {
-            let part = parts[i]
+            var part = parts[i]
             parts[i] = ReportBuilder(limits: merged.limits)
+            part.renumberNames(into: &merged.names)
             merged.clients += part.clients
             merged.strayFindings += part.strayFindings
             merged.findingNumber += part.findingNumber
@@ -255,6 +245,22 @@ public struct ReportBuilder: Sendable {
         merged.strayFindings.sort { $0.number < $1.number }
         merged.undetermined.sort { $0.order < $1.order }
         return merged
+    }
+
+    /// This builder's transitions with their states numbered as in `table`, which takes
+    /// the names it lacks. Shards meet the same specs' states, mostly in the same order, so
+    /// most merges change no number and visit no log.
+    private mutating func renumberNames(into table: inout NameTable) {
+        let numbers = table.adopt(names)
+        names = table
+        guard numbers.indices.contains(where: { numbers[$0] != UInt32(truncatingIfNeeded: $0) }) else { return }
+        let renumbered = { (n: UInt32) in n == NameTable.none ? n : numbers[Int(n)] }
+        for i in clients.indices {
+            clients[i].transitions.updateEach { kept in
+                kept.from = renumbered(kept.from)
+                kept.to = renumbered(kept.to)
+            }
+        }
     }
 
     /// The order of the next finding or undetermined check of client `i` (nil: no client).
@@ -294,8 +300,7 @@ public struct ReportBuilder: Sendable {
             if let i = place(of: client) { clients[i].connectionIDs.append(conn, limits: limits) }
         case .transition(let t):
             if let i = place(of: t.client) {
-                var kept = KeptTransition(t)
-                kept.cause = texts.shared(kept.cause)
+                let kept = KeptTransition(t, cause: texts.shared(t.cause), names: &names)
                 clients[i].transitions.append(kept, limits: limits)
                 clients[i].finalState = t.to
             }
@@ -306,12 +311,17 @@ public struct ReportBuilder: Sendable {
             case .warning: warningCount += 1
             }
             let i = place(of: f.client)
-            let entry = SequencedFinding(number: nextOrder(client: i), finding: f)
-            if let i { clients[i].findings.append(entry, limits: limits) } else { strayFindings.append(entry) }
+            let number = nextOrder(client: i)
+            if let i {
+                clients[i].findings.append(NumberedFinding(number: number, finding: KeptFinding(f)), limits: limits)
+            } else {
+                strayFindings.append(SequencedFinding(number: number, finding: f))
+            }
             endTime = max(endTime, f.t)
-        case .connectionEnded(var s):
-            s.end = texts.shared(s.end)
-            if let i = place(of: s.client) { clients[i].connections.append(s, limits: limits) }
+        case .connectionEnded(let s):
+            if let i = place(of: s.client) {
+                clients[i].connections.append(KeptConnection(s, end: texts.shared(s.end)), limits: limits)
+            }
             endTime = max(endTime, s.endedAt ?? s.openedAt)
         case .fault(let mark):
             if let i = place(of: mark.client) { clients[i].faults.append(mark, limits: limits) }
@@ -334,15 +344,16 @@ public struct ReportBuilder: Sendable {
         index.removeAll()   // not needed any more: given back before the report's clients are made
         var all = strayFindings
         var connectionCount = 0
+        let names = self.names
         let clients = Self.taken(&self.clients) { log -> AnalysisReport.Client in
-            let kept = log.findings.elements
+            let kept = log.findings.elements.map { SequencedFinding(number: $0.number, finding: $0.finding.finding(of: log.info.id)) }
             all += kept
             connectionCount += log.connectionIDs.total
             var client = AnalysisReport.Client(info: log.info)
-            let connections = log.connections.elements
+            let connections = log.connections.elements.map { $0.lifespan(of: log.info.id) }
             let inOrder = connections.indices.dropFirst().allSatisfy { connections[$0 - 1].conn <= connections[$0].conn }
             client.connections = inOrder ? connections : connections.sorted { $0.conn < $1.conn }
-            client.transitions = log.transitions.elements.map { $0.transition(of: log.info.id) }
+            client.transitions = log.transitions.elements.map { $0.transition(of: log.info.id, names: names) }
             client.faults = log.faults.elements
             client.findings = kept.map(\.finding)
             client.connectionIDs = log.connectionIDs.elements

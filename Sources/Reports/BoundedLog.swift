@@ -61,6 +61,16 @@ public struct BoundedLog<Element: Sendable>: Sendable {
         ring.omitted += 1
     }
 
+    /// Changes every kept element in place (the builder renumbering names when it merges
+    /// shards' logs).
+    mutating func updateEach(_ change: (inout Element) -> Void) {
+        for i in head.indices { change(&head[i]) }
+        guard overflow != nil else { return }
+        if !isKnownUniquelyReferenced(&overflow!) { overflow = overflow!.copy() }
+        guard let ring = overflow else { return }
+        for i in ring.tail.indices { change(&ring.tail[i]) }
+    }
+
     /// A full list moved to an array of its size: grown by doubling, 20 elements sit in
     /// room for 32, and at 2,000 clients with every list full (a long capture) that slack
     /// was some 8 MB of the report's logs. Done once per list, when it fills.

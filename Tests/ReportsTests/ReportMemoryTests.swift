@@ -28,15 +28,32 @@ import Testing
         #expect(pool.count == 1)
     }
 
-    @Test func thePoolStopsGrowingAtItsCapacity() {
-        var pool = StringPool(capacity: 3)
+    /// Unique texts come first (every client's handshake precedes its first close): a full
+    /// pool forgets those met once, so the closes that follow are still held once.
+    @Test func aFullPoolMakesRoomForTextsThatRepeat() {
+        var pool = StringPool(capacity: 4)
         for n in 0..<10 { _ = pool.shared("handshake socket_id \(n).\(n)") }
+        #expect(pool.count <= 4)
+        let first = pool.shared("close 4009 from " + String("server".reversed().reversed()))
+        let second = pool.shared("close 4009 from " + String("server".reversed().reversed()))
+        #expect(first == second)
+        #expect(address(of: first) != nil && address(of: first) == address(of: second))
+        #expect(pool.count <= 4)
+    }
+
+    /// Full of texts that repeat, the pool keeps them and takes no new one.
+    @Test func aPoolOfRepeatedTextsStopsGrowingAtItsCapacity() {
+        var pool = StringPool(capacity: 3)
+        let repeated = (0..<3).map { "close 400\($0) from server" }
+        for text in repeated + repeated { _ = pool.shared(text) }
         #expect(pool.count == 3)
-        // Past it, texts come back unchanged, held or not.
-        #expect(pool.shared("handshake socket_id 9.9") == "handshake socket_id 9.9")
-        let held = pool.shared("handshake socket_id 1.1")
-        #expect(address(of: held) == address(of: pool.shared("handshake socket_id " + "1.1")))
+        let new = pool.shared("handshake socket_id " + "9.9")
+        #expect(new == "handshake socket_id 9.9")
+        #expect(address(of: new) != address(of: pool.shared("handshake socket_id " + "9.9")))
         #expect(pool.count == 3)
+        // The texts held are still shared.
+        let held = pool.shared("close 4001 from " + String("server".reversed().reversed()))
+        #expect(address(of: held) == address(of: pool.shared("close 4001 from " + "server")))
     }
 
     private func address(of text: String) -> UnsafeRawPointer? {
