@@ -33,7 +33,7 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     ("Phoenix", ["JSON", "Protocols"], "Sources/Protocols/Phoenix"),
     ("ProtocolTable", ["Protocols", "Bird", "SocketIO", "GraphQLWS", "SignalR", "Phoenix"], "Sources/Protocols/Table"),
     ("Capture", ["Vocabulary", "JSON", "WebSocket", "Protocols", "CZlib", "CZstd"], nil),
-    ("Pcap", ["Vocabulary", "JSON", "WebSocket", "Capture", "CPcap"], nil),
+    ("Pcap", ["Vocabulary", "JSON", "WebSocket", "Capture", "CPcap", "CMalloc"], nil),
     // Engines
     ("Faults", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture"], nil),
     ("Lifecycle", ["Vocabulary", "JSON", "WebSocket", "Protocols", "ProtocolTable", "Capture"], nil),

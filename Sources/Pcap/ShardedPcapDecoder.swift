@@ -89,6 +89,7 @@ final class ShardedPcapDecoder {
             }
             if !started {
                 started = true
+                WorkerArenas.allow(jobs: shards.count)
                 for shard in shards { shard.start() }
             }
             while roundsInFlight < Self.depth && !finishSent { dispatchRound() }
