@@ -89,12 +89,9 @@ enum DirectRecordDecoder {
         } else {
             action = .forwarded
         }
-        var record = FrameRecord(
-            conn: conn, t: t, from: from, opcode: opcode, fin: fin, rsv1: rsv1, rsv2: rsv2, rsv3: rsv3,
-            masked: masked, length: length ?? payload.count, payload: payload, compressed: compressed, action: action,
-            protocolError: error, fault: fault)
-        record.sha256 = sha256
-        return record
+        return FrameRecord(conn: conn, t: t, from: from, opcode: opcode, fin: fin, rsv1: rsv1, rsv2: rsv2, rsv3: rsv3,
+                           masked: masked, length: length, payload: payload, compressed: compressed, action: action,
+                           protocolError: error, fault: fault, sha256: sha256)
     }
 
     private static func open(_ m: borrowing RecordMembers) throws(NotSure) -> OpenRecord {
