@@ -15,6 +15,10 @@ struct SpecPerClientShards: Sendable {
     let count: Int
     /// Per spec: its engine, once a client of it came.
     private var shards: [ClientShard?]
+    /// Per spec: whether `shards` holds its engine. Asked on every step instead of
+    /// `shards[number] == nil`, which copied the whole engine out (and retained and
+    /// released what it holds) per record.
+    private var made: [Bool]
     /// Per spec: the ordinal of each of its local clients.
     private var ordinals: [[Int]]
     /// Per client this set holds (by ordinal / count): its local number in its spec's engine.
@@ -25,6 +29,7 @@ struct SpecPerClientShards: Sendable {
         self.index = index
         self.count = max(1, count)
         shards = Array(repeating: nil, count: specs.options.count)
+        made = Array(repeating: false, count: specs.options.count)
         ordinals = Array(repeating: [], count: specs.options.count)
     }
 
@@ -36,14 +41,21 @@ struct SpecPerClientShards: Sendable {
     }
 
     /// Carries out a step, appending what it revealed to `events`. The step is taken (the
-    /// sharded analysis moves each in rather than copying it).
+    /// sharded analysis moves each in rather than copying it), and its routed step moved on
+    /// to its engine: switching over `step.step` copied the whole step (a frame's record
+    /// and event) on every record.
     mutating func apply(_ step: consuming SpecStep, into events: inout [AnalysisEvent]) {
-        guard let number = step.spec else {
-            for i in shards.indices where shards[i] != nil { shards[i]!.apply(step.step, into: &events) }
+        let spec = step.spec
+        let routed = (consume step).step
+        guard let number = spec else {
+            for i in shards.indices where made[i] { shards[i]!.apply(routed, into: &events) }
             return
         }
-        if shards[number] == nil { shards[number] = ClientShard(options: specs.options[number]) }
-        switch step.step {
+        if !made[number] {
+            shards[number] = ClientShard(options: specs.options[number])
+            made[number] = true
+        }
+        switch routed {
         case .newClient(let ordinal, let info):
             let slot = ordinal / count
             if slot >= local.count { local += Array(repeating: -1, count: slot + 1 - local.count) }
@@ -52,16 +64,17 @@ struct SpecPerClientShards: Sendable {
             ordinals[number].append(ordinal)
         case .lateClient:
             // Opened and finished at once, kept by no engine: no local number.
-            shards[number]!.apply(step.step, into: &events)
+            shards[number]!.apply(routed, into: &events)
         default:
-            guard let client = step.step.client, client / count < local.count, local[client / count] >= 0 else { return }
-            shards[number]!.apply(step.step, asClient: Int(local[client / count]), into: &events)
+            guard let client = routed.client, client / count < local.count, local[client / count] >= 0 else { return }
+            let asClient = Int(local[client / count])
+            shards[number]!.apply(routed, asClient: asClient, into: &events)
         }
     }
 
     /// The input's end: every engine's final checks, a client's events at a time.
     mutating func finish(at time: Micros, emit: ([AnalysisEvent]) -> Void) {
-        for i in shards.indices where shards[i] != nil { shards[i]!.finish(at: time, emit: emit) }
+        for i in shards.indices where made[i] { shards[i]!.finish(at: time, emit: emit) }
     }
 
     /// Whether a client's subscribe or sign-in carried auth, in any spec's engine.

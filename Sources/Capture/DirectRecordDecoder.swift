@@ -18,22 +18,25 @@ import WebSocket
 enum DirectRecordDecoder {
     static func decode(_ line: UnsafeBufferPointer<UInt8>) -> CaptureRecord? {
         do throws(NotSure) {
-            let m = try RecordMembers(line)
-            let type = try m.token(.type)
-            let s = m.scanner
-            if s.matches(type, "frame") { return .frame(try frame(m, isClose: false)) }
-            if s.matches(type, "close") { return .frame(try frame(m, isClose: true)) }
-            if s.matches(type, "open") { return .open(try open(m)) }
-            if s.matches(type, "end") { return .end(try end(m)) }
-            if s.matches(type, "upgrade") { return .upgrade(try upgrade(m)) }
-            if s.matches(type, "fault") { return .fault(try fault(m)) }
-            if s.matches(type, "note") { return .note(try note(m)) }
-            if s.matches(type, "tunnel") { return .tunnel(try tunnel(m)) }
-            if s.matches(type, "http") { return .http(try http(m)) }
-            return nil
+            return try RecordMembers.read(line) { (m) throws(NotSure) -> CaptureRecord? in try record(m) }
         } catch {
             return nil
         }
+    }
+
+    private static func record(_ m: borrowing RecordMembers) throws(NotSure) -> CaptureRecord? {
+        let type = try m.token(.type)
+        let s = m.scanner
+        if s.matches(type, "frame") { return .frame(try frame(m, isClose: false)) }
+        if s.matches(type, "close") { return .frame(try frame(m, isClose: true)) }
+        if s.matches(type, "open") { return .open(try open(m)) }
+        if s.matches(type, "end") { return .end(try end(m)) }
+        if s.matches(type, "upgrade") { return .upgrade(try upgrade(m)) }
+        if s.matches(type, "fault") { return .fault(try fault(m)) }
+        if s.matches(type, "note") { return .note(try note(m)) }
+        if s.matches(type, "tunnel") { return .tunnel(try tunnel(m)) }
+        if s.matches(type, "http") { return .http(try http(m)) }
+        return nil
     }
 
     /// As `RecordCoding.decodeFrame`: every frame key is type-checked whether or not the
@@ -86,12 +89,9 @@ enum DirectRecordDecoder {
         } else {
             action = .forwarded
         }
-        var record = FrameRecord(
-            conn: conn, t: t, from: from, opcode: opcode, fin: fin, rsv1: rsv1, rsv2: rsv2, rsv3: rsv3,
-            masked: masked, length: length ?? payload.count, payload: payload, compressed: compressed, action: action,
-            protocolError: error, fault: fault)
-        record.sha256 = sha256
-        return record
+        return FrameRecord(conn: conn, t: t, from: from, opcode: opcode, fin: fin, rsv1: rsv1, rsv2: rsv2, rsv3: rsv3,
+                           masked: masked, length: length, payload: payload, compressed: compressed, action: action,
+                           protocolError: error, fault: fault, sha256: sha256)
     }
 
     private static func open(_ m: borrowing RecordMembers) throws(NotSure) -> OpenRecord {

@@ -159,12 +159,24 @@ extension RecordCoding {
             throw RecordDecodingError(
                 "key \"action\": unknown action \"\(actionName)\" (expected one of: forwarded, dropped, delayed, injected, observed)")
         }
-        var record = FrameRecord(
-            conn: conn, t: t, from: from, opcode: opcode, fin: fin, rsv1: rsv1, rsv2: rsv2, rsv3: rsv3,
-            masked: masked, length: length ?? payload.count, payload: payload, compressed: compressed, action: action,
-            protocolError: error, fault: fault)
-        record.sha256 = sha256
-        return record
+        return FrameRecord(conn: conn, t: t, from: from, opcode: opcode, fin: fin, rsv1: rsv1, rsv2: rsv2, rsv3: rsv3,
+                           masked: masked, length: length, payload: payload, compressed: compressed, action: action,
+                           protocolError: error, fault: fault, sha256: sha256)
+    }
+}
+
+extension FrameRecord {
+    /// A frame as its capture line gives it, for both record decoders: the memberwise
+    /// initializer (the relay's and the pcap decoder's) has no `sha256`. Made in place: set
+    /// on a local record that was then returned, the direct decoder's frame was copied once
+    /// more, its payload retained and released, on every frame.
+    init(conn: ConnectionID, t: Micros, from: Side, opcode: Opcode, fin: Bool, rsv1: Bool, rsv2: Bool, rsv3: Bool,
+         masked: Bool, length: Int?, payload: [UInt8], compressed: Bool, action: FrameAction,
+         protocolError: String?, fault: String?, sha256: String?) {
+        self.init(conn: conn, t: t, from: from, opcode: opcode, fin: fin, rsv1: rsv1, rsv2: rsv2, rsv3: rsv3,
+                  masked: masked, length: length, payload: payload, compressed: compressed, action: action,
+                  protocolError: protocolError, fault: fault)
+        self.sha256 = sha256
     }
 }
 

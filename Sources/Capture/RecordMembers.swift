@@ -65,6 +65,9 @@ enum RecordKey: Int, CaseIterable {
 
     var bit: UInt64 { 1 << UInt64(rawValue) }
 
+    /// How many keys there are (`allCases` makes an array on every read).
+    static let count = allCases.count
+
     /// The keys in an open-addressing table, by a hash of a name's length, first and last
     /// byte (no two keys of the format share one but `bytes_up` and `url`): a key is found
     /// with one or two byte comparisons. Entries are raw values plus one, 0 for empty.
@@ -124,18 +127,32 @@ enum ScannedValue {
 
 /// The members of one line by key, with typed reads that mirror `Fields` (the tree-based
 /// decoder's) exactly, throwing `NotSure` wherever `Fields` would throw. Not copyable: it
-/// is a table of 48 values, read where it was built (a copy per call cost more than
-/// the scan).
+/// is a view of a table of 48 values on the stack (`read`), valid only inside `read`.
+///
+/// The table is not a stored `InlineArray`: reading one element of a stored `InlineArray`
+/// through a borrowed `self` copied all 768 bytes first (this toolchain, -O), and every
+/// typed read did it: a tenth of the record decoder's instructions.
 struct RecordMembers: ~Copyable {
     private(set) var scanner: JSONScanner
-    private var values = InlineArray<48, ScannedValue>(repeating: .none)
+    private let values: UnsafeMutableBufferPointer<ScannedValue>
+
+    /// `body` of the members of `line`, scanned into a table on the stack.
+    static func read<Result>(_ line: UnsafeBufferPointer<UInt8>,
+                             _ body: (borrowing RecordMembers) throws(NotSure) -> Result) throws(NotSure) -> Result {
+        try withUnsafeTemporaryAllocation(of: ScannedValue.self, capacity: RecordKey.count) {
+            (table) throws(NotSure) -> Result in
+            table.initialize(repeating: .none)  // (trivial values: nothing to deinitialize)
+            return try body(try RecordMembers(line, table: table))
+        }
+    }
 
     /// Scans `{...}` followed by nothing but white space. Keys outside the format are
     /// skipped, as the tree-based decoder ignores them; a repeated key of the format, or
     /// a key with an escape (which might spell one), is `NotSure`, and so is a line of
-    /// 4 GiB or more (offsets are 32 bits).
-    init(_ line: UnsafeBufferPointer<UInt8>) throws(NotSure) {
+    /// 4 GiB or more (offsets are 32 bits). `table`: one value per key, all `.none`.
+    private init(_ line: UnsafeBufferPointer<UInt8>, table values: UnsafeMutableBufferPointer<ScannedValue>) throws(NotSure) {
         scanner = JSONScanner(line)
+        self.values = values
         guard line.count < Int(UInt32.max) else { throw NotSure() }
         let table = RecordKey.table
         var seen: UInt64 = 0

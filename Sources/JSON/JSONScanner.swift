@@ -319,11 +319,34 @@ public struct JSONScanner {
 
     /// Whether the token's text is exactly `name` (an escaped token never is: its bytes are
     /// not its text, so callers decide what an escaped key means).
+    ///
+    /// Inlinable, and eight (then four) bytes a comparison: the record decoder asks it for
+    /// every key of every line and for the values it tells apart by name, and as a call
+    /// comparing byte by byte it was some 1,250 instructions a record. Inlined with a
+    /// literal name, the length and the name's words are constants.
+    @inlinable
     public func matches(_ token: StringToken, _ name: StaticString) -> Bool {
         let n = name.utf8CodeUnitCount
         guard !token.escaped, token.content.count == n else { return false }
-        let start = name.utf8Start
-        for k in 0..<n where bytes[token.content.lowerBound + k] != start[k] { return false }
+        guard n > 0 else { return true }
+        guard token.content.lowerBound >= 0, token.content.upperBound <= bytes.count,
+              let base = bytes.baseAddress else { return false }
+        let text = UnsafeRawPointer(base + token.content.lowerBound), spelled = UnsafeRawPointer(name.utf8Start)
+        var k = 0
+        while k &+ 8 <= n {
+            guard text.loadUnaligned(fromByteOffset: k, as: UInt64.self)
+                == spelled.loadUnaligned(fromByteOffset: k, as: UInt64.self) else { return false }
+            k &+= 8
+        }
+        if k &+ 4 <= n {
+            guard text.loadUnaligned(fromByteOffset: k, as: UInt32.self)
+                == spelled.loadUnaligned(fromByteOffset: k, as: UInt32.self) else { return false }
+            k &+= 4
+        }
+        while k < n {
+            guard text.load(fromByteOffset: k, as: UInt8.self) == spelled.load(fromByteOffset: k, as: UInt8.self) else { return false }
+            k &+= 1
+        }
         return true
     }
 

@@ -91,21 +91,25 @@ public struct ClientShard: Sendable {
     /// Carries out a step (of this shard's clients only), appending what it revealed to
     /// `events`: a caller that empties and reuses one buffer allocates nothing for the
     /// steps that reveal nothing, which are nearly all of them.
-    public mutating func apply(_ step: RoutedStep, into events: inout [AnalysisEvent]) {
-        apply(step, local: step.client.map { $0 / count }, into: &events)
+    public mutating func apply(_ step: consuming RoutedStep, into events: inout [AnalysisEvent]) {
+        let local = step.client.map { $0 / count }
+        apply(step, local: local, into: &events)
     }
 
     /// `apply(_:into:)` for a step of this shard's client numbered `local` (its place in the
     /// shard, whatever number the step carries): an owner that numbers the clients of this
     /// engine apart from the router (one engine per spec) hands a step over as it came,
     /// instead of rebuilding it around another number, a copy of its record per frame.
-    public mutating func apply(_ step: RoutedStep, asClient local: Int, into events: inout [AnalysisEvent]) {
-        apply(step, local: step.client == nil ? nil : local, into: &events)
+    public mutating func apply(_ step: consuming RoutedStep, asClient local: Int, into events: inout [AnalysisEvent]) {
+        let local = step.client == nil ? nil : local
+        apply(step, local: local, into: &events)
     }
 
-    /// `local`: the client's place in `clients` (nil for the steps of every client).
-    private mutating func apply(_ step: RoutedStep, local: Int?, into events: inout [AnalysisEvent]) {
-        switch step {
+    /// `local`: the client's place in `clients` (nil for the steps of every client). The
+    /// step is taken apart, not copied: binding a borrowed frame step's record and event
+    /// copied both (and retained what they hold) on every frame.
+    private mutating func apply(_ step: consuming RoutedStep, local: Int?, into events: inout [AnalysisEvent]) {
+        switch consume step {
         case .sweep(let time):
             // `where` reads the deadlines as the loop reaches them: a client put to sleep by
             // an earlier one's sweep is judged by its sleeping deadline, as the visit would.

@@ -245,9 +245,8 @@ struct ClientTimeline {
         let droppedBefore = ctx.connections[at: v].droppedAt != nil
         // The step only for the rules that observe it: it holds a copy of the record and
         // its event, and most frames (server application events) have no observer.
-        if !plan.observers[StepKinds.frame(record, event).rawValue.trailingZeroBitCount].isEmpty {
-            run(.frame(record, event), into: &events)
-        }
+        let kind = StepKinds.frame(record, event)
+        if !plan.observers[kind.rawValue.trailingZeroBitCount].isEmpty { run(.frame(record, event), kind: kind, into: &events) }
         if record.opcode == .close { closeFrame(record, droppedBefore: droppedBefore, evidence: evidence(), into: &events) }
     }
 
@@ -543,7 +542,13 @@ struct ClientTimeline {
     /// Hands the step to the rules that observe its kind (`RulePlan.observers`, one table
     /// per spec), in rule order.
     private mutating func run(_ step: TimelineStep, into events: inout [AnalysisEvent]) {
-        let interested = plan.observers[step.kind.rawValue.trailingZeroBitCount]
+        run(step, kind: step.kind, into: &events)
+    }
+
+    /// `run` of a step whose kind the caller knows: `kind` of a frame step binds (copies)
+    /// its record and event, once more per frame.
+    private mutating func run(_ step: TimelineStep, kind: StepKinds, into events: inout [AnalysisEvent]) {
+        let interested = plan.observers[kind.rawValue.trailingZeroBitCount]
         for i in interested {
             let found = rules[i].observe(step, ctx)  // before `attribute`: see `advance`
             attribute(found, into: &events)
