@@ -6,16 +6,43 @@ import Vocabulary
 /// line in `SimServerProtocols.all`, so the runner, the CLI and the demo never know which
 /// protocol they serve.
 public protocol SimProtocolServer: Sendable {
+    var settings: SimServerSettings { get }
     /// The subprotocol the server accepts from the client's offered `Sec-WebSocket-Protocol`
     /// list, echoed in the 101 response; nil to echo none (the default).
     func acceptedSubprotocol(offered: [String]) -> String?
-    /// What to do at start (the first periodic timer, say).
+    /// What to do at start. Default: schedule the first periodic server event.
     mutating func start(now: SimMicros) -> [SimServerCommand]
     mutating func handle(_ event: SimServerEvent, now: SimMicros) -> [SimServerCommand]
 }
 
 extension SimProtocolServer {
     public func acceptedSubprotocol(offered: [String]) -> String? { nil }
+    public mutating func start(now: SimMicros) -> [SimServerCommand] { settings.nextTick(after: now) }
+}
+
+/// The shape of the machines that keep one value per connection by its id (Socket.IO,
+/// graphql-ws, Phoenix): what they do alike with the table is said once here.
+protocol SimConnectionTable: SimProtocolServer {
+    associatedtype Connection: SimTableConnection
+    var connections: [SimConnectionID: Connection] { get set }
+}
+
+/// A connection as such a machine keeps it.
+protocol SimTableConnection: Sendable {
+    /// The server began closing it: it sends and answers nothing more.
+    var closing: Bool { get }
+}
+
+extension SimConnectionTable {
+    /// The connection is kept and not closing.
+    func isLive(_ id: SimConnectionID) -> Bool { connections[id]?.closing == false }
+
+    /// The runner's `.closed`: forgets the connection, logged once (an id the machine does
+    /// not keep, refused or already forgotten, is no news).
+    mutating func forget(_ id: SimConnectionID) -> [SimServerCommand] {
+        guard connections.removeValue(forKey: id) != nil else { return [] }
+        return [.log("connection \(id): closed")]
+    }
 }
 
 extension SimServer: SimProtocolServer {}

@@ -11,13 +11,13 @@ import WebSocket
 /// 4401; an id already active: 4409; a message it cannot read: 4400) and sends each
 /// active operation a `next` every event interval until the client completes it.
 /// Messages are read by the pack's one decoder (`GraphQLWSProtocol`).
-public struct GraphQLWSSimServer: SimProtocolServer {
+public struct GraphQLWSSimServer: SimConnectionTable {
     public let settings: SimServerSettings
     /// Per connection: acked or not, its active operation ids in the order subscribed.
-    private var connections: [SimConnectionID: Connection] = [:]
+    var connections: [SimConnectionID: Connection] = [:]
     private var ticks: Int64 = 0
 
-    struct Connection: Sendable {
+    struct Connection: SimTableConnection {
         var acked = false
         var closing = false
         var operations: [String] = []
@@ -36,11 +36,6 @@ public struct GraphQLWSSimServer: SimProtocolServer {
         offered.contains(GraphQLWSProtocol.subprotocol) ? GraphQLWSProtocol.subprotocol : nil
     }
 
-    public mutating func start(now: SimMicros) -> [SimServerCommand] {
-        guard let interval = settings.eventInterval, interval > 0 else { return [] }
-        return [.schedule(.tick, at: now + interval)]
-    }
-
     public mutating func handle(_ event: SimServerEvent, now: SimMicros) -> [SimServerCommand] {
         switch event {
         case .opened(let id, let path):
@@ -56,12 +51,11 @@ public struct GraphQLWSSimServer: SimProtocolServer {
             guard let connection = connections[id], !connection.closing else { return [] }
             return received(frame, on: id)
         case .closed(let id):
-            guard connections.removeValue(forKey: id) != nil else { return [] }
-            return [.log("connection \(id): closed")]
+            return forget(id)
         case .timer(.tick):
             return tick(now: now)
         case .timer(.closeAfter(let id)):
-            guard connections[id]?.closing == false else { return [] }
+            guard isLive(id) else { return [] }
             return close(id, code: settings.closeCode, reason: "closed by the simulator (--close-after)")
         case .timer(.connection(let id, let tag)):
             guard tag == Self.initTimeoutTag, let connection = connections[id], !connection.closing, !connection.acked else { return [] }
@@ -136,7 +130,6 @@ public struct GraphQLWSSimServer: SimProtocolServer {
 
     /// One `next` for every active operation: `{"data": {EVENT: {"n": N, "t": T}}}`.
     private mutating func tick(now: SimMicros) -> [SimServerCommand] {
-        guard let interval = settings.eventInterval, interval > 0 else { return [] }
         ticks += 1
         var commands: [SimServerCommand] = []
         for id in connections.keys.sorted() {
@@ -147,7 +140,7 @@ public struct GraphQLWSSimServer: SimProtocolServer {
                 commands.append(.send(id, Self.message(["id": .string(operation), "type": "next", "payload": result])))
             }
         }
-        return commands + [.schedule(.tick, at: now + interval)]
+        return commands + settings.nextTick(after: now)
     }
 
     static func message(_ value: JSONValue) -> Frame {

@@ -14,13 +14,13 @@ import WebSocket
 /// close frame: engine.io has no close codes of its own), `omitSocketID` leaves the open
 /// packet without its `sid`; `stallPongs` stops the pings
 /// (the server's side of the keep-alive), so clients' ping deadlines fire.
-public struct SocketIOServer: SimProtocolServer {
+public struct SocketIOServer: SimConnectionTable {
     /// The per-connection timers, as `SimServerTimer.connection` tags.
     enum Timer: Int {
         case ping = 0, pongDeadline
     }
 
-    struct Connection: Sendable {
+    struct Connection: SimTableConnection {
         var sid: String
         var namespaces: [String] = []
         var awaitingPong = false
@@ -28,7 +28,7 @@ public struct SocketIOServer: SimProtocolServer {
     }
 
     public let settings: SimServerSettings
-    private var connections: [SimConnectionID: Connection] = [:]
+    var connections: [SimConnectionID: Connection] = [:]
     private var random: SeededGenerator
     private var ticks: Int64 = 0
 
@@ -39,11 +39,6 @@ public struct SocketIOServer: SimProtocolServer {
 
     /// Connections open now.
     public var connectionCount: Int { connections.count }
-
-    public mutating func start(now: SimMicros) -> [SimServerCommand] {
-        guard let interval = settings.eventInterval, interval > 0 else { return [] }
-        return [.schedule(.tick, at: now + interval)]
-    }
 
     public mutating func handle(_ event: SimServerEvent, now: SimMicros) -> [SimServerCommand] {
         switch event {
@@ -61,8 +56,7 @@ public struct SocketIOServer: SimProtocolServer {
         case .received(let id, let frame):
             return received(frame, on: id)
         case .closed(let id):
-            guard connections.removeValue(forKey: id) != nil else { return [] }
-            return [.log("connection \(id): closed")]
+            return forget(id)
         case .timer(.tick):
             return tick(now: now)
         case .timer(.closeAfter(let id)):
@@ -136,13 +130,12 @@ public struct SocketIOServer: SimProtocolServer {
     }
 
     private mutating func close(_ id: SimConnectionID, code: UInt16, why: String) -> [SimServerCommand] {
-        guard connections[id]?.closing == false else { return [] }
+        guard isLive(id) else { return [] }
         connections[id]?.closing = true
         return [.close(id, code: code, reason: "closed by the simulator (\(why))"), .log("connection \(id): closing with \(code) (\(why))")]
     }
 
     private mutating func tick(now: SimMicros) -> [SimServerCommand] {
-        guard let interval = settings.eventInterval, interval > 0 else { return [] }
         ticks += 1
         var commands: [SimServerCommand] = []
         for id in connections.keys.sorted() {
@@ -152,7 +145,7 @@ public struct SocketIOServer: SimProtocolServer {
                 commands.append(.send(id, .text(Self.packet("2", namespace: namespace, event))))
             }
         }
-        return commands + [.schedule(.tick, at: now + interval)]
+        return commands + settings.nextTick(after: now)
     }
 
     /// A socket.io packet in an engine.io message: `4`, its type, `/ns,` unless `/`, its data.
