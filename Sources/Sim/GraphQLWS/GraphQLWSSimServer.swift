@@ -36,34 +36,27 @@ public struct GraphQLWSSimServer: SimConnectionTable {
         offered.contains(GraphQLWSProtocol.subprotocol) ? GraphQLWSProtocol.subprotocol : nil
     }
 
-    public mutating func handle(_ event: SimServerEvent, now: SimMicros) -> [SimServerCommand] {
-        switch event {
-        case .opened(let id, let path):
-            connections[id] = Connection()
-            var commands: [SimServerCommand] = [.log("connection \(id): open \(path)")]
-            if let code = settings.refuseCode {
-                return commands + close(id, code: code, reason: "connection refused by the simulator (--refuse-code)")
-            }
-            commands.append(.schedule(.connection(id, tag: Self.initTimeoutTag), at: now + settings.initTimeout))
-            if let after = settings.closeAfter { commands.append(.schedule(.closeAfter(id), at: now + after)) }
-            return commands
-        case .received(let id, let frame):
-            guard let connection = connections[id], !connection.closing else { return [] }
-            return received(frame, on: id)
-        case .closed(let id):
-            return forget(id)
-        case .timer(.tick):
-            return tick(now: now)
-        case .timer(.closeAfter(let id)):
-            guard isLive(id) else { return [] }
-            return close(id, code: settings.closeCode, reason: "closed by the simulator (--close-after)")
-        case .timer(.connection(let id, let tag)):
-            guard tag == Self.initTimeoutTag, let connection = connections[id], !connection.closing, !connection.acked else { return [] }
-            return close(id, code: 4408, reason: "Connection initialisation timeout")
+    mutating func opened(_ id: SimConnectionID, path: String, now: SimMicros) -> [SimServerCommand] {
+        connections[id] = Connection()
+        var commands: [SimServerCommand] = [.log("connection \(id): open \(path)")]
+        if let code = settings.refuseCode {
+            return commands + close(id, code: code, reason: "connection refused by the simulator (--refuse-code)")
         }
+        commands.append(.schedule(.connection(id, tag: Self.initTimeoutTag), at: now + settings.initTimeout))
+        if let after = settings.closeAfter { commands.append(.schedule(.closeAfter(id), at: now + after)) }
+        return commands
     }
 
-    private mutating func received(_ frame: Frame, on id: SimConnectionID) -> [SimServerCommand] {
+    mutating func closeAfter(_ id: SimConnectionID) -> [SimServerCommand] {
+        close(id, code: settings.closeCode, reason: "closed by the simulator (--close-after)")
+    }
+
+    mutating func timer(_ tag: Int, on id: SimConnectionID, now: SimMicros) -> [SimServerCommand] {
+        guard tag == Self.initTimeoutTag, let connection = connections[id], !connection.closing, !connection.acked else { return [] }
+        return close(id, code: 4408, reason: "Connection initialisation timeout")
+    }
+
+    mutating func received(_ frame: Frame, on id: SimConnectionID, now: SimMicros) -> [SimServerCommand] {
         switch frame.opcode {
         case .ping:
             return settings.stallPongs ? [] : [.send(id, Frame(opcode: .pong, payload: frame.payload))]
@@ -129,7 +122,7 @@ public struct GraphQLWSSimServer: SimConnectionTable {
     }
 
     /// One `next` for every active operation: `{"data": {EVENT: {"n": N, "t": T}}}`.
-    private mutating func tick(now: SimMicros) -> [SimServerCommand] {
+    mutating func tick(now: SimMicros) -> [SimServerCommand] {
         ticks += 1
         var commands: [SimServerCommand] = []
         for id in connections.keys.sorted() {

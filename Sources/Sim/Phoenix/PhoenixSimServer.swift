@@ -34,43 +34,36 @@ public struct PhoenixSimServer: SimConnectionTable {
         self.settings = settings
     }
 
-    public mutating func handle(_ event: SimServerEvent, now: SimMicros) -> [SimServerCommand] {
-        switch event {
-        case .opened(let id, let path):
-            let serializer = Self.serializer(of: path)
-            connections[id] = Connection(serializer: serializer)
-            var commands: [SimServerCommand] = [.log("connection \(id): open, serializer \(serializer.rawValue)")]
-            if let code = settings.refuseCode {
-                connections[id]?.closing = true
-                return commands + [.close(id, code: code, reason: "refused by the simulator"),
-                                   .log("connection \(id): refused with \(code)")]
-            }
-            if let after = settings.closeAfter { commands.append(.schedule(.closeAfter(id), at: now + after)) }
-            return commands
-        case .received(let id, let frame):
-            guard isLive(id) else { return [] }
-            switch frame.opcode {
-            case .ping: return settings.stallPongs ? [] : [.send(id, Frame(opcode: .pong, payload: frame.payload))]
-            case .text: return received(frame.payload, on: id)
-            case .close:
-                // Echo the client's code (RFC 6455 5.5.1), as the Bird machine does.
-                connections[id]?.closing = true
-                let code = closeCode(of: frame.payload).map { CloseCode($0).isSendable ? $0 : 1000 } ?? 1000
-                return [.close(id, code: code, reason: "")]
-            default: return []
-            }
-        case .closed(let id):
-            return forget(id)
-        case .timer(.tick):
-            return tick(now: now)
-        case .timer(.closeAfter(let id)):
-            guard isLive(id) else { return [] }
+    mutating func opened(_ id: SimConnectionID, path: String, now: SimMicros) -> [SimServerCommand] {
+        let serializer = Self.serializer(of: path)
+        connections[id] = Connection(serializer: serializer)
+        var commands: [SimServerCommand] = [.log("connection \(id): open, serializer \(serializer.rawValue)")]
+        if let code = settings.refuseCode {
             connections[id]?.closing = true
-            return [.close(id, code: settings.closeCode, reason: "closed by the simulator (--close-after)"),
-                    .log("connection \(id): closing with \(settings.closeCode) (--close-after)")]
-        case .timer(.connection):
-            return []
+            return commands + [.close(id, code: code, reason: "refused by the simulator"),
+                               .log("connection \(id): refused with \(code)")]
         }
+        if let after = settings.closeAfter { commands.append(.schedule(.closeAfter(id), at: now + after)) }
+        return commands
+    }
+
+    mutating func received(_ frame: Frame, on id: SimConnectionID, now: SimMicros) -> [SimServerCommand] {
+        switch frame.opcode {
+        case .ping: return settings.stallPongs ? [] : [.send(id, Frame(opcode: .pong, payload: frame.payload))]
+        case .text: return received(frame.payload, on: id)
+        case .close:
+            // Echo the client's code (RFC 6455 5.5.1), as the Bird machine does.
+            connections[id]?.closing = true
+            let code = closeCode(of: frame.payload).map { CloseCode($0).isSendable ? $0 : 1000 } ?? 1000
+            return [.close(id, code: code, reason: "")]
+        default: return []
+        }
+    }
+
+    mutating func closeAfter(_ id: SimConnectionID) -> [SimServerCommand] {
+        connections[id]?.closing = true
+        return [.close(id, code: settings.closeCode, reason: "closed by the simulator (--close-after)"),
+                .log("connection \(id): closing with \(settings.closeCode) (--close-after)")]
     }
 
     /// The serializer the socket URL's `vsn=` names; V2 when it names none.
@@ -121,7 +114,7 @@ public struct PhoenixSimServer: SimConnectionTable {
         }
     }
 
-    private mutating func tick(now: SimMicros) -> [SimServerCommand] {
+    mutating func tick(now: SimMicros) -> [SimServerCommand] {
         ticks += 1
         var commands: [SimServerCommand] = []
         for (id, connection) in connections.sorted(by: { $0.key < $1.key }) where !connection.closing {

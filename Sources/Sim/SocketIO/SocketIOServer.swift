@@ -40,35 +40,30 @@ public struct SocketIOServer: SimConnectionTable {
     /// Connections open now.
     public var connectionCount: Int { connections.count }
 
-    public mutating func handle(_ event: SimServerEvent, now: SimMicros) -> [SimServerCommand] {
-        switch event {
-        case .opened(let id, _):
-            if let code = settings.refuseCode {
-                return [.close(id, code: code, reason: "refused by the simulator (--refuse)"),
-                        .log("connection \(id): refused with \(code)")]
-            }
-            let sid = newSID()
-            connections[id] = Connection(sid: sid)
-            var commands: [SimServerCommand] = [.log("connection \(id): open, sid \(sid)"), .send(id, .text(openPacket(sid: sid)))]
-            commands.append(.schedule(.connection(id, tag: Timer.ping.rawValue), at: now + settings.pingInterval))
-            if let after = settings.closeAfter { commands.append(.schedule(.closeAfter(id), at: now + after)) }
-            return commands
-        case .received(let id, let frame):
-            return received(frame, on: id)
-        case .closed(let id):
-            return forget(id)
-        case .timer(.tick):
-            return tick(now: now)
-        case .timer(.closeAfter(let id)):
-            return close(id, code: settings.closeCode, why: "--close-after")
-        case .timer(.connection(let id, let tag)):
-            switch Timer(rawValue: tag) {
-            case .ping?: return ping(id, now: now)
-            case .pongDeadline?:
-                guard connections[id]?.awaitingPong == true else { return [] }
-                return close(id, code: 1000, why: "no pong within the ping timeout")
-            case nil: return []
-            }
+    mutating func opened(_ id: SimConnectionID, path: String, now: SimMicros) -> [SimServerCommand] {
+        if let code = settings.refuseCode {
+            return [.close(id, code: code, reason: "refused by the simulator (--refuse)"),
+                    .log("connection \(id): refused with \(code)")]
+        }
+        let sid = newSID()
+        connections[id] = Connection(sid: sid)
+        var commands: [SimServerCommand] = [.log("connection \(id): open, sid \(sid)"), .send(id, .text(openPacket(sid: sid)))]
+        commands.append(.schedule(.connection(id, tag: Timer.ping.rawValue), at: now + settings.pingInterval))
+        if let after = settings.closeAfter { commands.append(.schedule(.closeAfter(id), at: now + after)) }
+        return commands
+    }
+
+    mutating func closeAfter(_ id: SimConnectionID) -> [SimServerCommand] {
+        close(id, code: settings.closeCode, why: "--close-after")
+    }
+
+    mutating func timer(_ tag: Int, on id: SimConnectionID, now: SimMicros) -> [SimServerCommand] {
+        switch Timer(rawValue: tag) {
+        case .ping?: return ping(id, now: now)
+        case .pongDeadline?:
+            guard connections[id]?.awaitingPong == true else { return [] }
+            return close(id, code: 1000, why: "no pong within the ping timeout")
+        case nil: return []
         }
     }
 
@@ -78,7 +73,7 @@ public struct SocketIOServer: SimConnectionTable {
         return #"0{\#(id)"upgrades":[],"pingInterval":\#(settings.pingInterval / 1000),"pingTimeout":\#(settings.pingTimeout / 1000),"maxPayload":1000000}"#
     }
 
-    private mutating func received(_ frame: Frame, on id: SimConnectionID) -> [SimServerCommand] {
+    mutating func received(_ frame: Frame, on id: SimConnectionID, now: SimMicros) -> [SimServerCommand] {
         guard var connection = connections[id], !connection.closing else { return [] }
         switch frame.opcode {
         case .ping:
@@ -135,7 +130,7 @@ public struct SocketIOServer: SimConnectionTable {
         return [.close(id, code: code, reason: "closed by the simulator (\(why))"), .log("connection \(id): closing with \(code) (\(why))")]
     }
 
-    private mutating func tick(now: SimMicros) -> [SimServerCommand] {
+    mutating func tick(now: SimMicros) -> [SimServerCommand] {
         ticks += 1
         var commands: [SimServerCommand] = []
         for id in connections.keys.sorted() {
