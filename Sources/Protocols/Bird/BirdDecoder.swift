@@ -98,6 +98,7 @@ public struct BirdDecoder: WireProtocol {
     /// `cache`, the name and channel come from its tables when they hold them, a new
     /// channel is kept, and a name found there brings its kind (`kindKnown`); otherwise
     /// `kind` is `.other`, for the caller to classify.
+    @inline(__always)
     private static func envelope(_ bytes: UnsafeBufferPointer<UInt8>, of payload: [UInt8],
                                  cache: inout Interned?) -> (event: RealtimeEvent, kindKnown: Bool)? {
         switch JSONSkimmer.envelope(of: bytes, named: envelopeKeys) {

@@ -13,6 +13,8 @@ extension JSONSkimmer {
     /// first byte past white space is not `{`, or it is no valid JSON object). The
     /// envelope step of every JSON-object protocol: a text that cannot be an object is
     /// refused before any scan, and a key with an escape goes to `JSONParser`.
+    /// (Inlinable: the decoders call it on every text message, from their own modules.)
+    @inlinable
     public static func envelope(of bytes: UnsafeBufferPointer<UInt8>, named keys: [StaticString]) -> Envelope? {
         guard let first = bytes.first(where: { !isJSONWhitespace($0) }), first == UInt8(ascii: "{") else { return nil }
         switch members(of: bytes, named: keys) {
