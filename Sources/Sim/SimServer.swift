@@ -20,11 +20,6 @@ public struct SimServer: Sendable {
         self.random = SeededGenerator(seed: seed)
     }
 
-    /// What to do at start: schedule the first periodic server event.
-    public mutating func start(now: SimMicros) -> [SimServerCommand] {
-        settings.nextTick(after: now)
-    }
-
     public mutating func handle(_ event: SimServerEvent, now: SimMicros) -> [SimServerCommand] {
         switch event {
         case .opened(let id, let path):
@@ -134,7 +129,6 @@ public struct SimServer: Sendable {
     }
 
     private mutating func tick(now: SimMicros) -> [SimServerCommand] {
-        guard let interval = settings.eventInterval, interval > 0 else { return [] }
         ticks += 1
         var commands: [SimServerCommand] = []
         for channel in members.keys.sorted() {
@@ -144,6 +138,6 @@ public struct SimServer: Sendable {
                 commands.append(.send(id, message.frame))
             }
         }
-        return commands + [.schedule(.tick, at: now + interval)]
+        return commands + settings.nextTick(after: now)
     }
 }

@@ -333,12 +333,7 @@ public final class TCPConnection: HandleOwner {
     }
 
     private func didClose() {
-        let onClose = self.onClose
-        onRead = nil
-        onEnd = nil
-        onDrain = nil
-        self.onClose = nil
-        onClose?()
+        dropCallbacksAndReportClose()
     }
 }
 

@@ -30,6 +30,17 @@ public protocol ByteStream: AnyObject {
 extension ByteStream {
     public func write(_ bytes: [UInt8]) { write(bytes, completion: nil) }
     public func shutdown() { shutdown(completion: nil) }
+
+    /// The end of a closed connection, TCP and TLS alike: every callback is dropped (none
+    /// may run again, and they may hold their owner), then `onClose` is called, once.
+    func dropCallbacksAndReportClose() {
+        let onClose = self.onClose
+        onRead = nil
+        onEnd = nil
+        onDrain = nil
+        self.onClose = nil
+        onClose?()
+    }
 }
 
 extension TCPConnection: ByteStream {}

@@ -337,12 +337,7 @@ public final class TLSConnection: ByteStream {
             SSL_free(ssl)  // frees both BIOs
             self.ssl = nil
         }
-        let onClose = self.onClose
-        onRead = nil
-        onEnd = nil
-        onDrain = nil
-        self.onClose = nil
-        onClose?()
+        dropCallbacksAndReportClose()
     }
 
     // MARK: Writing

@@ -57,4 +57,17 @@ import Testing
         keep(&table, "a", 2)
         #expect(lookUp(table, "a")?.value == 2)
     }
+
+    @Test func aNameOnlyTableGivesBackTheNameItKeptUpToItsLimit() {
+        var names = InternedNames(limit: 2)
+        for name in ["private-user-173", "presence-room", "third"] {
+            Self.bytes(name).withUnsafeBufferPointer { names.keep($0, name: name) }
+        }
+        func lookUp(_ name: String) -> String? { Self.bytes(name).withUnsafeBufferPointer { names.lookUp(name: $0) } }
+        #expect(lookUp("private-user-173") == "private-user-173")
+        #expect(lookUp("presence-room") == "presence-room")
+        #expect(lookUp("third") == nil)  // past the limit
+        #expect(lookUp("private-user-17") == nil)
+        #expect(names.count == 2)
+    }
 }

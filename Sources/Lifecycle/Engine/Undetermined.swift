@@ -17,18 +17,8 @@ public struct Undetermined: Sendable, Hashable {
     public var deadline: Micros
     /// What was pending and why it could not be decided, one line.
     public var message: String
-
-    public init(rule: String, severity: Severity, party: Party, client: String, conn: ConnectionID, t: Micros,
-                deadline: Micros, message: String) {
-        self.rule = rule
-        self.severity = severity
-        self.party = party
-        self.client = client
-        self.conn = conn
-        self.t = t
-        self.deadline = deadline
-        self.message = message
-    }
+    // Made only in this module, by `LifecycleRule.undetermined(_:conn:t:deadline:_:)`:
+    // the memberwise initializer serves.
 }
 
 /// A rule that a run does not check at all, and why ("needs --app-secret").

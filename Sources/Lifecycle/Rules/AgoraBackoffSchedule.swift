@@ -8,11 +8,8 @@ public struct AgoraBackoffSchedule: PhaseScheduleRule {
     public static let id = "agora.backoff-schedule"
     public static let severity = Severity.error
     public static let summary = "attempt n comes 2^n s after the previous one within 2 minutes of an interruption"
-    public static let observes: StepKinds = .attempt
     let spec: LifecycleSpec
     public init(spec: LifecycleSpec) { self.spec = spec }
-
-    public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] { judgeAttempt(step, context) }
 
     func breach(_ check: ScheduleCheck, tolerance: Micros) -> String? {
         guard check.breaksPhase(tolerance: tolerance) else { return nil }

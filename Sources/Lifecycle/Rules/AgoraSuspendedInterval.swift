@@ -7,11 +7,8 @@ public struct AgoraSuspendedInterval: PhaseScheduleRule {
     public static let id = "agora.suspended-interval"
     public static let severity = Severity.error
     public static let summary = "in suspended, attempts are 30 s apart"
-    public static let observes: StepKinds = .attempt
     let spec: LifecycleSpec
     public init(spec: LifecycleSpec) { self.spec = spec }
-
-    public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] { judgeAttempt(step, context) }
 
     func breach(_ check: ScheduleCheck, tolerance: Micros) -> String? {
         guard check.breaksPhase(tolerance: tolerance) else { return nil }

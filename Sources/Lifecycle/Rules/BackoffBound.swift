@@ -9,11 +9,8 @@ public struct BackoffBound: PhaseScheduleRule {
     public static let id = "backoff.bound"
     public static let severity = Severity.error
     public static let summary = "reconnect delay of attempt n within its policy's window (full jitter: up to min(cap, base * 2^(n-1))) + tolerance"
-    public static let observes: StepKinds = .attempt
     let spec: LifecycleSpec
     public init(spec: LifecycleSpec) { self.spec = spec }
-
-    public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] { judgeAttempt(step, context) }
 
     func breach(_ check: ScheduleCheck, tolerance: Micros) -> String? {
         if check.early(tolerance: tolerance) {

@@ -8,16 +8,9 @@ public struct ServerPongMissing: UnansweredPingRule {
     public static let severity = Severity.warning
     public static let party = Party.server
     public static let summary = "the server answers a ping within the pong timeout"
-    public static let observes: StepKinds = []
-    public static let hasTimers = true
     let spec: LifecycleSpec
     var reportedPing: Evidence?
     public init(spec: LifecycleSpec) { self.spec = spec }
-
-    public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] { [] }
-    public func quietUntil(_ context: RuleContext) -> Micros { quietUntilDeadline(context) }
-    public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] { reportIfOverdue(at: now, context) }
-    public func undetermined(at now: Micros, _ context: RuleContext) -> [Undetermined] { openPing(at: now, context) }
 
     func deadline(afterPingAt pingAt: Micros, in view: ConnectionTimes, stale: LifecycleSpec.StaleSpec) -> Micros? {
         let deadline = pingAt.addingSaturated(stale.pongTimeout)

@@ -10,8 +10,6 @@ public struct StaleCloseMissing: UnansweredPingRule {
     public static let id = "stale.close-missing"
     public static let severity = Severity.error
     public static let summary = "the client closes a connection whose ping went unanswered"
-    public static let observes: StepKinds = []
-    public static let hasTimers = true
     let spec: LifecycleSpec
     var reportedPing: Evidence?
     /// Server pings: the silence already reported (its start).
@@ -20,7 +18,6 @@ public struct StaleCloseMissing: UnansweredPingRule {
 
     private var serverDriven: Bool { spec.stale?.watchesServerSilence == true }
 
-    public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] { [] }
     public func quietUntil(_ context: RuleContext) -> Micros {
         serverDriven ? silence(context)?.deadline ?? Micros.max : quietUntilDeadline(context)
     }

@@ -7,18 +7,14 @@ import Vocabulary
 /// interval + tolerance after the last message it sent (server timeout). The
 /// server-ping model has the client send no pings, so nothing is due. Judged on record
 /// times and at the end, never on the wall clock.
-public struct StalePingMissing: LifecycleRule {
+public struct StalePingMissing: TimerOnlyRule {
     public static let id = "stale.ping-missing"
     public static let severity = Severity.error
     public static let summary = "the client pings after the activity timeout without traffic"
-    public static let observes: StepKinds = []
-    public static let hasTimers = true
     let spec: LifecycleSpec
     /// The silence already reported: (connection, last receipt).
     var reported: (ConnectionID, Micros)?
     public init(spec: LifecycleSpec) { self.spec = spec }
-
-    public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] { [] }
 
     /// Silent until the deadline; a later receipt only moves the deadline later.
     public func quietUntil(_ context: RuleContext) -> Micros {

@@ -5,17 +5,13 @@ import Vocabulary
 /// server's ping with a pong within the immediate tolerance. A server that hears no pong
 /// gives the connection up, so an unanswering client loses healthy connections. Each ping
 /// is judged once; when the input ends inside the window the check is undetermined.
-public struct StalePongMissing: LifecycleRule {
+public struct StalePongMissing: TimerOnlyRule {
     public static let id = "stale.pong-missing"
     public static let severity = Severity.error
     public static let summary = "the client answers each server ping with a pong at once"
-    public static let observes: StepKinds = []
-    public static let hasTimers = true
     let spec: LifecycleSpec
     var reportedPing: Evidence?
     public init(spec: LifecycleSpec) { self.spec = spec }
-
-    public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] { [] }
 
     /// The server ping waiting for its pong, and the pong's deadline.
     private func watched(_ context: RuleContext) -> (view: ConnectionView, ping: Evidence, deadline: Micros)? {

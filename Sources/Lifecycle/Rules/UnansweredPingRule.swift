@@ -6,8 +6,9 @@ import Vocabulary
 /// reported at most once, at its deadline, unless what the rule waits for came in time or
 /// the connection ended first. A rule says only when the deadline is and what settles it;
 /// the timer bookkeeping behind `quietUntil` and `advance` is shared here, so the two can't
-/// drift apart. (Internal, so a rule forwards its two public witnesses in one line each.)
-protocol UnansweredPingRule: LifecycleRule {
+/// drift apart. A rule that also watches something else (`stale.close-missing`) writes its
+/// own witnesses and calls the pieces below.
+protocol UnansweredPingRule: TimerOnlyRule {
     var spec: LifecycleSpec { get }
     /// The last ping reported, so a ping is reported once.
     var reportedPing: Evidence? { get set }
@@ -24,6 +25,10 @@ protocol UnansweredPingRule: LifecycleRule {
 
 extension UnansweredPingRule {
     func cause(in view: ConnectionView) -> String? { nil }
+
+    public func quietUntil(_ context: RuleContext) -> Micros { quietUntilDeadline(context) }
+    public mutating func advance(to now: Micros, _ context: RuleContext) -> [Finding] { reportIfOverdue(at: now, context) }
+    public func undetermined(at now: Micros, _ context: RuleContext) -> [Undetermined] { openPing(at: now, context) }
 
     /// The ping being watched and its deadline; nil when there is nothing left to report.
     private func watched(_ context: RuleContext) -> (view: ConnectionView, ping: Evidence, deadline: Micros)? {

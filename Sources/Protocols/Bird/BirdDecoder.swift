@@ -19,18 +19,24 @@ public struct BirdDecoder: WireProtocol {
     public private(set) var prefix: String? {
         didSet {
             prefixes = Self.prefixes(of: prefix)
-            names.removeAll()  // (their kinds were worked out under the old prefix)
+            interned?.names.removeAll()  // (their kinds were worked out under the old prefix)
         }
     }
     public var dialect: String? { prefix }
     /// "PREFIX:" and "PREFIX_internal:", made once (not for every event's classification).
     private var prefixes: (protocol: String, internal: String)?
-    /// The event names decoded so far, each with its kind under `prefix`: a name is made
-    /// and classified once, not per message (a message costs a hash of its bytes).
-    private var names = InternedStrings<RealtimeEventKind>(limit: 256)
-    /// The envelopes' channels decoded so far, made once each (a channel name over 15
-    /// bytes, `private-user-173`, was a heap allocation per message).
-    private var channels = InternedStrings<Bool>(limit: 2048)
+    /// The names and channels decoded so far (never nil in a decoder: optional only as
+    /// `envelope`'s cache).
+    private var interned: Interned? = Interned()
+
+    /// The strings `decode` keeps from message to message, so that a name or channel seen
+    /// before costs a hash of its bytes (`InternedStrings`).
+    struct Interned {
+        /// Event names, each with its kind under `prefix`: a name is made and classified once.
+        var names = InternedStrings<RealtimeEventKind>(limit: 256)
+        /// Channels: one over 15 bytes (`private-user-173`) was a heap allocation per message.
+        var channels = InternedNames(limit: 2048)
+    }
 
     public init(prefix: String? = nil) {
         self.prefix = prefix
@@ -45,48 +51,17 @@ public struct BirdDecoder: WireProtocol {
 
     /// Decodes a text payload. Learns the prefix from a handshake when none is set yet.
     /// The same event as `adopt(envelope(payload))`, with the name and channel taken from
-    /// the decoder's tables when it saw them before (`InternedStrings`).
+    /// the decoder's tables when it saw them before.
     public mutating func decode(_ payload: [UInt8]) -> RealtimeEvent? {
-        payload.withUnsafeBufferPointer { decode($0, of: payload) }
-    }
-
-    /// `decode(_:)` over the payload's bytes (`payload`'s own, for the slices kept).
-    private mutating func decode(_ bytes: UnsafeBufferPointer<UInt8>, of payload: [UInt8]) -> RealtimeEvent? {
-        guard let first = bytes.first(where: { !isWhitespace($0) }), first == UInt8(ascii: "{") else { return nil }
-        switch JSONSkimmer.members(of: bytes, named: Self.envelopeKeys) {
-        case .notAnObject:
-            return nil
-        case .needsParser:
-            return (try? JSONParser.parse(payload)).flatMap { Self.envelope(tree: $0) }.flatMap { adopt($0) }
-        case .members(let members):
-            guard let nameSpan = members[0], nameSpan.isString else { return nil }
-            let name: String
-            let kind: RealtimeEventKind
-            let nameBytes = UnsafeBufferPointer(rebasing: bytes[nameSpan.content])
-            if !nameSpan.escaped, let known = names.lookUp(nameBytes) {
-                (name, kind) = known
-            } else {
-                guard let text = Self.string(nameSpan, in: payload) else { return nil }
-                // As `adopt` does: learn the prefix first (which empties `names`), then classify.
-                if prefix == nil, let detected = Self.detectPrefix(text) { prefix = detected }
-                name = text
-                kind = self.kind(of: text)
-                if !nameSpan.escaped { names.keep(nameBytes, text: text, value: kind) }
-            }
-            let channel = members[1].flatMap { $0.isString ? internedChannel($0, in: bytes, of: payload) : nil }
-            return RealtimeEvent(name: name, channel: channel, dataJSON: members[2].map { payload[$0.range] }, kind: kind)
-        }
-    }
-
-    /// A string channel's text, from `channels` when seen before.
-    private mutating func internedChannel(_ span: JSONSkimmer.Span, in bytes: UnsafeBufferPointer<UInt8>,
-                                          of payload: [UInt8]) -> String? {
-        guard !span.escaped else { return Self.string(span, in: payload) }
-        let text = UnsafeBufferPointer(rebasing: bytes[span.content])
-        if let known = channels.lookUp(text) { return known.text }
-        let channel = String(decoding: text, as: UTF8.self)
-        channels.keep(text, text: channel, value: true)
-        return channel
+        guard let (event, kindKnown) = payload.withUnsafeBufferPointer({ Self.envelope($0, of: payload, cache: &interned) })
+        else { return nil }
+        if kindKnown { return event }
+        // A name not in the table: learn the prefix (which empties the table), classify,
+        // and keep the name with its kind.
+        let classified = classify(event)
+        var name = event.name
+        name.withUTF8 { interned?.names.keep($0, text: event.name, value: classified.kind) }
+        return classified
     }
 
     /// Decodes a text payload given as a string.
@@ -101,7 +76,10 @@ public struct BirdDecoder: WireProtocol {
     }
 
     /// Classifies an event decoded elsewhere under this decoder's prefix (learning it).
-    public mutating func adopt(_ event: RealtimeEvent) -> RealtimeEvent? {
+    public mutating func adopt(_ event: RealtimeEvent) -> RealtimeEvent? { classify(event) }
+
+    /// The event with its kind under the prefix, learned from it when none is set yet.
+    private mutating func classify(_ event: RealtimeEvent) -> RealtimeEvent {
         if prefix == nil { prefix = Self.detectPrefix(event.name) }
         var event = event
         event.kind = kind(of: event.name)
@@ -109,19 +87,52 @@ public struct BirdDecoder: WireProtocol {
     }
 
     /// The envelope of a payload without classifying it (`kind` is `.other`); nil when it
-    /// is no event. Byte-level; the JSON-tree path only when a key holds an escape.
+    /// is no event.
     public static func envelope(_ payload: [UInt8]) -> RealtimeEvent? {
-        guard let first = payload.first(where: { !isWhitespace($0) }), first == UInt8(ascii: "{") else { return nil }
-        switch JSONSkimmer.members(of: payload, named: envelopeKeys) {
-        case .notAnObject:
+        var noCache: Interned?
+        return payload.withUnsafeBufferPointer { envelope($0, of: payload, cache: &noCache) }?.event
+    }
+
+    /// The one envelope path, over the payload's bytes (`payload`'s own, for the slices
+    /// kept): byte-level, the JSON-tree path only when a key holds an escape. With a
+    /// `cache`, the name and channel come from its tables when they hold them, a new
+    /// channel is kept, and a name found there brings its kind (`kindKnown`); otherwise
+    /// `kind` is `.other`, for the caller to classify.
+    @inline(__always)
+    private static func envelope(_ bytes: UnsafeBufferPointer<UInt8>, of payload: [UInt8],
+                                 cache: inout Interned?) -> (event: RealtimeEvent, kindKnown: Bool)? {
+        switch JSONSkimmer.envelope(of: bytes, named: envelopeKeys) {
+        case nil:
             return nil
-        case .needsParser:
-            return (try? JSONParser.parse(payload)).flatMap { envelope(tree: $0) }
-        case .members(let members):
-            guard let nameSpan = members[0], nameSpan.isString, let name = string(nameSpan, in: payload) else { return nil }
-            let channel = members[1].flatMap { $0.isString ? string($0, in: payload) : nil }
-            return RealtimeEvent(name: name, channel: channel, dataJSON: members[2].map { payload[$0.range] }, kind: .other)
+        case .tree(let tree)?:
+            return envelope(tree: tree).map { ($0, false) }
+        case .members(let members)?:
+            guard let nameSpan = members[0], nameSpan.isString else { return nil }
+            let name: String
+            var kind = RealtimeEventKind.other
+            var kindKnown = false
+            if !nameSpan.escaped, let known = cache?.names.lookUp(UnsafeBufferPointer(rebasing: bytes[nameSpan.content])) {
+                (name, kind, kindKnown) = (known.text, known.value, true)
+            } else {
+                guard let text = string(nameSpan, in: payload) else { return nil }
+                name = text
+            }
+            let channel = members[1].flatMap { $0.isString ? self.channel($0, in: bytes, of: payload, cache: &cache) : nil }
+            return (RealtimeEvent(name: name, channel: channel, dataJSON: members[2].map { payload[$0.range] }, kind: kind),
+                    kindKnown)
         }
+    }
+
+    /// A string channel's text, from the cache's channels when seen before (and kept there
+    /// when new).
+    private static func channel(_ span: JSONSkimmer.Span, in bytes: UnsafeBufferPointer<UInt8>, of payload: [UInt8],
+                                cache: inout Interned?) -> String? {
+        guard !span.escaped, cache != nil else { return string(span, in: payload) }
+        let text = UnsafeBufferPointer(rebasing: bytes[span.content])
+        if let known = cache?.channels.lookUp(name: text) { return known }
+        let channel = String(decoding: text, as: UTF8.self)
+        cache?.channels.keep(text, name: channel)
+        return channel
     }
 
     /// The envelope's `channel` when it is a string, whether or not the envelope has an
@@ -194,8 +205,4 @@ public struct BirdDecoder: WireProtocol {
     public func resign(_ payload: [UInt8], socketID: String, secret: String) -> [UInt8] {
         BirdAuth.resign(payload, socketID: socketID, secret: secret)
     }
-}
-
-private func isWhitespace(_ byte: UInt8) -> Bool {
-    byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
 }

@@ -54,13 +54,12 @@ public struct GraphQLWSProtocol: WireProtocol {
     /// The message of a payload, classified; nil when it is no JSON object with a string
     /// `type`. The JSON-tree path only when a key holds an escape.
     public static func envelope(_ payload: [UInt8]) -> RealtimeEvent? {
-        guard let first = payload.first(where: { !isWhitespace($0) }), first == UInt8(ascii: "{") else { return nil }
-        switch JSONSkimmer.members(of: payload, named: envelopeKeys) {
-        case .notAnObject:
+        switch JSONSkimmer.envelope(of: payload, named: envelopeKeys) {
+        case nil:
             return nil
-        case .needsParser:
-            return (try? JSONParser.parse(payload)).flatMap { envelope(tree: $0) }
-        case .members(let members):
+        case .tree(let tree)?:
+            return envelope(tree: tree)
+        case .members(let members)?:
             guard let typeSpan = members[0], typeSpan.isString, let type = string(typeSpan, in: payload) else { return nil }
             let id = members[1].flatMap { operationID($0, in: payload) }
             return RealtimeEvent(name: type, channel: id, dataJSON: members[2].map { payload[$0.range] }, kind: kind(ofType: type))
@@ -106,8 +105,4 @@ public struct GraphQLWSProtocol: WireProtocol {
         guard let message = envelope(payload), message.name == "connection_init" else { return nil }
         return "a message is the graphql-ws connection_init"
     }
-}
-
-private func isWhitespace(_ byte: UInt8) -> Bool {
-    byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
 }

@@ -110,3 +110,17 @@ public struct InternedStrings<Value: Sendable>: Sendable {
         }
     }
 }
+
+/// Strings kept for themselves, with nothing worked out from them (an envelope's channels):
+/// a name-only table.
+public typealias InternedNames = InternedStrings<Void>
+
+extension InternedStrings where Value == Void {
+    /// The string kept for `bytes`, if any.
+    @inlinable
+    public func lookUp(name bytes: UnsafeBufferPointer<UInt8>) -> String? { lookUp(bytes)?.text }
+
+    /// Keeps `text` for `bytes` (absent: `lookUp(name:)` said nil), unless the table is full.
+    @inlinable
+    public mutating func keep(_ bytes: UnsafeBufferPointer<UInt8>, name text: String) { keep(bytes, text: text, value: ()) }
+}

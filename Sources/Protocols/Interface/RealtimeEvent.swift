@@ -198,6 +198,7 @@ public struct AnnouncedLiveness: Sendable, Hashable {
     }
 }
 
+@inlinable
 func isJSONWhitespace(_ byte: UInt8) -> Bool {
     byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
 }

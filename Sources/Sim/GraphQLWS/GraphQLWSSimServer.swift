@@ -11,13 +11,13 @@ import WebSocket
 /// 4401; an id already active: 4409; a message it cannot read: 4400) and sends each
 /// active operation a `next` every event interval until the client completes it.
 /// Messages are read by the pack's one decoder (`GraphQLWSProtocol`).
-public struct GraphQLWSSimServer: SimProtocolServer {
+public struct GraphQLWSSimServer: SimConnectionTable {
     public let settings: SimServerSettings
     /// Per connection: acked or not, its active operation ids in the order subscribed.
-    private var connections: [SimConnectionID: Connection] = [:]
+    var connections: [SimConnectionID: Connection] = [:]
     private var ticks: Int64 = 0
 
-    struct Connection: Sendable {
+    struct Connection: SimTableConnection {
         var acked = false
         var closing = false
         var operations: [String] = []
@@ -36,40 +36,27 @@ public struct GraphQLWSSimServer: SimProtocolServer {
         offered.contains(GraphQLWSProtocol.subprotocol) ? GraphQLWSProtocol.subprotocol : nil
     }
 
-    public mutating func start(now: SimMicros) -> [SimServerCommand] {
-        guard let interval = settings.eventInterval, interval > 0 else { return [] }
-        return [.schedule(.tick, at: now + interval)]
-    }
-
-    public mutating func handle(_ event: SimServerEvent, now: SimMicros) -> [SimServerCommand] {
-        switch event {
-        case .opened(let id, let path):
-            connections[id] = Connection()
-            var commands: [SimServerCommand] = [.log("connection \(id): open \(path)")]
-            if let code = settings.refuseCode {
-                return commands + close(id, code: code, reason: "connection refused by the simulator (--refuse-code)")
-            }
-            commands.append(.schedule(.connection(id, tag: Self.initTimeoutTag), at: now + settings.initTimeout))
-            if let after = settings.closeAfter { commands.append(.schedule(.closeAfter(id), at: now + after)) }
-            return commands
-        case .received(let id, let frame):
-            guard let connection = connections[id], !connection.closing else { return [] }
-            return received(frame, on: id)
-        case .closed(let id):
-            guard connections.removeValue(forKey: id) != nil else { return [] }
-            return [.log("connection \(id): closed")]
-        case .timer(.tick):
-            return tick(now: now)
-        case .timer(.closeAfter(let id)):
-            guard connections[id]?.closing == false else { return [] }
-            return close(id, code: settings.closeCode, reason: "closed by the simulator (--close-after)")
-        case .timer(.connection(let id, let tag)):
-            guard tag == Self.initTimeoutTag, let connection = connections[id], !connection.closing, !connection.acked else { return [] }
-            return close(id, code: 4408, reason: "Connection initialisation timeout")
+    mutating func opened(_ id: SimConnectionID, path: String, now: SimMicros) -> [SimServerCommand] {
+        connections[id] = Connection()
+        var commands: [SimServerCommand] = [.log("connection \(id): open \(path)")]
+        if let code = settings.refuseCode {
+            return commands + close(id, code: code, reason: "connection refused by the simulator (--refuse-code)")
         }
+        commands.append(.schedule(.connection(id, tag: Self.initTimeoutTag), at: now + settings.initTimeout))
+        if let after = settings.closeAfter { commands.append(.schedule(.closeAfter(id), at: now + after)) }
+        return commands
     }
 
-    private mutating func received(_ frame: Frame, on id: SimConnectionID) -> [SimServerCommand] {
+    mutating func closeAfter(_ id: SimConnectionID) -> [SimServerCommand] {
+        close(id, code: settings.closeCode, reason: "closed by the simulator (--close-after)")
+    }
+
+    mutating func timer(_ tag: Int, on id: SimConnectionID, now: SimMicros) -> [SimServerCommand] {
+        guard tag == Self.initTimeoutTag, let connection = connections[id], !connection.closing, !connection.acked else { return [] }
+        return close(id, code: 4408, reason: "Connection initialisation timeout")
+    }
+
+    mutating func received(_ frame: Frame, on id: SimConnectionID, now: SimMicros) -> [SimServerCommand] {
         switch frame.opcode {
         case .ping:
             return settings.stallPongs ? [] : [.send(id, Frame(opcode: .pong, payload: frame.payload))]
@@ -135,8 +122,7 @@ public struct GraphQLWSSimServer: SimProtocolServer {
     }
 
     /// One `next` for every active operation: `{"data": {EVENT: {"n": N, "t": T}}}`.
-    private mutating func tick(now: SimMicros) -> [SimServerCommand] {
-        guard let interval = settings.eventInterval, interval > 0 else { return [] }
+    mutating func tick(now: SimMicros) -> [SimServerCommand] {
         ticks += 1
         var commands: [SimServerCommand] = []
         for id in connections.keys.sorted() {
@@ -147,7 +133,7 @@ public struct GraphQLWSSimServer: SimProtocolServer {
                 commands.append(.send(id, Self.message(["id": .string(operation), "type": "next", "payload": result])))
             }
         }
-        return commands + [.schedule(.tick, at: now + interval)]
+        return commands + settings.nextTick(after: now)
     }
 
     static func message(_ value: JSONValue) -> Frame {

@@ -15,67 +15,55 @@ import WebSocket
 /// - every `eventInterval` each joined topic gets the server event `eventName`;
 /// - `closeAfter`/`closeCode` close each connection on a schedule, `refuseCode` closes it at
 ///   once (Phoenix has no handshake message to refuse in).
-public struct PhoenixSimServer: SimProtocolServer {
+public struct PhoenixSimServer: SimConnectionTable {
     public let settings: SimServerSettings
     /// The most topics one connection may join; a join past it is answered `error`.
     public static let topicLimit = 256
 
-    struct Connection {
+    struct Connection: SimTableConnection {
         var serializer: PhoenixMessage.Serializer
         /// Joined topic -> its join ref.
         var topics: [String: String?] = [:]
         var closing = false
     }
 
-    private var connections: [SimConnectionID: Connection] = [:]
+    var connections: [SimConnectionID: Connection] = [:]
     private var ticks: Int64 = 0
 
     public init(settings: SimServerSettings) {
         self.settings = settings
     }
 
-    public mutating func start(now: SimMicros) -> [SimServerCommand] {
-        settings.nextTick(after: now)
+    mutating func opened(_ id: SimConnectionID, path: String, now: SimMicros) -> [SimServerCommand] {
+        let serializer = Self.serializer(of: path)
+        connections[id] = Connection(serializer: serializer)
+        var commands: [SimServerCommand] = [.log("connection \(id): open, serializer \(serializer.rawValue)")]
+        if let code = settings.refuseCode {
+            connections[id]?.closing = true
+            return commands + [.close(id, code: code, reason: "refused by the simulator"),
+                               .log("connection \(id): refused with \(code)")]
+        }
+        if let after = settings.closeAfter { commands.append(.schedule(.closeAfter(id), at: now + after)) }
+        return commands
     }
 
-    public mutating func handle(_ event: SimServerEvent, now: SimMicros) -> [SimServerCommand] {
-        switch event {
-        case .opened(let id, let path):
-            let serializer = Self.serializer(of: path)
-            connections[id] = Connection(serializer: serializer)
-            var commands: [SimServerCommand] = [.log("connection \(id): open, serializer \(serializer.rawValue)")]
-            if let code = settings.refuseCode {
-                connections[id]?.closing = true
-                return commands + [.close(id, code: code, reason: "refused by the simulator"),
-                                   .log("connection \(id): refused with \(code)")]
-            }
-            if let after = settings.closeAfter { commands.append(.schedule(.closeAfter(id), at: now + after)) }
-            return commands
-        case .received(let id, let frame):
-            guard connections[id]?.closing == false else { return [] }
-            switch frame.opcode {
-            case .ping: return settings.stallPongs ? [] : [.send(id, Frame(opcode: .pong, payload: frame.payload))]
-            case .text: return received(frame.payload, on: id)
-            case .close:
-                // Echo the client's code (RFC 6455 5.5.1), as the Bird machine does.
-                connections[id]?.closing = true
-                let code = closeCode(of: frame.payload).map { CloseCode($0).isSendable ? $0 : 1000 } ?? 1000
-                return [.close(id, code: code, reason: "")]
-            default: return []
-            }
-        case .closed(let id):
-            guard connections.removeValue(forKey: id) != nil else { return [] }
-            return [.log("connection \(id): closed")]
-        case .timer(.tick):
-            return tick(now: now)
-        case .timer(.closeAfter(let id)):
-            guard connections[id]?.closing == false else { return [] }
+    mutating func received(_ frame: Frame, on id: SimConnectionID, now: SimMicros) -> [SimServerCommand] {
+        switch frame.opcode {
+        case .ping: return settings.stallPongs ? [] : [.send(id, Frame(opcode: .pong, payload: frame.payload))]
+        case .text: return received(frame.payload, on: id)
+        case .close:
+            // Echo the client's code (RFC 6455 5.5.1), as the Bird machine does.
             connections[id]?.closing = true
-            return [.close(id, code: settings.closeCode, reason: "closed by the simulator (--close-after)"),
-                    .log("connection \(id): closing with \(settings.closeCode) (--close-after)")]
-        case .timer(.connection):
-            return []
+            let code = closeCode(of: frame.payload).map { CloseCode($0).isSendable ? $0 : 1000 } ?? 1000
+            return [.close(id, code: code, reason: "")]
+        default: return []
         }
+    }
+
+    mutating func closeAfter(_ id: SimConnectionID) -> [SimServerCommand] {
+        connections[id]?.closing = true
+        return [.close(id, code: settings.closeCode, reason: "closed by the simulator (--close-after)"),
+                .log("connection \(id): closing with \(settings.closeCode) (--close-after)")]
     }
 
     /// The serializer the socket URL's `vsn=` names; V2 when it names none.
@@ -126,8 +114,7 @@ public struct PhoenixSimServer: SimProtocolServer {
         }
     }
 
-    private mutating func tick(now: SimMicros) -> [SimServerCommand] {
-        guard let interval = settings.eventInterval, interval > 0 else { return [] }
+    mutating func tick(now: SimMicros) -> [SimServerCommand] {
         ticks += 1
         var commands: [SimServerCommand] = []
         for (id, connection) in connections.sorted(by: { $0.key < $1.key }) where !connection.closing {
@@ -138,7 +125,7 @@ public struct PhoenixSimServer: SimProtocolServer {
                 commands.append(.send(id, .text(String(decoding: event.encoded(), as: UTF8.self))))
             }
         }
-        return commands + [.schedule(.tick, at: now + interval)]
+        return commands + settings.nextTick(after: now)
     }
 
     /// A topic for the operator's log line, escaped for the terminal.

@@ -28,11 +28,6 @@ public struct SignalRSimServer: SimProtocolServer {
         self.settings = settings
     }
 
-    public mutating func start(now: SimMicros) -> [SimServerCommand] {
-        guard let interval = settings.eventInterval, interval > 0 else { return [] }
-        return [.schedule(.tick, at: now + interval)]
-    }
-
     public mutating func handle(_ event: SimServerEvent, now: SimMicros) -> [SimServerCommand] {
         switch event {
         case .opened(let id, _):
@@ -102,11 +97,10 @@ public struct SignalRSimServer: SimProtocolServer {
 
     /// The periodic server invocation on every connected client.
     private mutating func tick(now: SimMicros) -> [SimServerCommand] {
-        guard let interval = settings.eventInterval, interval > 0 else { return [] }
         ticks += 1
         let invocation: JSONValue = ["type": .int(1), "target": .string(settings.eventName), "arguments": .array([.int(ticks)])]
         let text = Self.text(JSONWriter.serialize(invocation))
-        return connected.sorted().map { .send($0, text) } + [.schedule(.tick, at: now + interval)]
+        return connected.sorted().map { .send($0, text) } + settings.nextTick(after: now)
     }
 
     /// Sends `record` (when given) and closes the WebSocket with `code`.

@@ -14,13 +14,13 @@ import WebSocket
 /// close frame: engine.io has no close codes of its own), `omitSocketID` leaves the open
 /// packet without its `sid`; `stallPongs` stops the pings
 /// (the server's side of the keep-alive), so clients' ping deadlines fire.
-public struct SocketIOServer: SimProtocolServer {
+public struct SocketIOServer: SimConnectionTable {
     /// The per-connection timers, as `SimServerTimer.connection` tags.
     enum Timer: Int {
         case ping = 0, pongDeadline
     }
 
-    struct Connection: Sendable {
+    struct Connection: SimTableConnection {
         var sid: String
         var namespaces: [String] = []
         var awaitingPong = false
@@ -28,7 +28,7 @@ public struct SocketIOServer: SimProtocolServer {
     }
 
     public let settings: SimServerSettings
-    private var connections: [SimConnectionID: Connection] = [:]
+    var connections: [SimConnectionID: Connection] = [:]
     private var random: SeededGenerator
     private var ticks: Int64 = 0
 
@@ -40,41 +40,30 @@ public struct SocketIOServer: SimProtocolServer {
     /// Connections open now.
     public var connectionCount: Int { connections.count }
 
-    public mutating func start(now: SimMicros) -> [SimServerCommand] {
-        guard let interval = settings.eventInterval, interval > 0 else { return [] }
-        return [.schedule(.tick, at: now + interval)]
+    mutating func opened(_ id: SimConnectionID, path: String, now: SimMicros) -> [SimServerCommand] {
+        if let code = settings.refuseCode {
+            return [.close(id, code: code, reason: "refused by the simulator (--refuse)"),
+                    .log("connection \(id): refused with \(code)")]
+        }
+        let sid = newSID()
+        connections[id] = Connection(sid: sid)
+        var commands: [SimServerCommand] = [.log("connection \(id): open, sid \(sid)"), .send(id, .text(openPacket(sid: sid)))]
+        commands.append(.schedule(.connection(id, tag: Timer.ping.rawValue), at: now + settings.pingInterval))
+        if let after = settings.closeAfter { commands.append(.schedule(.closeAfter(id), at: now + after)) }
+        return commands
     }
 
-    public mutating func handle(_ event: SimServerEvent, now: SimMicros) -> [SimServerCommand] {
-        switch event {
-        case .opened(let id, _):
-            if let code = settings.refuseCode {
-                return [.close(id, code: code, reason: "refused by the simulator (--refuse)"),
-                        .log("connection \(id): refused with \(code)")]
-            }
-            let sid = newSID()
-            connections[id] = Connection(sid: sid)
-            var commands: [SimServerCommand] = [.log("connection \(id): open, sid \(sid)"), .send(id, .text(openPacket(sid: sid)))]
-            commands.append(.schedule(.connection(id, tag: Timer.ping.rawValue), at: now + settings.pingInterval))
-            if let after = settings.closeAfter { commands.append(.schedule(.closeAfter(id), at: now + after)) }
-            return commands
-        case .received(let id, let frame):
-            return received(frame, on: id)
-        case .closed(let id):
-            guard connections.removeValue(forKey: id) != nil else { return [] }
-            return [.log("connection \(id): closed")]
-        case .timer(.tick):
-            return tick(now: now)
-        case .timer(.closeAfter(let id)):
-            return close(id, code: settings.closeCode, why: "--close-after")
-        case .timer(.connection(let id, let tag)):
-            switch Timer(rawValue: tag) {
-            case .ping?: return ping(id, now: now)
-            case .pongDeadline?:
-                guard connections[id]?.awaitingPong == true else { return [] }
-                return close(id, code: 1000, why: "no pong within the ping timeout")
-            case nil: return []
-            }
+    mutating func closeAfter(_ id: SimConnectionID) -> [SimServerCommand] {
+        close(id, code: settings.closeCode, why: "--close-after")
+    }
+
+    mutating func timer(_ tag: Int, on id: SimConnectionID, now: SimMicros) -> [SimServerCommand] {
+        switch Timer(rawValue: tag) {
+        case .ping?: return ping(id, now: now)
+        case .pongDeadline?:
+            guard connections[id]?.awaitingPong == true else { return [] }
+            return close(id, code: 1000, why: "no pong within the ping timeout")
+        case nil: return []
         }
     }
 
@@ -84,7 +73,7 @@ public struct SocketIOServer: SimProtocolServer {
         return #"0{\#(id)"upgrades":[],"pingInterval":\#(settings.pingInterval / 1000),"pingTimeout":\#(settings.pingTimeout / 1000),"maxPayload":1000000}"#
     }
 
-    private mutating func received(_ frame: Frame, on id: SimConnectionID) -> [SimServerCommand] {
+    mutating func received(_ frame: Frame, on id: SimConnectionID, now: SimMicros) -> [SimServerCommand] {
         guard var connection = connections[id], !connection.closing else { return [] }
         switch frame.opcode {
         case .ping:
@@ -136,13 +125,12 @@ public struct SocketIOServer: SimProtocolServer {
     }
 
     private mutating func close(_ id: SimConnectionID, code: UInt16, why: String) -> [SimServerCommand] {
-        guard connections[id]?.closing == false else { return [] }
+        guard isLive(id) else { return [] }
         connections[id]?.closing = true
         return [.close(id, code: code, reason: "closed by the simulator (\(why))"), .log("connection \(id): closing with \(code) (\(why))")]
     }
 
-    private mutating func tick(now: SimMicros) -> [SimServerCommand] {
-        guard let interval = settings.eventInterval, interval > 0 else { return [] }
+    mutating func tick(now: SimMicros) -> [SimServerCommand] {
         ticks += 1
         var commands: [SimServerCommand] = []
         for id in connections.keys.sorted() {
@@ -152,7 +140,7 @@ public struct SocketIOServer: SimProtocolServer {
                 commands.append(.send(id, .text(Self.packet("2", namespace: namespace, event))))
             }
         }
-        return commands + [.schedule(.tick, at: now + interval)]
+        return commands + settings.nextTick(after: now)
     }
 
     /// A socket.io packet in an engine.io message: `4`, its type, `/ns,` unless `/`, its data.
