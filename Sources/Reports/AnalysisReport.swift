@@ -1,4 +1,5 @@
 import Capture
+import CMalloc
 import Lifecycle
 import Vocabulary
 
@@ -342,6 +343,13 @@ public struct ReportBuilder: Sendable {
                       warnings: [String] = [], endTime: Micros? = nil, unchecked: [UncheckedRule] = [],
                       failOn: FailOn = .error, startedAt: Int64? = nil) -> AnalysisReport {
         index.removeAll()   // not needed any more: given back before the report's clients are made
+        // The analysis' own state is freed by now (at 2,000 clients of a long capture some
+        // 16 MB of timelines, connection views and rules), but glibc keeps freed pages
+        // resident in its heap, and the report's entries made next partly took new pages:
+        // peak RSS rose 5 MB while the report was built, over the analysis' own peak (1 GB
+        // of synthetic capture, docs/benchmarks.md "Flat memory, sixth round"). The free
+        // pages go back to the system first, and the report takes what it needs.
+        _ = malloc_trim(0)
         var all = strayFindings
         var connectionCount = 0
         let names = self.names
