@@ -179,6 +179,8 @@ public struct ReportBuilder: Sendable {
     }
 
     public let limits: ReportLimits
+    /// From how many clients `build` hands the heap's free pages back first.
+    static let clientsWorthATrim = 1000
     private var clients: [ClientLog] = []
     /// Each client's place in `clients`, by its id.
     private var index = PlaceIndex()
@@ -356,8 +358,10 @@ public struct ReportBuilder: Sendable {
         // resident in its heap, and the report's entries made next partly took new pages:
         // peak RSS rose 5 MB while the report was built, over the analysis' own peak (1 GB
         // of synthetic capture, docs/benchmarks.md "Flat memory, sixth round"). The free
-        // pages go back to the system first, and the report takes what it needs.
-        _ = malloc_trim(0)
+        // pages go back to the system first, and the report takes what it needs. Only for
+        // a report of many clients: the UI builds one client's report per page request,
+        // in a proxy whose heap is busy relaying.
+        if clients.count >= Self.clientsWorthATrim { _ = malloc_trim(0) }
         // The report-wide list of findings in order found, made at the end from where each
         // finding lies: a list of the findings themselves with their numbers (136 bytes
         // each) and its copy in order were both held at the report's peak, 5.5 MB at
