@@ -47,7 +47,7 @@ let libraries: [(name: String, dependencies: [Target.Dependency], path: String?)
     // Opening any input by its first bytes (capture, pcap/pcapng, zstd/gzip), rotated
     // recordings' parts, a capture still being written, standard input kept for rereading.
     ("Inputs", ["Vocabulary", "Capture", "Pcap", "CLI"], nil),
-    ("Reports", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture", "Lifecycle", "CLI"], nil),
+    ("Reports", ["Vocabulary", "JSON", "WebSocket", "Protocols", "Capture", "Lifecycle", "CLI", "CMalloc"], nil),
     // One analysis run (inputs, spec, options -> events and a report) for the CLI, the demo,
     // FaultlineKit; the sharded engine (`--jobs`).
     ("Analysis", ["Vocabulary", "Capture", "Protocols", "ProtocolTable", "Lifecycle", "CLI", "Inputs", "Reports"], nil),

@@ -1,4 +1,5 @@
 import Capture
+import CMalloc
 import Lifecycle
 import Vocabulary
 
@@ -151,6 +152,14 @@ public struct ReportBuilder: Sendable {
         var finding: Finding
     }
 
+    /// Where a finding of the report lies: in `clients[client].findings`, or in the
+    /// stray findings (`client` -1), at `index`; with its order of discovery.
+    private struct FindingPlace {
+        var number: EventOrder
+        var client: Int
+        var index: Int
+    }
+
     /// A finding as a client's log keeps it, with its order of discovery.
     private struct NumberedFinding: Sendable {
         var number: EventOrder
@@ -170,6 +179,8 @@ public struct ReportBuilder: Sendable {
     }
 
     public let limits: ReportLimits
+    /// From how many clients `build` hands the heap's free pages back first.
+    static let clientsWorthATrim = 1000
     private var clients: [ClientLog] = []
     /// Each client's place in `clients`, by its id.
     private var index = PlaceIndex()
@@ -342,12 +353,28 @@ public struct ReportBuilder: Sendable {
                       warnings: [String] = [], endTime: Micros? = nil, unchecked: [UncheckedRule] = [],
                       failOn: FailOn = .error, startedAt: Int64? = nil) -> AnalysisReport {
         index.removeAll()   // not needed any more: given back before the report's clients are made
-        var all = strayFindings
+        // The analysis' own state is freed by now (at 2,000 clients of a long capture some
+        // 16 MB of timelines, connection views and rules), but glibc keeps freed pages
+        // resident in its heap, and the report's entries made next partly took new pages:
+        // peak RSS rose 5 MB while the report was built, over the analysis' own peak (1 GB
+        // of synthetic capture, docs/benchmarks.md "Flat memory, sixth round"). The free
+        // pages go back to the system first, and the report takes what it needs. Only for
+        // a report of many clients: the UI builds one client's report per page request,
+        // in a proxy whose heap is busy relaying.
+        if clients.count >= Self.clientsWorthATrim { _ = malloc_trim(0) }
+        // The report-wide list of findings in order found, made at the end from where each
+        // finding lies: a list of the findings themselves with their numbers (136 bytes
+        // each) and its copy in order were both held at the report's peak, 5.5 MB at
+        // 22,000 findings.
+        var places = strayFindings.indices.map { FindingPlace(number: strayFindings[$0].number, client: -1, index: $0) }
         var connectionCount = 0
         let names = self.names
+        var place = self.clients.count
         let clients = Self.taken(&self.clients) { log -> AnalysisReport.Client in
-            let kept = log.findings.elements.map { SequencedFinding(number: $0.number, finding: $0.finding.finding(of: log.info.id)) }
-            all += kept
+            place -= 1
+            let numbered = log.findings.elements
+            places += numbered.indices.map { FindingPlace(number: numbered[$0].number, client: place, index: $0) }
+            let kept = numbered.map { $0.finding.finding(of: log.info.id) }
             connectionCount += log.connectionIDs.total
             var client = AnalysisReport.Client(info: log.info)
             let connections = log.connections.elements.map { $0.lifespan(of: log.info.id) }
@@ -355,7 +382,7 @@ public struct ReportBuilder: Sendable {
             client.connections = inOrder ? connections : connections.sorted { $0.conn < $1.conn }
             client.transitions = log.transitions.elements.map { $0.transition(of: log.info.id, names: names) }
             client.faults = log.faults.elements
-            client.findings = kept.map(\.finding)
+            client.findings = kept
             client.connectionIDs = log.connectionIDs.elements
             client.omitted = AnalysisReport.Omitted(
                 transitions: log.transitions.omitted, connections: max(log.connections.omitted, log.connectionIDs.omitted),
@@ -365,9 +392,11 @@ public struct ReportBuilder: Sendable {
             client.undetermined = log.undetermined
             return client
         }
-        all.sort { $0.number < $1.number }
+        places.sort { $0.number < $1.number }
+        let findings = places.map { $0.client < 0 ? strayFindings[$0.index].finding : clients[$0.client].findings[$0.index] }
+        places = []
         var report = AnalysisReport(spec: spec, inputs: inputs, grouping: grouping, prefix: prefix, clients: clients,
-                                    findings: all.map(\.finding), warnings: warnings,
+                                    findings: findings, warnings: warnings,
                                     endTime: max(self.endTime, endTime ?? 0), errorCount: errorCount,
                                     warningCount: warningCount, findingCount: findingNumber, connectionCount: connectionCount)
         report.undetermined = undetermined.map(\.check)

@@ -12,10 +12,26 @@ import Testing
     static func spec() throws -> LifecycleSpec { try SpecLoader.load("bird") }
 
     @Test func theEntriesAreSmallerThanTheReportsTypes() {
-        #expect(MemoryLayout<ReportBuilder.KeptTransition>.stride == 48)
+        #expect(MemoryLayout<ReportBuilder.KeptTransition>.stride == 40)
         #expect(MemoryLayout<ReportBuilder.KeptTransition>.stride < MemoryLayout<Transition>.stride)
         #expect(MemoryLayout<ReportBuilder.KeptConnection>.stride == 56)
         #expect(MemoryLayout<ReportBuilder.KeptConnection>.stride < MemoryLayout<ConnectionLifespan>.stride)
+        #expect(MemoryLayout<ReportBuilder.KeptFinding>.stride == 32)
+    }
+
+    /// A kept finding's bytes are allocated once at their size, not grown by doubling as
+    /// they are written (which left up to half of each allocation unused).
+    @Test func aKeptFindingsBytesSitInRoomOfTheirSize() {
+        for evidence in [0, 1, 7, 100] {
+            let finding = Finding(rule: "failed.retried", severity: .error, party: .client, client: "c1", conn: 7, t: 12,
+                                  message: String(repeating: "m", count: 37 * evidence + 5),
+                                  evidence: (0..<evidence).map { Evidence(conn: $0, t: 1, from: .server, summary: "close 4009 \($0)") },
+                                  causedByFault: evidence == 7 ? "drop" : nil)
+            let bytes = ReportBuilder.KeptFinding(finding).bytes
+            // malloc rounds a block up to 16 bytes, which the array's capacity counts.
+            #expect(bytes.capacity - bytes.count < 16, "\(bytes.count) bytes in room for \(bytes.capacity)")
+            #expect(ReportBuilder.KeptFinding(finding).finding(of: "c1") == finding)
+        }
     }
 
     @Test func everyFieldOfATransitionComesBack() throws {
@@ -23,6 +39,8 @@ import Testing
         let transitions = [
             Transition(client: "c1", conn: nil, t: 1, from: nil, to: "initialized", cause: "first observation", evidence: nil),
             Transition(client: "c1", conn: 7, t: 2, from: "initialized", to: "connecting", cause: "tcp open", evidence: nil),
+            Transition(client: "c1", conn: 0, t: 3, from: "connecting", to: "connecting", cause: "connection 0", evidence: nil),
+            Transition(client: "c1", conn: nil, t: 4, from: "connecting", to: "connecting", cause: "no connection", evidence: nil),
             Transition(client: "c1", conn: -3, t: .min, from: "connecting", to: "initialized", cause: "", evidence: nil),
             Transition(client: "c1", conn: .max, t: .max, from: "initialized", to: "ärger \u{202E}", cause: "close 4009 from server", evidence: nil),
         ]

@@ -17,42 +17,30 @@ public struct ChannelsStaleAuth: LifecycleRule {
     /// clients' auths, their dictionary and evidence strings were the largest thing that
     /// grew with the input (22 MB at 1 GB of synthetic capture). A false match needs both
     /// hashes of two different auths to agree, about one chance in 2^128 per pair.
-    var sent: [SentAuth] = []
+    var sent = SentAuths(capacity: maximumKept)
     static let maximumKept = 64
     /// Auths forgotten to stay within `maximumKept`, and the first of them: a reuse of one
     /// of them goes unseen, which the report says (`undetermined`).
     var forgotten = 0
-    var firstForgotten: SentAuth?
+    var firstForgotten: (conn: ConnectionID, t: Micros)?
     public init(spec: LifecycleSpec) {}
-
-    struct SentAuth: Sendable {
-        var digest: (Int, Int)
-        var conn: ConnectionID
-        var t: Micros
-        var channel: String
-    }
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
         guard case .frame(let frame, let event?) = step, frame.from == .client, event.kind == .subscribe,
               let auth = event.auth, let channel = event.targetChannel,
               channel.hasPrefix("private-") || channel.hasPrefix("presence-") else { return [] }
         let digest = Self.digest(auth)
-        if let earlier = sent.first(where: { $0.digest == digest }) {
+        if let earlier = sent.entry(of: digest) {
             guard earlier.conn != frame.conn else { return [] }
             return [finding(context, conn: frame.conn, t: frame.t,
                             "subscribe \(channel) reuses the auth sent on connection \(earlier.conn)",
-                            evidence: [Self.evidence(earlier), Self.evidence(SentAuth(digest: digest, conn: frame.conn,
-                                                                                   t: frame.t, channel: channel))])]
+                            evidence: [Self.evidence(conn: earlier.conn, t: earlier.t, channel: sent.channel(of: earlier)),
+                                       Self.evidence(conn: frame.conn, t: frame.t, channel: channel)])]
         }
-        // The channel's text shared with an earlier auth's when equal: most clients
-        // subscribe the same few channels on every connection.
-        let kept = sent.last(where: { $0.channel == channel })?.channel ?? channel
-        if sent.count >= Self.maximumKept {
-            let oldest = sent.removeFirst()
-            if forgotten == 0 { firstForgotten = oldest }
+        if let oldest = sent.append(digest, t: frame.t, conn: frame.conn, channel: channel) {
+            if forgotten == 0 { firstForgotten = (oldest.conn, oldest.t) }
             forgotten += 1
         }
-        sent.append(SentAuth(digest: digest, conn: frame.conn, t: frame.t, channel: kept))
         return []
     }
 
@@ -64,18 +52,19 @@ public struct ChannelsStaleAuth: LifecycleRule {
                              "\(forgotten) auth\(forgotten == 1 ? "" : "s") of earlier subscribes forgotten from connection \(first.conn) on (the rule keeps the latest \(Self.maximumKept) per client): a reuse of one of them was not checked")]
     }
 
-    static func evidence(_ auth: SentAuth) -> Evidence {
-        Evidence(conn: auth.conn, t: auth.t, from: .client, summary: "subscribe \(auth.channel)")
+    static func evidence(conn: ConnectionID, t: Micros, channel: String) -> Evidence {
+        Evidence(conn: conn, t: t, from: .client, summary: "subscribe \(channel)")
     }
 
     /// Two independent keyed hashes of the auth (the process's random seed: a crafted
     /// capture cannot aim at a collision).
-    static func digest(_ auth: String) -> (Int, Int) {
+    static func digest(_ auth: String) -> SentAuths.Digest {
         var first = Hasher()
         first.combine(auth)
         var second = Hasher()
         second.combine(0x9E37_79B9_7F4A_7C15 as UInt64)
         second.combine(auth)
-        return (first.finalize(), second.finalize())
+        return SentAuths.Digest(first: UInt64(bitPattern: Int64(first.finalize())),
+                                second: UInt64(bitPattern: Int64(second.finalize())))
     }
 }
