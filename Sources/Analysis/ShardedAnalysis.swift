@@ -44,8 +44,12 @@ public final class ShardedAnalysis {
     /// and client ordinals after the earlier ones' (`lastStep`, `clientCount`), so that
     /// `ReportBuilder.merged` puts its clients and findings after theirs.
     /// `perClient`: each client judged by the pack detected on it, from these specs.
+    /// `spentPayloads`: where the workers hand back each frame's payload once its step is
+    /// done, for the capture reader's decode workers to free (`SpentPayloads`); nil frees
+    /// them on the workers.
     public init(options: AnalyzerOptions, jobs: Int, limits: ReportLimits = .standard,
-                firstStep: Int = 0, firstOrdinal: Int = 0, perClient: ClientSpecs? = nil) {
+                firstStep: Int = 0, firstOrdinal: Int = 0, perClient: ClientSpecs? = nil,
+                spentPayloads: SpentPayloads? = nil) {
         let jobs = max(1, jobs)
         self.jobs = jobs
         stepNumber = firstStep
@@ -54,9 +58,17 @@ public final class ShardedAnalysis {
         routesPerClient = perClient != nil
         let specs = perClient ?? ClientSpecs(only: options)
         workers = (0..<jobs).map { ShardWorker(shard: SpecPerClientShards(specs: specs, index: $0, count: jobs),
-                                               limits: limits, depth: Self.queueDepth, firstOrdinal: firstOrdinal) }
+                                               limits: limits, depth: Self.queueDepth, firstOrdinal: firstOrdinal,
+                                               spentPayloads: spentPayloads) }
         batches = workers.map { $0.emptyBatch() }
         for worker in workers { worker.start() }
+    }
+
+    /// The capture reader behind `source` decoding on worker threads: its bin for spent
+    /// payloads (nil for any other source, such as a pcap's).
+    public static func spentPayloads(of source: any RecordSource) -> SpentPayloads? {
+        let base = (source as? ReadAheadSource)?.underlying ?? source
+        return (base as? CaptureReader)?.spentPayloads
     }
 
     deinit {
@@ -156,6 +168,7 @@ final class ShardWorker: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var builder: ReportBuilder
     private let depth: Int
     private let firstOrdinal: Int
+    private let spentPayloads: SpentPayloads?
     private let condition = NSCondition()
     private var queue: [StepBatch] = []
     /// Batches emptied by the worker, for `emptyBatch`.
@@ -163,9 +176,11 @@ final class ShardWorker: @unchecked Sendable {
     private var closed = false
     private var done = false
 
-    init(shard: SpecPerClientShards, limits: ReportLimits, depth: Int, firstOrdinal: Int) {
+    init(shard: SpecPerClientShards, limits: ReportLimits, depth: Int, firstOrdinal: Int,
+         spentPayloads: SpentPayloads? = nil) {
         self.shard = shard
         self.firstOrdinal = firstOrdinal
+        self.spentPayloads = spentPayloads
         self.builder = ReportBuilder(limits: limits)
         self.depth = depth
     }
@@ -231,6 +246,10 @@ final class ShardWorker: @unchecked Sendable {
         var emptied: StepBatch?
         // One buffer for every step's events, emptied before each.
         var events: [AnalysisEvent] = []
+        // The batch's frame payloads, kept past their steps and handed back together
+        // (`spentPayloads`), so that they are freed on the thread that allocates the next.
+        var spent: [[UInt8]] = []
+        if spentPayloads != nil { spent.reserveCapacity(ShardedAnalysis.batchSize) }
         while let batch = take(returning: emptied) {
             // Each step moved out of the batch rather than copied.
             while let numbered = batch.takeNext() {
@@ -243,6 +262,7 @@ final class ShardWorker: @unchecked Sendable {
                     continue
                 }
                 let ordinal = step.step.newClientOrdinal
+                if spentPayloads != nil, let payload = step.step.framePayload { spent.append(payload) }
                 events.removeAll(keepingCapacity: true)
                 shard.apply(consume step, into: &events)
                 guard !events.isEmpty else { continue }
@@ -253,10 +273,19 @@ final class ShardWorker: @unchecked Sendable {
                 }
             }
             emptied = batch
+            spentPayloads?.give(&spent)
         }
         condition.lock()
         done = true
         condition.broadcast()
         condition.unlock()
+    }
+}
+
+extension RoutedStep {
+    /// A frame step's payload buffer (nil for other steps and for an empty payload).
+    var framePayload: [UInt8]? {
+        guard case .frame(_, let record, _) = self, !record.payload.isEmpty else { return nil }
+        return record.payload
     }
 }
