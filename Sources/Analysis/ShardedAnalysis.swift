@@ -13,20 +13,24 @@ import Vocabulary
 /// worker are at most `queueDepth` batches of `batchSize`; the reader waits when a worker
 /// falls behind. The batches (`StepBatch`) go back and forth between the reader and each
 /// worker, each made once: at most `queueDepth + 2` per worker.
+// The routing state below is `@exclusivity(unchecked)`: it is touched by the calling thread
+// only (`feed`, `finish`), and each run-time access check (a thread-local access-set insert,
+// 0.4% of a 50 MB capture's `--jobs 2` samples in `dispatch` alone) was a cost the
+// one-thread analysis, whose router is a local value, does not pay.
 public final class ShardedAnalysis {
     public let jobs: Int
-    private var router: ClientRouter
+    @exclusivity(unchecked) private var router: ClientRouter
     /// Each client judged by its own pack (`SpecPerClientRouting`): routes instead of `router`.
-    private var perClientRouter: SpecPerClientRouting?
+    @exclusivity(unchecked) private var perClientRouter: SpecPerClientRouting?
     /// `perClientRouter != nil`, asked once: comparing the optional with nil copies the
     /// router's whole state (a retain and a release of each of its tables) every record.
     private let routesPerClient: Bool
     private let workers: [ShardWorker]
     /// Steps routed but not yet handed to each worker, with their step numbers.
-    private var batches: [StepBatch]
-    private var steps: [SpecStep] = []
-    private var routed: [RoutedStep] = []
-    private var stepNumber: Int
+    @exclusivity(unchecked) private var batches: [StepBatch]
+    @exclusivity(unchecked) private var steps: [SpecStep] = []
+    @exclusivity(unchecked) private var routed: [RoutedStep] = []
+    @exclusivity(unchecked) private var stepNumber: Int
     /// The number of the last step routed.
     public var lastStep: Int { stepNumber }
     /// Clients found so far.
@@ -248,8 +252,8 @@ final class ShardWorker: @unchecked Sendable {
         var events: [AnalysisEvent] = []
         // The batch's frame payloads, kept past their steps and handed back together
         // (`spentPayloads`), so that they are freed on the thread that allocates the next.
-        var spent: [[UInt8]] = []
-        if spentPayloads != nil { spent.reserveCapacity(ShardedAnalysis.batchSize) }
+        var spent: [[UInt8]]? = spentPayloads == nil ? nil : []
+        spent?.reserveCapacity(ShardedAnalysis.batchSize)
         while let batch = take(returning: emptied) {
             // Each step moved out of the batch rather than copied.
             while let numbered = batch.takeNext() {
@@ -262,9 +266,8 @@ final class ShardWorker: @unchecked Sendable {
                     continue
                 }
                 let ordinal = step.step.newClientOrdinal
-                if spentPayloads != nil, let payload = step.step.framePayload { spent.append(payload) }
                 events.removeAll(keepingCapacity: true)
-                shard.apply(consume step, into: &events)
+                shard.apply(consume step, into: &events, keepingPayloadsIn: &spent)
                 guard !events.isEmpty else { continue }
                 if let ordinal {
                     builder.add(events, step: number, newClient: firstOrdinal + ordinal)
@@ -273,19 +276,11 @@ final class ShardWorker: @unchecked Sendable {
                 }
             }
             emptied = batch
-            spentPayloads?.give(&spent)
+            if spent != nil { spentPayloads?.give(&spent!) }
         }
         condition.lock()
         done = true
         condition.broadcast()
         condition.unlock()
-    }
-}
-
-extension RoutedStep {
-    /// A frame step's payload buffer (nil for other steps and for an empty payload).
-    var framePayload: [UInt8]? {
-        guard case .frame(_, let record, _) = self, !record.payload.isEmpty else { return nil }
-        return record.payload
     }
 }
