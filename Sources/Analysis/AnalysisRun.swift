@@ -166,7 +166,8 @@ private struct Feed {
         let specs = perClient?.specs(fallback: analyzerOptions)
         if options.jobs > 1 {
             let analysis = ShardedAnalysis(options: analyzerOptions, jobs: options.jobs, limits: options.limits,
-                                           firstStep: stepsSoFar, firstOrdinal: clientsSoFar, perClient: specs)
+                                           firstStep: stepsSoFar, firstOrdinal: clientsSoFar, perClient: specs,
+                                           spentPayloads: ShardedAnalysis.spentPayloads(of: source))
             while let record = try source.next() {
                 look(at: record)
                 analysis.feed(record)

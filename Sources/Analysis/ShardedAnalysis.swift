@@ -13,20 +13,24 @@ import Vocabulary
 /// worker are at most `queueDepth` batches of `batchSize`; the reader waits when a worker
 /// falls behind. The batches (`StepBatch`) go back and forth between the reader and each
 /// worker, each made once: at most `queueDepth + 2` per worker.
+// The routing state below is `@exclusivity(unchecked)`: it is touched by the calling thread
+// only (`feed`, `finish`), and each run-time access check (a thread-local access-set insert,
+// 0.4% of a 50 MB capture's `--jobs 2` samples in `dispatch` alone) was a cost the
+// one-thread analysis, whose router is a local value, does not pay.
 public final class ShardedAnalysis {
     public let jobs: Int
-    private var router: ClientRouter
+    @exclusivity(unchecked) private var router: ClientRouter
     /// Each client judged by its own pack (`SpecPerClientRouting`): routes instead of `router`.
-    private var perClientRouter: SpecPerClientRouting?
+    @exclusivity(unchecked) private var perClientRouter: SpecPerClientRouting?
     /// `perClientRouter != nil`, asked once: comparing the optional with nil copies the
     /// router's whole state (a retain and a release of each of its tables) every record.
     private let routesPerClient: Bool
     private let workers: [ShardWorker]
     /// Steps routed but not yet handed to each worker, with their step numbers.
-    private var batches: [StepBatch]
-    private var steps: [SpecStep] = []
-    private var routed: [RoutedStep] = []
-    private var stepNumber: Int
+    @exclusivity(unchecked) private var batches: [StepBatch]
+    @exclusivity(unchecked) private var steps: [SpecStep] = []
+    @exclusivity(unchecked) private var routed: [RoutedStep] = []
+    @exclusivity(unchecked) private var stepNumber: Int
     /// The number of the last step routed.
     public var lastStep: Int { stepNumber }
     /// Clients found so far.
@@ -44,8 +48,12 @@ public final class ShardedAnalysis {
     /// and client ordinals after the earlier ones' (`lastStep`, `clientCount`), so that
     /// `ReportBuilder.merged` puts its clients and findings after theirs.
     /// `perClient`: each client judged by the pack detected on it, from these specs.
+    /// `spentPayloads`: where the workers hand back each frame's payload once its step is
+    /// done, for the capture reader's decode workers to free (`SpentPayloads`); nil frees
+    /// them on the workers.
     public init(options: AnalyzerOptions, jobs: Int, limits: ReportLimits = .standard,
-                firstStep: Int = 0, firstOrdinal: Int = 0, perClient: ClientSpecs? = nil) {
+                firstStep: Int = 0, firstOrdinal: Int = 0, perClient: ClientSpecs? = nil,
+                spentPayloads: SpentPayloads? = nil) {
         let jobs = max(1, jobs)
         self.jobs = jobs
         stepNumber = firstStep
@@ -54,9 +62,17 @@ public final class ShardedAnalysis {
         routesPerClient = perClient != nil
         let specs = perClient ?? ClientSpecs(only: options)
         workers = (0..<jobs).map { ShardWorker(shard: SpecPerClientShards(specs: specs, index: $0, count: jobs),
-                                               limits: limits, depth: Self.queueDepth, firstOrdinal: firstOrdinal) }
+                                               limits: limits, depth: Self.queueDepth, firstOrdinal: firstOrdinal,
+                                               spentPayloads: spentPayloads) }
         batches = workers.map { $0.emptyBatch() }
         for worker in workers { worker.start() }
+    }
+
+    /// The capture reader behind `source` decoding on worker threads: its bin for spent
+    /// payloads (nil for any other source, such as a pcap's).
+    public static func spentPayloads(of source: any RecordSource) -> SpentPayloads? {
+        let base = (source as? ReadAheadSource)?.underlying ?? source
+        return (base as? CaptureReader)?.spentPayloads
     }
 
     deinit {
@@ -156,6 +172,7 @@ final class ShardWorker: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var builder: ReportBuilder
     private let depth: Int
     private let firstOrdinal: Int
+    private let spentPayloads: SpentPayloads?
     private let condition = NSCondition()
     private var queue: [StepBatch] = []
     /// Batches emptied by the worker, for `emptyBatch`.
@@ -163,9 +180,11 @@ final class ShardWorker: @unchecked Sendable {
     private var closed = false
     private var done = false
 
-    init(shard: SpecPerClientShards, limits: ReportLimits, depth: Int, firstOrdinal: Int) {
+    init(shard: SpecPerClientShards, limits: ReportLimits, depth: Int, firstOrdinal: Int,
+         spentPayloads: SpentPayloads? = nil) {
         self.shard = shard
         self.firstOrdinal = firstOrdinal
+        self.spentPayloads = spentPayloads
         self.builder = ReportBuilder(limits: limits)
         self.depth = depth
     }
@@ -231,6 +250,10 @@ final class ShardWorker: @unchecked Sendable {
         var emptied: StepBatch?
         // One buffer for every step's events, emptied before each.
         var events: [AnalysisEvent] = []
+        // The batch's frame payloads, kept past their steps and handed back together
+        // (`spentPayloads`), so that they are freed on the thread that allocates the next.
+        var spent: [[UInt8]]? = spentPayloads == nil ? nil : []
+        spent?.reserveCapacity(ShardedAnalysis.batchSize)
         while let batch = take(returning: emptied) {
             // Each step moved out of the batch rather than copied.
             while let numbered = batch.takeNext() {
@@ -244,7 +267,7 @@ final class ShardWorker: @unchecked Sendable {
                 }
                 let ordinal = step.step.newClientOrdinal
                 events.removeAll(keepingCapacity: true)
-                shard.apply(consume step, into: &events)
+                shard.apply(consume step, into: &events, keepingPayloadsIn: &spent)
                 guard !events.isEmpty else { continue }
                 if let ordinal {
                     builder.add(events, step: number, newClient: firstOrdinal + ordinal)
@@ -253,6 +276,7 @@ final class ShardWorker: @unchecked Sendable {
                 }
             }
             emptied = batch
+            if spent != nil { spentPayloads?.give(&spent!) }
         }
         condition.lock()
         done = true

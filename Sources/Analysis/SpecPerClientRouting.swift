@@ -202,16 +202,20 @@ struct SpecPerClientRouting: Sendable {
         }
     }
 
+    /// (Each return moves `frame` into the step with an explicit `consume`: passed plainly,
+    /// the record was copied, a retain of each of its references on the routing thread, then
+    /// the parameter's copy released: 1.3-2.5% of `--jobs 2`'s samples on a capture.)
     private mutating func decodedText(_ frame: consuming FrameRecord, of client: Int, by number: Int) -> RoutedStep {
-        if let dialect = shardDialects[number] { return .frame(client: client, frame, .decode(prefix: dialect)) }
+        if let dialect = shardDialects[number] { return .frame(client: client, consume frame, .decode(prefix: dialect)) }
         if decoders[number] == nil {
             let options = specs.options[number]
             decoders[number] = options.makeEntry(prefix: options.prefix ?? options.spec.prefix)
         }
         if decodeInShards, let dialect = decoders[number]?.dialect {
             shardDialects[number] = dialect
-            return .frame(client: client, frame, .decode(prefix: dialect))
+            return .frame(client: client, consume frame, .decode(prefix: dialect))
         }
-        return .frame(client: client, frame, .decoded(decoders[number]?.event(of: frame)))
+        let event = decoders[number]?.event(of: frame)
+        return .frame(client: client, consume frame, .decoded(event))
     }
 }

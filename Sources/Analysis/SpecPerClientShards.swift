@@ -45,6 +45,16 @@ struct SpecPerClientShards: Sendable {
     /// to its engine: switching over `step.step` copied the whole step (a frame's record
     /// and event) on every record.
     mutating func apply(_ step: consuming SpecStep, into events: inout [AnalysisEvent]) {
+        var none: [[UInt8]]? = nil
+        apply(step, into: &events, keepingPayloadsIn: &none)
+    }
+
+    /// `apply`, appending a frame's payload buffer to `spent` (when not nil) before the
+    /// frame goes to its engine, for the sharded analysis to hand back (`SpentPayloads`).
+    /// Taken from the frame as it is taken apart (`applyFrame`): reading it through the
+    /// whole step copied the step, every reference in its record counted up and down.
+    mutating func apply(_ step: consuming SpecStep, into events: inout [AnalysisEvent],
+                        keepingPayloadsIn spent: inout [[UInt8]]?) {
         let spec = step.spec
         let routed = (consume step).step
         guard let number = spec else {
@@ -68,7 +78,22 @@ struct SpecPerClientShards: Sendable {
         default:
             guard let client = routed.client, client / count < local.count, local[client / count] >= 0 else { return }
             let asClient = Int(local[client / count])
-            shards[number]!.apply(routed, asClient: asClient, into: &events)
+            if spent != nil, routed.isFrame {
+                applyFrame(routed, spec: number, asClient: asClient, into: &events, keepingPayloadIn: &spent)
+            } else {
+                shards[number]!.apply(routed, asClient: asClient, into: &events)
+            }
+        }
+    }
+
+    private mutating func applyFrame(_ routed: consuming RoutedStep, spec number: Int, asClient: Int,
+                                     into events: inout [AnalysisEvent], keepingPayloadIn spent: inout [[UInt8]]?) {
+        switch consume routed {
+        case .frame(let client, let frame, let event):
+            if !frame.payload.isEmpty { spent?.append(frame.payload) }
+            shards[number]!.apply(.frame(client: client, consume frame, consume event), asClient: asClient, into: &events)
+        case let other:
+            shards[number]!.apply(other, asClient: asClient, into: &events)
         }
     }
 
@@ -85,5 +110,12 @@ struct SpecPerClientShards: Sendable {
         shards.indices.flatMap { number in
             (shards[number]?.connectionLevelClients ?? []).map { (ordinals[number][$0.ordinal], $0.id, number) }
         }.sorted { $0.ordinal < $1.ordinal }
+    }
+}
+
+extension RoutedStep {
+    /// A frame's step (asked without binding its record, which would copy it).
+    var isFrame: Bool {
+        if case .frame = self { true } else { false }
     }
 }

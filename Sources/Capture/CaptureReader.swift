@@ -31,6 +31,10 @@ public struct CaptureReader: RecordSource {
     public let decodeJobs: Int
     public let decodeRunBytes: Int
     private var pipeline: RunPipeline?
+    /// With `decodeJobs` above 1: where a consumer on other threads (the sharded analysis)
+    /// hands back the frame payloads it is done with, for the decode workers to free
+    /// (`SpentPayloads`).
+    public let spentPayloads: SpentPayloads?
     /// The decoded run being handed out: the next record's and warning's index in it, and
     /// the number of lines before it.
     private var draining: DecodedRun?
@@ -76,6 +80,7 @@ public struct CaptureReader: RecordSource {
         self.lines = lines
         self.decodeJobs = max(1, decodeJobs)
         self.decodeRunBytes = max(1, decodeRunBytes)
+        spentPayloads = decodeJobs > 1 ? SpentPayloads() : nil
         self.header = CaptureHeader(tool: "", startedAt: 0, source: "")
         self.header = try readHeader()
     }
@@ -153,7 +158,7 @@ public struct CaptureReader: RecordSource {
                 draining = nil
             }
             let pipeline = self.pipeline ?? RunPipeline(lines: lines, jobs: decodeJobs, runBytes: decodeRunBytes,
-                                                          maxLineLength: lines.maxLineLength)
+                                                          maxLineLength: lines.maxLineLength, spent: spentPayloads)
             self.pipeline = pipeline
             switch pipeline.next() {
             case .run(let run):

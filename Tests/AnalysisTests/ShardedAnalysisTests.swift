@@ -36,8 +36,9 @@ import Vocabulary
                              warnings: analyzer.notes, endTime: lastTime(records))
     }
 
-    static func sharded(_ records: [CaptureRecord], _ options: AnalyzerOptions, jobs: Int, limits: ReportLimits) -> AnalysisReport {
-        let analysis = ShardedAnalysis(options: options, jobs: jobs, limits: limits)
+    static func sharded(_ records: [CaptureRecord], _ options: AnalyzerOptions, jobs: Int, limits: ReportLimits,
+                        spentPayloads: SpentPayloads? = nil) -> AnalysisReport {
+        let analysis = ShardedAnalysis(options: options, jobs: jobs, limits: limits, spentPayloads: spentPayloads)
         for record in records { analysis.feed(record) }
         let result = analysis.finish(at: lastTime(records))
         return result.builder.build(spec: options.spec, inputs: ["x"], grouping: "g", prefix: result.prefix,
@@ -60,6 +61,24 @@ import Vocabulary
             }
         }
         #expect(compared >= 10)
+    }
+
+    /// The workers hand each frame's payload back (`SpentPayloads`, for a capture's decode
+    /// workers to free) without changing the report, and the bin holds no more than its
+    /// limit.
+    @Test func payloadsHandedBackLeaveTheReportTheSame() throws {
+        let options = AnalyzerOptions(spec: try SpecLoader.load("bird"))
+        var handedBack = 0
+        for path in try Self.captures() {
+            let records = try Self.records(path)
+            let one = Self.oneThread(records, options, limits: .standard)
+            let bin = SpentPayloads(limit: 64)
+            let many = Self.sharded(records, options, jobs: 2, limits: .standard, spentPayloads: bin)
+            #expect(JSONReport.render(many) == JSONReport.render(one), "\(path)")
+            #expect(bin.count <= 64)
+            handedBack += bin.count + bin.refused
+        }
+        #expect(handedBack > 0)
     }
 
     /// Tight limits: which findings are kept depends on their order, across clients.
