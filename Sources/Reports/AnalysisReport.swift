@@ -46,9 +46,10 @@ public struct AnalysisReport: Sendable {
     /// How connections were grouped into clients, for every report.
     public var grouping: String
     public var prefix: String?
-    public var clients: [Client]
+    /// Each client kept densely, made whole when read (`ReportClients`).
+    public var clients: ReportClients
     /// The findings kept (all of them unless a client exceeded its limit), in the order found.
-    public var findings: [Finding]
+    public var findings: ReportFindings
     /// Problems met reading the input that did not stop it.
     public var warnings: [String]
     /// The last record time: the right edge of timelines.
@@ -368,21 +369,18 @@ public struct ReportBuilder: Sendable {
         // 22,000 findings.
         var places = strayFindings.indices.map { FindingPlace(number: strayFindings[$0].number, client: -1, index: $0) }
         var connectionCount = 0
-        let names = self.names
         var place = self.clients.count
-        let clients = Self.taken(&self.clients) { log -> AnalysisReport.Client in
+        // Each client's lists stay in the logs' dense form: the report's types are made
+        // one client at a time as the report is written (`ReportClients`).
+        let stored = Self.taken(&self.clients) { log -> ReportClients.Stored in
             place -= 1
             let numbered = log.findings.elements
             places += numbered.indices.map { FindingPlace(number: numbered[$0].number, client: place, index: $0) }
-            let kept = numbered.map { $0.finding.finding(of: log.info.id) }
             connectionCount += log.connectionIDs.total
             var client = AnalysisReport.Client(info: log.info)
-            let connections = log.connections.elements.map { $0.lifespan(of: log.info.id) }
+            let connections = log.connections.elements
             let inOrder = connections.indices.dropFirst().allSatisfy { connections[$0 - 1].conn <= connections[$0].conn }
-            client.connections = inOrder ? connections : connections.sorted { $0.conn < $1.conn }
-            client.transitions = log.transitions.elements.map { $0.transition(of: log.info.id, names: names) }
             client.faults = log.faults.elements
-            client.findings = kept
             client.connectionIDs = log.connectionIDs.elements
             client.omitted = AnalysisReport.Omitted(
                 transitions: log.transitions.omitted, connections: max(log.connections.omitted, log.connectionIDs.omitted),
@@ -390,11 +388,20 @@ public struct ReportBuilder: Sendable {
             client.findingCount = log.findings.total
             client.finalState = log.finalState
             client.undetermined = log.undetermined
-            return client
+            return ReportClients.Stored(rest: client, transitions: log.transitions.elements,
+                                        connections: inOrder ? connections : connections.sorted { $0.conn < $1.conn },
+                                        findings: numbered.map(\.finding))
         }
         places.sort { $0.number < $1.number }
-        let findings = places.map { $0.client < 0 ? strayFindings[$0.index].finding : clients[$0.client].findings[$0.index] }
+        let findings = ReportFindings(entries: places.map { at in
+            if at.client < 0 {
+                let stray = strayFindings[at.index].finding
+                return ReportFindings.Entry(client: stray.client, finding: KeptFinding(stray))
+            }
+            return ReportFindings.Entry(client: stored[at.client].rest.info.id, finding: stored[at.client].findings[at.index])
+        })
         places = []
+        let clients = ReportClients(stored: stored, names: names)
         var report = AnalysisReport(spec: spec, inputs: inputs, grouping: grouping, prefix: prefix, clients: clients,
                                     findings: findings, warnings: warnings,
                                     endTime: max(self.endTime, endTime ?? 0), errorCount: errorCount,

@@ -30,14 +30,19 @@ public enum JSONReport {
             out.append(UInt8(ascii: ":"))
             switch member.key {
             case "clients": writeArray(report.clients.lazy.map { client($0, start, replicas: report.replicas) }, into: &out, emit: emit)
-            case "transitions": writeArray(report.clients.lazy.flatMap { $0.transitions.lazy.map { transition($0, start) } }, into: &out, emit: emit)
+            // The clients are kept densely and made whole when read (`ReportClients`): the
+            // passes that show one part of them make only that part.
+            case "transitions":
+                let clients = report.clients
+                writeArray(clients.indices.lazy.flatMap { clients.transitions(at: $0).lazy.map { transition($0, start) } }, into: &out, emit: emit)
             case "findings": writeArray(report.findings.lazy.map { finding($0, start) }, into: &out, emit: emit)
             case "grouping":
                 // An object with one array per client: streamed like the three above.
                 out.append(contentsOf: #"{"key":"#.utf8)
                 JSONWriter.write(.string(report.grouping), into: &out)
                 out.append(contentsOf: #","clients":"#.utf8)
-                writeArray(report.clients.lazy.map { groupingEntry($0, replicas: report.replicas) }, into: &out, emit: emit)
+                let clients = report.clients
+                writeArray(clients.indices.lazy.map { groupingEntry(clients.withoutLists(at: $0), replicas: report.replicas) }, into: &out, emit: emit)
                 out.append(UInt8(ascii: "}"))
             default: JSONWriter.write(member.value, into: &out)
             }

@@ -6,8 +6,8 @@ import Vocabulary
 /// the heap at its peak. Each entry is fixed-size and has no field the log already knows
 /// (its client) and no padding of optionals: a transition takes 48 bytes where a
 /// `Transition` takes 128, a connection bar 56 where a `ConnectionLifespan` takes 80. The
-/// report's own types are rebuilt from them when the report is made (`build`), one client
-/// at a time, after the analysis has given its memory back.
+/// report keeps them as they are (`ReportClients`, `ReportFindings`): its own types are
+/// made from them one client at a time as the report is written.
 extension ReportBuilder {
     /// A transition without its client and evidence (no report shows the evidence), its
     /// states as numbers into the builder's `NameTable`, whether it has a connection told
