@@ -41,8 +41,14 @@ public final class ShardedAnalysis {
     /// After `finish`: whether a client's subscribe or sign-in carried auth, on any worker
     /// (`ClientShard.authSeen`).
     public var authSeen: Bool { finished && workers.contains { $0.shard.authSeen } }
-    static let batchSize = 1024
-    static let queueDepth = 4
+    /// Steps per batch and batches queued per worker: at most `(queueDepth + 2) * batchSize`
+    /// steps in flight per worker, each a record with its payload. At 1,024 and 4 that was
+    /// some 12,000 steps with two workers, and with the runs in flight the reason
+    /// `--jobs 2` peaked 8-9 MiB over `--jobs 1` at the end of a 1 GB capture's analysis
+    /// (67.6 MiB); at 512 and 2 it peaked at 62.8 MiB (docs/benchmarks.md, "Issue 31's aims
+    /// on the seventh round's merged code").
+    static let batchSize = 512
+    static let queueDepth = 2
 
     /// Several inputs in one report: each later input's analysis starts its step numbers
     /// and client ordinals after the earlier ones' (`lastStep`, `clientCount`), so that

@@ -29,6 +29,9 @@ public struct CaptureReader: RecordSource {
     /// thread as it is read; more hands runs of about `decodeRunBytes` bytes of whole lines
     /// to worker threads (`RunPipeline`), with the same records, warnings and errors.
     public let decodeJobs: Int
+    /// 128 KB by default: the runs in flight (two per decode thread) and their records are
+    /// held at once, and halving them was part of bringing `--jobs 2`'s peak at 1 GB under
+    /// 64 MiB (`ShardedAnalysis.batchSize`).
     public let decodeRunBytes: Int
     private var pipeline: RunPipeline?
     /// With `decodeJobs` above 1: where a consumer on other threads (the sharded analysis)
@@ -45,7 +48,7 @@ public struct CaptureReader: RecordSource {
     /// Opens `path` ("-" for standard input), plain or compressed (zstd, gzip: detected
     /// from the first bytes).
     public init(path: String, chunkSize: Int = 64 * 1024, maxLineLength: Int = 100 * 1024 * 1024,
-                decodeJobs: Int = 1, decodeRunBytes: Int = 256 * 1024) throws(CaptureError) {
+                decodeJobs: Int = 1, decodeRunBytes: Int = 128 * 1024) throws(CaptureError) {
         let fd = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw CaptureError(file: path, line: 0, offset: 0, message: "cannot open: \(String(cString: strerror(errno)))")
@@ -75,7 +78,7 @@ public struct CaptureReader: RecordSource {
 
     /// Reads from lines already set up (standard input after a peek, a test's pipe).
     /// `file` is the name used in messages.
-    public init(file: String, lines: LineReader, decodeJobs: Int = 1, decodeRunBytes: Int = 256 * 1024) throws(CaptureError) {
+    public init(file: String, lines: LineReader, decodeJobs: Int = 1, decodeRunBytes: Int = 128 * 1024) throws(CaptureError) {
         self.file = file
         self.lines = lines
         self.decodeJobs = max(1, decodeJobs)

@@ -25,7 +25,9 @@ public final class SpentPayloads: Sendable {
         var refused = 0
     }
 
-    public init(limit: Int = 8192) {
+    /// 2,048 by default: the decode workers take 128 at a time, and every buffer held is
+    /// memory at the run's peak (8,192 held some 1 MiB more with `--jobs 2` at 1 GB).
+    public init(limit: Int = 2048) {
         self.limit = max(0, limit)
         held = Mutex(Held())
     }
