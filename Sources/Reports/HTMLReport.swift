@@ -64,7 +64,7 @@ public enum HTMLReport {
     }
 
     static func summary(_ report: AnalysisReport, into out: inout String, emit: (String) -> Void) {
-        let faultCount = report.clients.reduce(0) { $0 + $1.faults.count + $1.omitted.faults }
+        let faultCount = report.clients.withoutLists.reduce(0) { $0 + $1.faults.count + $1.omitted.faults }
         out += "<section id=\"summary\"><h2>Summary</h2>\n"
         out += "<p class=\"verdict \(report.exitStatus == 0 ? "ok" : "bad")\">\(escapeXML(report.summaryLine)) · \(faultCount) fault\(faultCount == 1 ? "" : "s") fired · <span class=\"nw\">exit status \(report.exitStatus) (--fail-on \(report.failOn.rawValue))</span></p>\n"
         // Findings by rule.
@@ -105,7 +105,7 @@ public enum HTMLReport {
         }
         // Faults fired.
         var faultTally = ClientTally<String>()
-        for client in report.clients {
+        for client in report.clients.withoutLists {
             for mark in client.faults { faultTally.add(mark.rule, client: client.info.id) }
         }
         let faults = faultTally.rows.map { (rule: $0.key, count: $0.count, clients: $0.clients) }
@@ -199,7 +199,7 @@ public enum HTMLReport {
         for rule in rules.sorted() { out += "<option>\(escapeXML(rule))</option>" }
         out += "</select></label> "
         out += "<label>client <select id=\"client\"><option value=\"\">all clients</option>"
-        for client in report.clients {
+        for client in report.clients.withoutLists {
             out += "<option>\(escapeXML(client.info.id))</option>"
             emitWhenFull(&out, emit)
         }
@@ -225,7 +225,7 @@ public enum HTMLReport {
         }
         var kinds: [String] = []
         var seenKinds: Set<String> = []
-        for client in report.clients {
+        for client in report.clients.withoutLists {
             for mark in client.faults where seenKinds.insert(faultKind(mark.rule)).inserted { kinds.append(faultKind(mark.rule)) }
         }
         if !kinds.isEmpty {

@@ -41,8 +41,7 @@ public enum JSONReport {
                 out.append(contentsOf: #"{"key":"#.utf8)
                 JSONWriter.write(.string(report.grouping), into: &out)
                 out.append(contentsOf: #","clients":"#.utf8)
-                let clients = report.clients
-                writeArray(clients.indices.lazy.map { groupingEntry(clients.withoutLists(at: $0), replicas: report.replicas) }, into: &out, emit: emit)
+                writeArray(report.clients.withoutLists.map { groupingEntry($0, replicas: report.replicas) }, into: &out, emit: emit)
                 out.append(UInt8(ascii: "}"))
             default: JSONWriter.write(member.value, into: &out)
             }

@@ -56,9 +56,12 @@ public struct ReportClients: RandomAccessCollection, MutableCollection, Expressi
         set { stored[position] = Self.stored(newValue, names: &names) }
     }
 
-    /// Client `position` without its transitions, connections and findings (lists empty):
-    /// for a pass that shows none of them.
-    func withoutLists(at position: Int) -> AnalysisReport.Client { stored[position].rest }
+    /// The clients without their transitions, connections and findings (lists empty), made
+    /// without rebuilding those lists: for the passes that show none of them.
+    var withoutLists: LazyMapCollection<Range<Int>, AnalysisReport.Client> {
+        let stored = self.stored
+        return indices.lazy.map { stored[$0].rest }
+    }
 
     /// Client `position`'s transitions alone.
     func transitions(at position: Int) -> [Transition] {

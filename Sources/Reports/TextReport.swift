@@ -93,7 +93,7 @@ public enum TextReport {
             out += "  \(pad(severity.rawValue, 7)) \(pad(row.key.label, width))  ×\(row.count)  \(clientList(row.clients))\n"
         }
         var faults = ClientTally<String>()
-        for client in report.clients {
+        for client in report.clients.withoutLists {
             for mark in client.faults { faults.add(mark.rule, client: client.info.id) }
         }
         if !faults.rows.isEmpty {
