@@ -167,7 +167,7 @@ private struct Feed {
         if options.jobs > 1 {
             let analysis = ShardedAnalysis(options: analyzerOptions, jobs: options.jobs, limits: options.limits,
                                            firstStep: stepsSoFar, firstOrdinal: clientsSoFar, perClient: specs,
-                                           spentPayloads: ShardedAnalysis.spentPayloads(of: source))
+                                           spentPayloads: source.spentPayloads)
             while let record = try source.next() {
                 look(at: record)
                 analysis.feed(record)

@@ -85,6 +85,7 @@ public struct ReadAheadSource: RecordSource {
 
     public var header: CaptureHeader { base.header }
     public var warnings: [String] { base.warnings }
+    public var spentPayloads: SpentPayloads? { base.spentPayloads }
     /// The source read through, for what only it can tell (a pcap's traffic inventory).
     public var underlying: any RecordSource { base }
 

@@ -74,13 +74,6 @@ public final class ShardedAnalysis {
         for worker in workers { worker.start() }
     }
 
-    /// The capture reader behind `source` decoding on worker threads: its bin for spent
-    /// payloads (nil for any other source, such as a pcap's).
-    public static func spentPayloads(of source: any RecordSource) -> SpentPayloads? {
-        let base = (source as? ReadAheadSource)?.underlying ?? source
-        return (base as? CaptureReader)?.spentPayloads
-    }
-
     deinit {
         // An analysis abandoned on an input error: stop the workers.
         if !finished { for worker in workers { worker.close() } }

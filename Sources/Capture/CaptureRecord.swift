@@ -339,4 +339,12 @@ public protocol RecordSource {
     mutating func next() throws -> CaptureRecord?
     /// Problems met that did not stop reading (a torn last line, a pcap gap), for the user.
     var warnings: [String] { get }
+    /// Where the analysis hands back each record's payload once it is done with it, when
+    /// this source decodes on worker threads: freed there, the memory goes back to the
+    /// thread that allocates the next payloads. Nil (the default) for every other source.
+    var spentPayloads: SpentPayloads? { get }
+}
+
+extension RecordSource {
+    public var spentPayloads: SpentPayloads? { nil }
 }

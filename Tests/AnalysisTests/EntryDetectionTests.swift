@@ -68,4 +68,22 @@ import WebSocket
         while try source.next() != nil { count += 1 }
         #expect(count == opens.count)
     }
+
+    /// A source whose decoding runs on worker threads, with its bin for spent payloads.
+    struct BinnedSource: RecordSource {
+        var header = CaptureHeader(tool: "t", startedAt: 1, source: "proxy")
+        var warnings: [String] = []
+        let spentPayloads: SpentPayloads?
+        mutating func next() throws -> CaptureRecord? { nil }
+    }
+
+    @Test func readingAheadKeepsTheBinForSpentPayloads() throws {
+        let bin = SpentPayloads()
+        var detection = EntryDetection()
+        let binned = try ReadAheadSource(BinnedSource(spentPayloads: bin), detecting: &detection)
+        #expect(binned.spentPayloads === bin, "the analysis hands payloads back to the decoder behind the read-ahead")
+        var plainDetection = EntryDetection()
+        let plain = try ReadAheadSource(ListSource(records: []), detecting: &plainDetection)
+        #expect(plain.spentPayloads == nil, "a source that decodes on the caller's thread has no bin")
+    }
 }
