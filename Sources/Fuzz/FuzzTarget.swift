@@ -9,7 +9,7 @@ struct FuzzTarget: Sendable {
     let run: @Sendable (UnsafeRawBufferPointer) -> Void
 
     static let all: [FuzzTarget] = [
-        frameDecoder, httpHead, captureLines, captureAnalyzer, pcap, pcapShards, faultRules, specLoader, eventNames, controlRequest,
+        frameDecoder, httpHead, captureLines, captureShards, captureAnalyzer, pcap, pcapShards, faultRules, specLoader, eventNames, controlRequest,
         proxyRequest,
         export, replayScript,
         toxiproxyAPI,

@@ -19,7 +19,7 @@ def write(target, name, data):
     with open(os.path.join(d, name), "wb") as f:
         f.write(data if isinstance(data, bytes) else data.encode())
 
-# capture-lines and capture-analyzer: every line of the sample captures, in runs of whole
+# capture-lines, capture-shards and capture-analyzer: every line of the sample captures, in runs of whole
 # lines of at most 4 KB (Tools/fuzz's -max_len for both targets); the first run of each
 # capture is a session from its header on, the others start mid-session, as a capture cut
 # by rotation or a torn copy does.
@@ -30,6 +30,7 @@ for name in jsonl:
     for line in lines:
         if run and len(run) + len(line) > 4096:
             write("capture-lines", "%s.%03d" % (name, part), run)
+            write("capture-shards", "%s.%03d" % (name, part), run)
             write("capture-analyzer", "%s.%03d" % (name, part), run)
             write("export", "%s.%03d" % (name, part), run)
             write("replay-script", "%s.%03d" % (name, part), run)
@@ -37,6 +38,7 @@ for name in jsonl:
         run += line
     if run:
         write("capture-lines", "%s.%03d" % (name, part), run)
+        write("capture-shards", "%s.%03d" % (name, part), run)
         write("capture-analyzer", "%s.%03d" % (name, part), run)
         write("export", "%s.%03d" % (name, part), run)
         write("replay-script", "%s.%03d" % (name, part), run)
