@@ -16,7 +16,12 @@ extension FuzzTarget {
             bytes = Array(#"{"type":"header","format":"faultline-capture","version":1,"tool":"fuzz","started_at_us":0,"source":"fuzz"}"#.utf8) + [0x0A] + bytes
         }
         let seed = bytes.last ?? 0
-        func read(jobs: Int) -> (records: [CaptureRecord], lines: [Int], warnings: [String], error: String?)? {
+        /// The records with the line number after each.
+        struct Records: Equatable {
+            var records: [CaptureRecord]
+            var lines: [Int]
+        }
+        func read(jobs: Int) -> ParallelRead<Records>? {
             let lines = LineReader(source: MemoryByteSource(bytes, seed: seed &+ UInt8(jobs)), chunkSize: 512, maxLineLength: 4096)
             guard var reader = try? CaptureReader(file: "fuzz.jsonl", lines: lines, decodeJobs: jobs, decodeRunBytes: 256) else {
                 return nil
@@ -29,18 +34,11 @@ extension FuzzTarget {
                     numbers.append(reader.lineNumber)
                 }
             } catch {
-                return (records, numbers, reader.warnings, "\(error)")
+                return ParallelRead(records: Records(records: records, lines: numbers), count: records.count, warnings: reader.warnings, error: "\(error)")
             }
-            return (records, numbers, reader.warnings, nil)
+            return ParallelRead(records: Records(records: records, lines: numbers), count: records.count, warnings: reader.warnings, error: nil)
         }
-        let serial = read(jobs: 1)
-        let workers = read(jobs: 3)
-        require((serial == nil) == (workers == nil), "one read opened, the other did not")
-        guard let serial, let workers else { return }
-        require(serial.records == workers.records, "records differ: \(serial.records.count) on one thread, \(workers.records.count) on workers")
-        require(serial.lines == workers.lines, "line numbers differ")
-        require(serial.warnings == workers.warnings, "warnings differ: \(serial.warnings) vs \(workers.warnings)")
-        require(serial.error == workers.error, "errors differ: \(serial.error ?? "none") vs \(workers.error ?? "none")")
+        ParallelRead.requireSame(serial: read(jobs: 1), parallel: read(jobs: 3))
     }
 }
 

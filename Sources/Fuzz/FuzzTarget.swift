@@ -43,3 +43,22 @@ struct InputChunks {
 func require(_ condition: Bool, _ message: @autoclosure () -> String) {
     if !condition { fatalError("invariant broken: \(message())") }
 }
+
+/// What one read of an input gave, for the targets that read it on one thread and on
+/// several (`pcap-shards`, `capture-shards`) and require the same: `records` (as the target
+/// compares them), the warnings and the error that ended it.
+struct ParallelRead<Records: Equatable> {
+    var records: Records
+    var count: Int
+    var warnings: [String]
+    var error: String?
+
+    /// Both reads opened or neither did, and where both did, they gave the same.
+    static func requireSame(serial: ParallelRead?, parallel: ParallelRead?) {
+        require((serial == nil) == (parallel == nil), "one read opened, the other did not")
+        guard let serial, let parallel else { return }
+        require(serial.records == parallel.records, "records differ: \(serial.count) on one thread, \(parallel.count) in parallel")
+        require(serial.warnings == parallel.warnings, "warnings differ: \(serial.warnings) vs \(parallel.warnings)")
+        require(serial.error == parallel.error, "errors differ: \(serial.error ?? "none") vs \(parallel.error ?? "none")")
+    }
+}

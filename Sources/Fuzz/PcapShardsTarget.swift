@@ -21,7 +21,7 @@ extension FuzzTarget {
         limits.maxPayload = 1 << 16
         limits.maxFlows = 8
         limits.maxConnections = 4
-        func read(jobs: Int) -> (lines: [[UInt8]], warnings: [String], error: String?)? {
+        func read(jobs: Int) -> ParallelRead<[[UInt8]]>? {
             guard let first = try? reader(),
                   var source = try? PcapRecordSource(reader: first, tool: "faultline fuzz", limits: limits, jobs: jobs,
                                                      reopen: reader) else { return nil }
@@ -29,16 +29,10 @@ extension FuzzTarget {
             do {
                 while let record = try source.next() { lines.append(RecordCoding.encode(record)) }
             } catch {
-                return (lines, source.warnings, "\(error)")
+                return ParallelRead(records: lines, count: lines.count, warnings: source.warnings, error: "\(error)")
             }
-            return (lines, source.warnings, nil)
+            return ParallelRead(records: lines, count: lines.count, warnings: source.warnings, error: nil)
         }
-        let serial = read(jobs: 1)
-        let sharded = read(jobs: 3)
-        require((serial == nil) == (sharded == nil), "one read opened, the other did not")
-        guard let serial, let sharded else { return }
-        require(serial.lines == sharded.lines, "records differ: \(serial.lines.count) serial, \(sharded.lines.count) sharded")
-        require(serial.warnings == sharded.warnings, "warnings differ: \(serial.warnings) vs \(sharded.warnings)")
-        require(serial.error == sharded.error, "errors differ: \(serial.error ?? "none") vs \(sharded.error ?? "none")")
+        ParallelRead.requireSame(serial: read(jobs: 1), parallel: read(jobs: 3))
     }
 }
