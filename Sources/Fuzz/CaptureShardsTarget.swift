@@ -12,34 +12,32 @@ extension FuzzTarget {
         name: "capture-shards",
         summary: "capture from memory decoded on 1 thread and on 3 decode workers: records, line numbers, warnings and errors must be equal") { input in
         var bytes = Array(input)
-        if !bytes.starts(with: Array(#"{"type":"header""#.utf8)) {
-            bytes = Array(#"{"type":"header","format":"faultline-capture","version":1,"tool":"fuzz","started_at_us":0,"source":"fuzz"}"#.utf8) + [0x0A] + bytes
+        if !bytes.starts(with: #"{"type":"header""#.utf8) {
+            bytes = RecordCoding.encode(.header(CaptureHeader(tool: "fuzz", startedAt: 0, source: "fuzz"))) + bytes
         }
         let seed = bytes.last ?? 0
-        /// The records with the line number after each.
-        struct Records: Equatable {
-            var records: [CaptureRecord]
-            var lines: [Int]
-        }
-        func read(jobs: Int) -> ParallelRead<Records>? {
+        func read(jobs: Int) -> ParallelRead<NumberedRecord>? {
             let lines = LineReader(source: MemoryByteSource(bytes, seed: seed &+ UInt8(jobs)), chunkSize: 512, maxLineLength: 4096)
             guard var reader = try? CaptureReader(file: "fuzz.jsonl", lines: lines, decodeJobs: jobs, decodeRunBytes: 256) else {
                 return nil
             }
-            var records: [CaptureRecord] = []
-            var numbers: [Int] = []
+            var records: [NumberedRecord] = []
+            var failure: String?
             do {
-                while let record = try reader.nextRecord() {
-                    records.append(record)
-                    numbers.append(reader.lineNumber)
-                }
+                while let record = try reader.nextRecord() { records.append(NumberedRecord(record: record, line: reader.lineNumber)) }
             } catch {
-                return ParallelRead(records: Records(records: records, lines: numbers), count: records.count, warnings: reader.warnings, error: "\(error)")
+                failure = "\(error)"
             }
-            return ParallelRead(records: Records(records: records, lines: numbers), count: records.count, warnings: reader.warnings, error: nil)
+            return ParallelRead(records: records, warnings: reader.warnings, error: failure)
         }
         ParallelRead.requireSame(serial: read(jobs: 1), parallel: read(jobs: 3))
     }
+}
+
+/// A record with the line number the reader gave after it.
+private struct NumberedRecord: Equatable {
+    var record: CaptureRecord
+    var line: Int
 }
 
 /// Bytes held in memory, read in pieces of 1 to 511 bytes whose sizes follow `seed`: the

@@ -45,11 +45,10 @@ func require(_ condition: Bool, _ message: @autoclosure () -> String) {
 }
 
 /// What one read of an input gave, for the targets that read it on one thread and on
-/// several (`pcap-shards`, `capture-shards`) and require the same: `records` (as the target
-/// compares them), the warnings and the error that ended it.
-struct ParallelRead<Records: Equatable> {
-    var records: Records
-    var count: Int
+/// several (`pcap-shards`, `capture-shards`) and require the same: its records (as the
+/// target compares them), its warnings and the error that ended it.
+struct ParallelRead<Record: Equatable> {
+    var records: [Record]
     var warnings: [String]
     var error: String?
 
@@ -57,7 +56,7 @@ struct ParallelRead<Records: Equatable> {
     static func requireSame(serial: ParallelRead?, parallel: ParallelRead?) {
         require((serial == nil) == (parallel == nil), "one read opened, the other did not")
         guard let serial, let parallel else { return }
-        require(serial.records == parallel.records, "records differ: \(serial.count) on one thread, \(parallel.count) in parallel")
+        require(serial.records == parallel.records, "records differ: \(serial.records.count) on one thread, \(parallel.records.count) in parallel")
         require(serial.warnings == parallel.warnings, "warnings differ: \(serial.warnings) vs \(parallel.warnings)")
         require(serial.error == parallel.error, "errors differ: \(serial.error ?? "none") vs \(parallel.error ?? "none")")
     }

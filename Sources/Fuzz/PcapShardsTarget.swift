@@ -21,17 +21,18 @@ extension FuzzTarget {
         limits.maxPayload = 1 << 16
         limits.maxFlows = 8
         limits.maxConnections = 4
-        func read(jobs: Int) -> ParallelRead<[[UInt8]]>? {
+        func read(jobs: Int) -> ParallelRead<[UInt8]>? {
             guard let first = try? reader(),
                   var source = try? PcapRecordSource(reader: first, tool: "faultline fuzz", limits: limits, jobs: jobs,
                                                      reopen: reader) else { return nil }
             var lines: [[UInt8]] = []
+            var failure: String?
             do {
                 while let record = try source.next() { lines.append(RecordCoding.encode(record)) }
             } catch {
-                return ParallelRead(records: lines, count: lines.count, warnings: source.warnings, error: "\(error)")
+                failure = "\(error)"
             }
-            return ParallelRead(records: lines, count: lines.count, warnings: source.warnings, error: nil)
+            return ParallelRead(records: lines, warnings: source.warnings, error: failure)
         }
         ParallelRead.requireSame(serial: read(jobs: 1), parallel: read(jobs: 3))
     }

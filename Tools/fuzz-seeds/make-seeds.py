@@ -19,29 +19,24 @@ def write(target, name, data):
     with open(os.path.join(d, name), "wb") as f:
         f.write(data if isinstance(data, bytes) else data.encode())
 
-# capture-lines, capture-shards and capture-analyzer: every line of the sample captures, in runs of whole
-# lines of at most 4 KB (Tools/fuzz's -max_len for both targets); the first run of each
+# The targets that read capture lines: every line of the sample captures, in runs of whole
+# lines of at most 4 KB (Tools/fuzz's -max_len for these targets); the first run of each
 # capture is a session from its header on, the others start mid-session, as a capture cut
 # by rotation or a torn copy does.
+line_targets = ("capture-lines", "capture-shards", "capture-analyzer", "export", "replay-script")
 for name in jsonl:
     with open(os.path.join(captures, name), "rb") as f:
         lines = f.readlines()
     run, part = b"", 0
     for line in lines:
         if run and len(run) + len(line) > 4096:
-            write("capture-lines", "%s.%03d" % (name, part), run)
-            write("capture-shards", "%s.%03d" % (name, part), run)
-            write("capture-analyzer", "%s.%03d" % (name, part), run)
-            write("export", "%s.%03d" % (name, part), run)
-            write("replay-script", "%s.%03d" % (name, part), run)
+            for target in line_targets:
+                write(target, "%s.%03d" % (name, part), run)
             run, part = b"", part + 1
         run += line
     if run:
-        write("capture-lines", "%s.%03d" % (name, part), run)
-        write("capture-shards", "%s.%03d" % (name, part), run)
-        write("capture-analyzer", "%s.%03d" % (name, part), run)
-        write("export", "%s.%03d" % (name, part), run)
-        write("replay-script", "%s.%03d" % (name, part), run)
+        for target in line_targets:
+            write(target, "%s.%03d" % (name, part), run)
 
 # event-names: the text payloads of the sample captures (distinct, at most 400).
 payloads = set()
