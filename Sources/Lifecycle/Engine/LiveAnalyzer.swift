@@ -99,7 +99,14 @@ public struct LiveAnalyzer: Sendable {
     public mutating func feed(_ record: CaptureRecord, into events: inout [AnalysisEvent]) {
         steps.removeAll(keepingCapacity: true)
         router.route(record, into: &steps)
-        for step in steps { shard.apply(step, into: &events) }
+        applySteps(into: &events)
+    }
+
+    /// Each routed step moved out of `steps` to the shard: `for step in steps` copied each
+    /// (its record's references counted up and down) before the array's own was destroyed.
+    private mutating func applySteps(into events: inout [AnalysisEvent]) {
+        steps.reverse()
+        while let step = steps.popLast() { shard.apply(step, into: &events) }
     }
 
     /// Runs every client's timer checks up to `time` (a live proxy calls this on its clock).
@@ -113,7 +120,7 @@ public struct LiveAnalyzer: Sendable {
     public mutating func advance(to time: Micros, into events: inout [AnalysisEvent]) {
         steps.removeAll(keepingCapacity: true)
         router.sweep(to: time, into: &steps)
-        for step in steps { shard.apply(step, into: &events) }
+        applySteps(into: &events)
     }
 
     /// The input ended at `time`: final timer checks, open connections end with the capture.
