@@ -9,27 +9,29 @@ import Vocabulary
 public enum WallClock {
     /// "2026-11-29T22:30:26.983Z" (milliseconds).
     public static func iso(_ startedAt: Int64, plus t: Micros) -> String? {
-        guard let (date, ms) = parts(startedAt, plus: t) else { return nil }
-        return "\(date).\(pad(ms, 3))Z"
+        text(startedAt, plus: t, 0..<24)
     }
 
     /// "2026-11-29T22:30:26": JUnit's `timestamp` (no zone, whole seconds; the time is UTC).
     public static func timestamp(_ startedAt: Int64, plus t: Micros) -> String? {
-        parts(startedAt, plus: t)?.0
+        text(startedAt, plus: t, 0..<19)
     }
 
     /// "2026-11-29": the capture's date.
     public static func date(_ startedAt: Int64) -> String? {
-        parts(startedAt, plus: 0).map { String($0.0.prefix(10)) }
+        text(startedAt, plus: 0, 0..<10)
     }
 
     /// "22:30:26.983": the time of day alone, for dense views.
     public static func timeOfDay(_ startedAt: Int64, plus t: Micros) -> String? {
-        guard let (date, ms) = parts(startedAt, plus: t) else { return nil }
-        return "\(date.suffix(8)).\(pad(ms, 3))"
+        text(startedAt, plus: t, 11..<23)
     }
 
-    private static func parts(_ startedAt: Int64, plus t: Micros) -> (String, Int64)? {
+    /// The characters `range` of "YYYY-MM-DDTHH:MM:SS.mmmZ" for the time, written digit by
+    /// digit into one buffer: a report writes one for every transition and finding, and
+    /// the interpolation of nine padded numbers it replaced was 2% of the instructions of
+    /// a 150 MB capture's analysis (callgrind).
+    private static func text(_ startedAt: Int64, plus t: Micros, _ range: Range<Int>) -> String? {
         let (sum, overflow) = startedAt.addingReportingOverflow(t)
         // 253402300800 s is 10000-01-01T00:00:00Z.
         guard !overflow, sum >= 0, sum < 253_402_300_800_000_000 else { return nil }
@@ -47,12 +49,24 @@ public enum WallClock {
         let day = doy - (153 * mp + 2) / 5 + 1
         let month = mp < 10 ? mp + 3 : mp - 9
         let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        let text = "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(rem / 3600, 2)):\(pad(rem / 60 % 60, 2)):\(pad(rem % 60, 2))"
-        return (text, ms)
-    }
-
-    private static func pad(_ value: Int64, _ width: Int) -> String {
-        let text = String(value)
-        return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { out in
+            // Each field right-aligned in its width, zero-padded (every value fits: the
+            // year is 1970-9999 by the guard above).
+            func put(_ value: Int64, at start: Int, width: Int) {
+                var v = value
+                for i in stride(from: start + width - 1, through: start, by: -1) {
+                    out[i] = 0x30 + UInt8(truncatingIfNeeded: v % 10)
+                    v /= 10
+                }
+            }
+            put(year, at: 0, width: 4); out[4] = 0x2D
+            put(month, at: 5, width: 2); out[7] = 0x2D
+            put(day, at: 8, width: 2); out[10] = 0x54
+            put(rem / 3600, at: 11, width: 2); out[13] = 0x3A
+            put(rem / 60 % 60, at: 14, width: 2); out[16] = 0x3A
+            put(rem % 60, at: 17, width: 2); out[19] = 0x2E
+            put(ms, at: 20, width: 3); out[23] = 0x5A
+            return String(decoding: UnsafeBufferPointer(rebasing: out[range]), as: UTF8.self)
+        }
     }
 }

@@ -116,6 +116,12 @@ func sampleReport() throws -> AnalysisReport {
         #expect(WallClock.iso(Int64.max, plus: 1) == nil)
         #expect(WallClock.iso(-5, plus: 0) == nil)
         #expect(WallClock.iso(253_402_300_800_000_000, plus: 0) == nil)
+        // The last instant it writes, and each of the shorter forms cut from the same text.
+        #expect(WallClock.iso(253_402_300_799_999_999, plus: 0) == "9999-12-31T23:59:59.999Z")
+        #expect(WallClock.date(1_764_455_426_983_000) == "2025-11-29")
+        #expect(WallClock.timeOfDay(1_764_455_426_983_000, plus: 17_000) == "22:30:27.000")
+        #expect(WallClock.timeOfDay(1_764_455_426_983_000, plus: -983_001) == "22:30:25.999")
+        #expect(WallClock.date(-1) == nil && WallClock.timeOfDay(Int64.max, plus: 1) == nil)
     }
 
     @Test func jsonParsesWithTheDocumentedSchema() throws {
