@@ -170,7 +170,7 @@ private struct Feed {
                                            spentPayloads: source.spentPayloads)
             while let record = try source.next() {
                 look(at: record)
-                analysis.feed(record)
+                analysis.feed(consume record)
             }
             let result = analysis.finish(at: last)
             parts.append(result.builder)
@@ -187,7 +187,8 @@ private struct Feed {
             let ordinals = clientsSoFar
             while let record = try source.next() {
                 look(at: record)
-                analyzer.feed(record) { single.add($0, step: $1, newClient: $2.map { $0 + ordinals }) }
+                // `consume`: the record moves on to the router (its last use here).
+                analyzer.feed(consume record) { single.add($0, step: $1, newClient: $2.map { $0 + ordinals }) }
             }
             analyzer.finish(at: last) { single.add($0, step: $1, newClient: $2.map { $0 + ordinals }) }
             stepsSoFar = analyzer.lastStep
@@ -201,7 +202,7 @@ private struct Feed {
             var analyzer = LiveAnalyzer(options: analyzerOptions)
             while let record = try source.next() {
                 look(at: record)
-                single.add(analyzer.feed(record))
+                single.add(analyzer.feed(consume record))
             }
             analyzer.finish(at: last) { single.add($0) }
             analyzerNotes = analyzer.notes

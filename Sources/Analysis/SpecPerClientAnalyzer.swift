@@ -29,10 +29,13 @@ public struct SpecPerClientAnalyzer: Sendable {
 
     public var specs: ClientSpecs { routing.specs }
 
-    /// Consumes one record and hands on what it revealed.
-    public mutating func feed(_ record: CaptureRecord, emit: Emit) {
+    /// Consumes one record and hands on what it revealed. The record is taken (a caller
+    /// that keeps it passes a copy): borrowed, it was copied for the router and the
+    /// caller's destroyed after, every record (callgrind: 1.9% of a 150 MB capture's
+    /// analysis).
+    public mutating func feed(_ record: consuming CaptureRecord, emit: Emit) {
         steps.removeAll(keepingCapacity: true)
-        routing.route(record, into: &steps)
+        routing.route(consume record, into: &steps)
         carryOut(emit)
     }
 

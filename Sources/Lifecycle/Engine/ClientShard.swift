@@ -140,7 +140,10 @@ public struct ClientShard: Sendable {
         case .frame(_, let frame, let event):
             guard let local else { return }
             let decoded: RealtimeEvent?
-            switch event {
+            // `consume`: binding the borrowed event's payload copied the decoded event
+            // (a retain of each of its strings) on every frame (callgrind: 2% of a 150 MB
+            // capture's analysis).
+            switch consume event {
             case .decoded(let event):
                 decoded = event
             case .decode(let prefix):

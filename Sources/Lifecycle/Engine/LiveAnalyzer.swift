@@ -87,18 +87,19 @@ public struct LiveAnalyzer: Sendable {
     var sleepingClients: Int { shard.sleepingCount }
 
     /// Consumes one record and returns what it revealed (`feed(_:into:)` with a fresh array).
-    public mutating func feed(_ record: CaptureRecord) -> [AnalysisEvent] {
+    public mutating func feed(_ record: consuming CaptureRecord) -> [AnalysisEvent] {
         var events: [AnalysisEvent] = []
-        feed(record, into: &events)
+        feed(consume record, into: &events)
         return events
     }
 
     /// Consumes one record and appends what it revealed to `events`, the caller's buffer:
     /// emptied and reused by the caller, it makes a record that reveals nothing (nearly
     /// every one) cost no allocation.
-    public mutating func feed(_ record: CaptureRecord, into events: inout [AnalysisEvent]) {
+    /// The record is taken, as `SpecPerClientAnalyzer.feed` takes it.
+    public mutating func feed(_ record: consuming CaptureRecord, into events: inout [AnalysisEvent]) {
         steps.removeAll(keepingCapacity: true)
-        router.route(record, into: &steps)
+        router.route(consume record, into: &steps)
         applySteps(into: &events)
     }
 
