@@ -195,12 +195,15 @@ public struct FrameRecord: Sendable, Hashable {
     public var decoded: DecodedEvent = .notDecoded
 
     /// Inlinable: pcap decoding builds one per frame, and as a call into this module the
-    /// initializer copied and then released every argument.
+    /// initializer copied and then released every argument. `sha256` is set here too (the
+    /// capture decoders read it) rather than after: delegating to this initializer and then
+    /// setting it built the record twice, a copy and a destroy of it per decoded frame.
     @inlinable
     public init(conn: ConnectionID, t: Micros, from: Side, opcode: Opcode, fin: Bool = true,
                 rsv1: Bool = false, rsv2: Bool = false, rsv3: Bool = false, masked: Bool,
                 length: Int? = nil, payload: [UInt8], compressed: Bool = false,
-                action: FrameAction = .forwarded, protocolError: String? = nil, fault: String? = nil) {
+                action: FrameAction = .forwarded, protocolError: String? = nil, fault: String? = nil,
+                sha256: String? = nil) {
         self.conn = conn
         self.t = t
         self.from = from
@@ -216,6 +219,7 @@ public struct FrameRecord: Sendable, Hashable {
         self.action = action
         self.protocolError = protocolError
         self.fault = fault
+        self.sha256 = sha256
     }
 
     /// The close code of a close frame with a body of two bytes or more.

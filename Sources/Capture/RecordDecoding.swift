@@ -165,36 +165,6 @@ extension RecordCoding {
     }
 }
 
-extension FrameRecord {
-    /// A frame as its capture line gives it, for both record decoders: the memberwise
-    /// initializer (the relay's and the pcap decoder's) has no `sha256`. Made in place: set
-    /// on a local record that was then returned, the direct decoder's frame was copied once
-    /// more, its payload retained and released, on every frame. Every property is set here
-    /// rather than through `self.init(...)` and then `sha256`: delegating built the record
-    /// twice, a copy and a destroy of it per frame (the disassembly of
-    /// `DirectRecordDecoder.frame`; 1.7% of a 150 MB capture's analysis in callgrind).
-    init(conn: ConnectionID, t: Micros, from: Side, opcode: Opcode, fin: Bool, rsv1: Bool, rsv2: Bool, rsv3: Bool,
-         masked: Bool, length: Int?, payload: [UInt8], compressed: Bool, action: FrameAction,
-         protocolError: String?, fault: String?, sha256: String?) {
-        self.conn = conn
-        self.t = t
-        self.from = from
-        self.opcode = opcode
-        self.fin = fin
-        self.rsv1 = rsv1
-        self.rsv2 = rsv2
-        self.rsv3 = rsv3
-        self.masked = masked
-        self.length = length ?? payload.count
-        self.payload = payload
-        self.compressed = compressed
-        self.action = action
-        self.protocolError = protocolError
-        self.fault = fault
-        self.sha256 = sha256
-    }
-}
-
 /// Typed access to a record's keys with errors that name the key and what it should hold.
 struct Fields {
     let object: JSONObject
