@@ -63,8 +63,8 @@ public final class ShardedAnalysis {
         let jobs = max(1, jobs)
         self.jobs = jobs
         stepNumber = firstStep
-        router = ClientRouter(options: options, decodeInShards: true)
-        perClientRouter = perClient.map { SpecPerClientRouting(specs: $0, decodeInShards: true) }
+        router = ClientRouter(options: options)
+        perClientRouter = perClient.map { SpecPerClientRouting(specs: $0) }
         routesPerClient = perClient != nil
         let specs = perClient ?? ClientSpecs(only: options)
         workers = (0..<jobs).map { ShardWorker(shard: SpecPerClientShards(specs: specs, index: $0, count: jobs),

@@ -26,8 +26,8 @@ public struct SpecStep: Sendable {
 /// protocol table's detector (`EntryDetection`, as for a whole input). Once it decides,
 /// the client's spec is fixed, its held steps go on in order, and every text frame of it
 /// is decoded by that spec's entry (one instance per spec, learning its dialect): the
-/// frame is decoded once, here, or (`decodeInShards`, several threads) by the client's
-/// engine once the entry's dialect is known, as `ClientRouter` leaves it to the shards.
+/// frame is decoded once, here until the entry's dialect is known, then by the client's
+/// engine (its shard), as `ClientRouter` leaves it to the shards.
 /// A held client misses the sweeps that pass while it waits; its timeline catches up on
 /// its next step, as every step first advances the client's timers to its record's time.
 ///
@@ -42,11 +42,10 @@ struct SpecPerClientRouting: Sendable {
     static let pendingLimit = 4096
 
     let specs: ClientSpecs
-    private let decodeInShards: Bool
     private var router: ClientRouter
     /// Per spec: the entry decoding its clients' frames (made when first needed).
     private var decoders: [(any WireProtocol)?]
-    /// Per spec, with `decodeInShards`: its entry's dialect once known, from when on the
+    /// Per spec: its entry's dialect once known, from when on the
     /// shards decode its clients' frames (and this entry decodes none, so it learns no
     /// other). Kept apart so that a frame does not read the entry out of `decoders` (a
     /// copy of its state) to ask it.
@@ -64,9 +63,8 @@ struct SpecPerClientRouting: Sendable {
         var since: Micros
     }
 
-    init(specs: ClientSpecs, decodeInShards: Bool = false) {
+    init(specs: ClientSpecs) {
         self.specs = specs
-        self.decodeInShards = decodeInShards
         var options = specs.options[0]
         // The router only groups: each client's frames are decoded by its own spec's entry.
         options.entry = specs.table.registration(named: ConnectionLevelProtocol.key)
@@ -211,11 +209,11 @@ struct SpecPerClientRouting: Sendable {
             let options = specs.options[number]
             decoders[number] = options.makeEntry(prefix: options.prefix ?? options.spec.prefix)
         }
-        if decodeInShards, let dialect = decoders[number]?.dialect {
+        if let dialect = decoders[number]?.dialect {
             shardDialects[number] = dialect
             return .frame(client: client, consume frame, .decode(prefix: dialect))
         }
         let event = decoders[number]?.event(of: frame)
-        return .frame(client: client, consume frame, .decoded(event))
+        return .frame(client: client, consume frame, .decodedByRouter(event))
     }
 }

@@ -62,7 +62,7 @@ import Vocabulary
         for record in records { oneEvents += one.feed(record) }
         oneEvents += one.finish(at: Wire.us(60))
         var shards = [0, 1, 2].map { ClientShard(options: AnalyzerOptions(spec: spec), index: $0, count: 3) }
-        var router = ClientRouter(options: AnalyzerOptions(spec: spec), decodeInShards: true)
+        var router = ClientRouter(options: AnalyzerOptions(spec: spec))
         var steps: [RoutedStep] = []
         for record in records { router.route(record, into: &steps) }
         router.finish(at: Wire.us(60), into: &steps)

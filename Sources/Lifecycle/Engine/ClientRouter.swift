@@ -48,12 +48,22 @@ public enum RoutedStep: Sendable {
     }
 }
 
-/// A frame's protocol event: already decoded by the router (always on one thread, and
-/// while the prefix is still being learned on several), or to be decoded by the shard
-/// with the prefix the router learned.
+/// A frame's protocol event: none (not a text frame, or its payload carried none), already
+/// decoded by the router (while the prefix is still being learned), or to be decoded by the
+/// shard with the prefix the router learned.
+///
+/// Small on purpose: it rides in every frame's step, and a step is moved from the router to
+/// the shard several times. An inline `RealtimeEvent` (122 bytes) made every step 251
+/// bytes; the router's decoded events (a client's first frames only) are boxed instead.
 public enum FrameEvent: Sendable {
-    case decoded(RealtimeEvent?)
+    case none
+    indirect case decoded(RealtimeEvent)
     case decode(prefix: String)
+
+    /// The router's decoding of a frame: `.none` when it carried no event.
+    public static func decodedByRouter(_ event: RealtimeEvent?) -> FrameEvent {
+        event.map { .decoded($0) } ?? .none
+    }
 }
 
 /// Groups connections into clients as records arrive, the one part of the analysis that
@@ -67,9 +77,6 @@ public struct ClientRouter: Sendable {
     public let options: AnalyzerOptions
     /// The spec's protocol table entry (chosen by its `events`), with its learned dialect.
     private var decoder: any WireProtocol
-    /// Whether shards decode frames once the prefix is known (several threads), instead
-    /// of the router decoding every text frame (one thread, as before).
-    private let decodeInShards: Bool
     /// Per key: its clients that hold no connection, the one to join on top.
     private var idleByKey: [String: IdleClients] = [:]
     /// Per client: its key, the connection it holds, and when it was last active. A client
@@ -92,9 +99,8 @@ public struct ClientRouter: Sendable {
     /// How often (in record time) every client's timers are checked, not only the active one's.
     static let sweepInterval: Micros = 1_000_000
 
-    public init(options: AnalyzerOptions, decodeInShards: Bool = false) {
+    public init(options: AnalyzerOptions) {
         self.options = options
-        self.decodeInShards = decodeInShards
         self.decoder = options.makeEntry(prefix: options.prefix ?? options.spec.prefix)
     }
 
@@ -145,12 +151,14 @@ public struct ClientRouter: Sendable {
                 assign(frame.conn, request: nil, t: frame.t, into: &steps)
                 client = clientOfConnection[frame.conn]
             }
-            var event = FrameEvent.decoded(nil)
+            var event = FrameEvent.none
             if frame.opcode == .text {
-                if decodeInShards, let prefix = decoder.dialect {
+                // Once the prefix is known the shard decodes (on its own thread with several,
+                // and its step stays small: a decoded event is boxed, `FrameEvent`).
+                if let prefix = decoder.dialect {
                     event = .decode(prefix: prefix)
                 } else {
-                    event = .decoded(decoder.event(of: frame))
+                    event = .decodedByRouter(decoder.event(of: frame))
                 }
             }
             if let index = client {
