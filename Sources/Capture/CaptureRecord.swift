@@ -162,37 +162,89 @@ public enum FrameAction: Sendable, Hashable {
 }
 
 /// One WebSocket frame (close frames included), with its exact payload.
+///
+/// Laid out small (64 bytes): a frame is nearly every record, and each is moved from the
+/// reader through the router to its client's timeline several times. The properties are
+/// stored widest first, the six flags are bits of one byte, and the three strings few
+/// frames carry (`protocolError`, `fault`, `sha256`: 48 bytes inline) share one box.
 public struct FrameRecord: Sendable, Hashable {
     public var conn: ConnectionID
     public var t: Micros
-    /// Who sent it. An injected frame is "from" the side it pretends to be.
-    public var from: Side
-    public var opcode: Opcode
-    public var fin: Bool
-    public var rsv1: Bool
-    public var rsv2: Bool
-    public var rsv3: Bool
-    public var masked: Bool
     /// Payload bytes on the wire (before inflation, when compressed).
     public var length: Int
     /// The payload: unmasked, and inflated when `compressed` is true.
     public var payload: [UInt8]
-    /// The payload was a permessage-deflate message and is stored inflated.
-    public var compressed: Bool
     public var action: FrameAction
-    /// The RFC 6455 violation the frame carried, if any (relayed anyway unless --strict).
-    public var protocolError: String?
-    /// The fault rule that touched this frame, if any.
-    public var fault: String?
-    /// Set for a large frame the proxy passed through as it arrived instead of keeping it
-    /// whole: the SHA-256 of its whole payload (lower-case hex); `payload` then holds only
-    /// its first bytes (a bounded prefix) and `length` the full length.
-    public var sha256: String? = nil
+    /// Who sent it. An injected frame is "from" the side it pretends to be.
+    public var from: Side
+    public var opcode: Opcode
+    /// `fin`, `rsv1`, `rsv2`, `rsv3`, `masked` and `compressed`, one bit each (six `Bool`s
+    /// would take the record past 64 bytes).
+    @usableFromInline var flags: UInt8
+    @usableFromInline var notes: FrameNotes
     /// The frame's protocol event, decoded once where the record was made (the relay), so
     /// faults, the live view and the live analysis read it instead of parsing the payload
     /// again. In memory only: not written to the capture line, and not part of equality.
     /// `.notDecoded` for records read from a file: readers decode then.
     public var decoded: DecodedEvent = .notDecoded
+
+    public var fin: Bool {
+        get { flag(FrameRecord.finBit) }
+        set { set(FrameRecord.finBit, newValue) }
+    }
+    public var rsv1: Bool {
+        get { flag(FrameRecord.rsv1Bit) }
+        set { set(FrameRecord.rsv1Bit, newValue) }
+    }
+    public var rsv2: Bool {
+        get { flag(FrameRecord.rsv2Bit) }
+        set { set(FrameRecord.rsv2Bit, newValue) }
+    }
+    public var rsv3: Bool {
+        get { flag(FrameRecord.rsv3Bit) }
+        set { set(FrameRecord.rsv3Bit, newValue) }
+    }
+    public var masked: Bool {
+        get { flag(FrameRecord.maskedBit) }
+        set { set(FrameRecord.maskedBit, newValue) }
+    }
+    /// The payload was a permessage-deflate message and is stored inflated.
+    public var compressed: Bool {
+        get { flag(FrameRecord.compressedBit) }
+        set { set(FrameRecord.compressedBit, newValue) }
+    }
+
+    @usableFromInline static let finBit: UInt8 = 1, rsv1Bit: UInt8 = 2, rsv2Bit: UInt8 = 4, rsv3Bit: UInt8 = 8
+    @usableFromInline static let maskedBit: UInt8 = 16, compressedBit: UInt8 = 32
+
+    @inlinable func flag(_ bit: UInt8) -> Bool { flags & bit != 0 }
+    @inlinable mutating func set(_ bit: UInt8, _ on: Bool) { flags = on ? flags | bit : flags & ~bit }
+
+    /// The flags' byte (`flags`) for the initializer.
+    @inlinable static func flags(fin: Bool, rsv1: Bool, rsv2: Bool, rsv3: Bool, masked: Bool, compressed: Bool) -> UInt8 {
+        (fin ? finBit : 0) | (rsv1 ? rsv1Bit : 0) | (rsv2 ? rsv2Bit : 0) | (rsv3 ? rsv3Bit : 0)
+            | (masked ? maskedBit : 0) | (compressed ? compressedBit : 0)
+    }
+
+    /// The RFC 6455 violation the frame carried, if any (relayed anyway unless --strict).
+    public var protocolError: String? {
+        get { notes.protocolError }
+        set { notes = FrameNotes(protocolError: newValue, fault: notes.fault, sha256: notes.sha256) }
+    }
+
+    /// The fault rule that touched this frame, if any.
+    public var fault: String? {
+        get { notes.fault }
+        set { notes = FrameNotes(protocolError: notes.protocolError, fault: newValue, sha256: notes.sha256) }
+    }
+
+    /// Set for a large frame the proxy passed through as it arrived instead of keeping it
+    /// whole: the SHA-256 of its whole payload (lower-case hex); `payload` then holds only
+    /// its first bytes (a bounded prefix) and `length` the full length.
+    public var sha256: String? {
+        get { notes.sha256 }
+        set { notes = FrameNotes(protocolError: notes.protocolError, fault: notes.fault, sha256: newValue) }
+    }
 
     /// Inlinable: pcap decoding builds one per frame, and as a call into this module the
     /// initializer copied and then released every argument. `sha256` is set here too (the
@@ -208,18 +260,11 @@ public struct FrameRecord: Sendable, Hashable {
         self.t = t
         self.from = from
         self.opcode = opcode
-        self.fin = fin
-        self.rsv1 = rsv1
-        self.rsv2 = rsv2
-        self.rsv3 = rsv3
-        self.masked = masked
+        self.flags = Self.flags(fin: fin, rsv1: rsv1, rsv2: rsv2, rsv3: rsv3, masked: masked, compressed: compressed)
         self.length = length ?? payload.count
         self.payload = payload
-        self.compressed = compressed
         self.action = action
-        self.protocolError = protocolError
-        self.fault = fault
-        self.sha256 = sha256
+        self.notes = FrameNotes(protocolError: protocolError, fault: fault, sha256: sha256)
     }
 
     /// The close code of a close frame with a body of two bytes or more.
@@ -236,6 +281,32 @@ public struct FrameRecord: Sendable, Hashable {
 
     /// The payload as text when it is valid UTF-8.
     public var text: String? { String(validating: payload, as: UTF8.self) }
+}
+
+/// A frame's rarely set strings, boxed together (`FrameRecord`): nothing for the frames
+/// that carry none, which is nearly all of them.
+@usableFromInline
+enum FrameNotes: Sendable, Hashable {
+    case none
+    indirect case some(protocolError: String?, fault: String?, sha256: String?)
+
+    @inlinable
+    init(protocolError: String?, fault: String?, sha256: String?) {
+        self = protocolError == nil && fault == nil && sha256 == nil
+            ? .none : .some(protocolError: protocolError, fault: fault, sha256: sha256)
+    }
+
+    @inlinable var protocolError: String? {
+        if case .some(let error, _, _) = self { error } else { nil }
+    }
+
+    @inlinable var fault: String? {
+        if case .some(_, let fault, _) = self { fault } else { nil }
+    }
+
+    @inlinable var sha256: String? {
+        if case .some(_, _, let sha256) = self { sha256 } else { nil }
+    }
 }
 
 /// How one side's TCP stream ended.
