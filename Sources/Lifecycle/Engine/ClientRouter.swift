@@ -5,6 +5,10 @@ import Vocabulary
 /// One unit of work for the clients, in the order one thread would do it: what
 /// `ClientRouter` makes of a record and `ClientShard` carries out. A step concerns one
 /// client, except `sweep` and `finish`, which concern every client.
+///
+/// As small as a frame's step (the cases larger than it, all rare, are boxed): a step is
+/// moved from the router into a batch and on to its shard, and every frame's was as large
+/// as the largest case.
 public enum RoutedStep: Sendable {
     /// Every client's timer checks up to this record time.
     case sweep(to: Micros)
@@ -14,13 +18,13 @@ public enum RoutedStep: Sendable {
     /// no earlier client: a new client whose whole story is its `open`. The shard opens and
     /// finishes it at once (`at`) and keeps nothing, so a capture cut short with very many
     /// such connections never holds all their timelines at once.
-    case lateClient(ordinal: Int, ClientInfo, OpenRecord, at: Micros)
+    indirect case lateClient(ordinal: Int, ClientInfo, OpenRecord, at: Micros)
     /// A connection grouped under the client: its `open`.
     case open(client: Int, OpenRecord)
-    case upgrade(client: Int, UpgradeRecord)
+    indirect case upgrade(client: Int, UpgradeRecord)
     case frame(client: Int, FrameRecord, FrameEvent)
     case end(client: Int, EndRecord)
-    case fault(client: Int, FaultRecord)
+    indirect case fault(client: Int, FaultRecord)
     /// The input ended: final checks of every client.
     case finish(at: Micros)
 
