@@ -52,13 +52,34 @@ public enum JSONWriter {
     /// and every other `DisplayUnsafe` character is written as `\\uHHHH`: JSON output is read
     /// on terminals (`frames --format json`, `ctl --json`, `jq`) and embedded in HTML, and a
     /// raw C1 CSI or bidi override there acts on the screen. The text decodes unchanged.
+    ///
+    /// Plain bytes (nearly all of a report's) are found eight at a time and written a run at
+    /// a time: appended byte by byte, each paid the array's capacity and uniqueness checks,
+    /// and the loop was 2.7% of `analyze --format json`'s instructions on a capture of
+    /// 2,000 clients.
     public static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var text = s
         text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return }
+            let count = bytes.count
             var i = 0
-            while i < bytes.count {
-                let byte = bytes[i]
+            var written = 0  // bytes before this are in `out`
+            while i < count {
+                if i &+ 8 <= count, unsafeBytes(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)) == 0 {
+                    i &+= 8
+                    continue
+                }
+                let byte = base[i]
+                if byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
+                    i &+= 1
+                    continue
+                }
+                if byte >= 0x80, byte != 0xC2, byte != 0xD8, byte != 0xE2 {
+                    i &+= 1
+                    continue
+                }
+                if written < i { out.append(contentsOf: UnsafeBufferPointer(start: base + written, count: i &- written)) }
                 switch byte {
                 case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
                 case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
@@ -66,27 +87,44 @@ public enum JSONWriter {
                 case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
                 case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
                 case 0..<0x20, 0x7F: writeEscape(UInt32(byte), into: &out)
-                case 0xC2, 0xD8, 0xE2:
-                    // The lead bytes of every display-unsafe character past ASCII (U+0080 to
-                    // U+009F, U+061C, U+200E to U+2069): decoded to see whether it is one.
+                default:
+                    // 0xC2, 0xD8, 0xE2: the lead bytes of every display-unsafe character past
+                    // ASCII (U+0080 to U+009F, U+061C, U+200E to U+2069): decoded to see
+                    // whether it is one.
                     let length = byte == 0xE2 ? 3 : 2
-                    guard i + length <= bytes.count else { out.append(byte); break }
+                    guard i &+ length <= count else {
+                        out.append(byte)
+                        break
+                    }
                     let scalar = length == 2
-                        ? (UInt32(byte & 0x1F) << 6) | UInt32(bytes[i + 1] & 0x3F)
-                        : (UInt32(byte & 0x0F) << 12) | (UInt32(bytes[i + 1] & 0x3F) << 6) | UInt32(bytes[i + 2] & 0x3F)
+                        ? (UInt32(byte & 0x1F) << 6) | UInt32(base[i &+ 1] & 0x3F)
+                        : (UInt32(byte & 0x0F) << 12) | (UInt32(base[i &+ 1] & 0x3F) << 6) | UInt32(base[i &+ 2] & 0x3F)
                     if let unicode = Unicode.Scalar(scalar), DisplayUnsafe.contains(unicode) {
                         writeEscape(scalar, into: &out)
                     } else {
-                        out.append(contentsOf: bytes[i..<(i + length)])
+                        out.append(contentsOf: UnsafeBufferPointer(start: base + i, count: length))
                     }
-                    i += length
+                    i &+= length
+                    written = i
                     continue
-                default: out.append(byte)
                 }
-                i += 1
+                i &+= 1
+                written = i
             }
+            if written < count { out.append(contentsOf: UnsafeBufferPointer(start: base + written, count: count &- written)) }
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// The bytes of `word` that `writeString` does not copy as they are (or must look at:
+    /// quote, backslash, C0, DEL and every byte from 0x80), as their high bits; zero when
+    /// all eight are plain. As `JSONScanner.specialBytes`, with DEL flagged too; the lowest
+    /// flag is always a real one, and a false one above it only sends a plain byte to the
+    /// byte-by-byte test.
+    @inline(__always) static func unsafeBytes(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let delete = word ^ 0x7F7F_7F7F_7F7F_7F7F
+        return JSONScanner.specialBytes(word) | ((delete &- ones) & ~delete & highs)
     }
 
     /// `\uHHHH` for a character of the Basic Multilingual Plane.
