@@ -10,9 +10,10 @@ public enum JSONReport {
     public static let format = "faultline-analysis"
     public static let version: Int64 = 1
 
-    /// The same text as serializing `value(report)`, but the three large arrays (clients,
-    /// transitions, findings) are written element by element, so they never exist as one
-    /// tree of values: a large report needs a fraction of the memory.
+    /// The report's text. The three large arrays (clients, transitions, findings) are written
+    /// element by element, so they never exist as one tree of values (a large report needs
+    /// a fraction of the memory), and each transition and finding member by member with no
+    /// tree at all (`writeTransition`, `writeFinding`).
     public static func render(_ report: AnalysisReport) -> String {
         var all = ""
         render(report) { all += $0 }
@@ -34,8 +35,10 @@ public enum JSONReport {
             // passes that show one part of them make only that part.
             case "transitions":
                 let clients = report.clients
-                writeArray(clients.indices.lazy.flatMap { clients.transitions(at: $0).lazy.map { transition($0, start) } }, into: &out, emit: emit)
-            case "findings": writeArray(report.findings.lazy.map { finding($0, start) }, into: &out, emit: emit)
+                writeArray(clients.indices.lazy.flatMap { clients.transitions(at: $0) }, into: &out, emit: emit) {
+                    writeTransition($0, start, into: &$1)
+                }
+            case "findings": writeArray(report.findings, into: &out, emit: emit) { writeFinding($0, start, into: &$1) }
             case "grouping":
                 // An object with one array per client: streamed like the three above.
                 out.append(contentsOf: #"{"key":"#.utf8)
@@ -51,28 +54,25 @@ public enum JSONReport {
     }
 
     private static func writeArray(_ elements: some Sequence<JSONValue>, into out: inout [UInt8], emit: (String) -> Void) {
+        writeArray(elements, into: &out, emit: emit) { JSONWriter.write($0, into: &$1) }
+    }
+
+    /// `elements` as a JSON array, each written by `write`, handed to `emit` in pieces of
+    /// about 64 KiB.
+    private static func writeArray<Element>(_ elements: some Sequence<Element>, into out: inout [UInt8],
+                                            emit: (String) -> Void, write: (Element, inout [UInt8]) -> Void) {
         out.append(UInt8(ascii: "["))
         var first = true
         for element in elements {
             if !first { out.append(UInt8(ascii: ",")) }
             first = false
-            JSONWriter.write(element, into: &out)
+            write(element, &out)
             if out.count >= 1 << 16 {
                 emit(String(decoding: out, as: UTF8.self))
                 out.removeAll(keepingCapacity: true)
             }
         }
         out.append(UInt8(ascii: "]"))
-    }
-
-    public static func value(_ report: AnalysisReport) -> JSONValue {
-        var root = skeleton(report)
-        let start = report.startedAt
-        root["grouping"] = .object(["key": .string(report.grouping), "clients": .array(report.clients.map { groupingEntry($0, replicas: report.replicas) })])
-        root["clients"] = .array(report.clients.map { client($0, start, replicas: report.replicas) })
-        root["transitions"] = .array(report.clients.flatMap { $0.transitions.map { transition($0, start) } })
-        root["findings"] = .array(report.findings.map { finding($0, start) })
-        return .object(root)
     }
 
     /// One client's entry in `grouping.clients`.
@@ -85,7 +85,7 @@ public enum JSONReport {
     }
 
     /// The report object with `grouping`, `clients`, `transitions` and `findings` as null placeholders
-    /// (in their places, so the key order is the schema's).
+    /// (in their places, so the key order is the schema's), which `render` writes in turn.
     static func skeleton(_ report: AnalysisReport) -> JSONObject {
         var root = JSONObject()
         root["format"] = .string(format)
@@ -99,7 +99,7 @@ public enum JSONReport {
         root["started_at"] = iso(0, report.startedAt)
         root["prefix"] = report.prefix.map { .string($0) } ?? .null
         root["warnings"] = .array(report.warnings.map { .string($0) })
-        // Filled by `value`, streamed by `render`.
+        // Streamed by `render`.
         root["grouping"] = .null
         root["clients"] = .null
         root["transitions"] = .null
@@ -161,16 +161,68 @@ public enum JSONReport {
         return .object(object)
     }
 
-    static func transition(_ t: Transition, _ start: Int64?) -> JSONValue {
-        .object([
-            "client": .string(t.client),
-            "conn": t.conn.map { .int(Int64($0)) } ?? .null,
-            "t": time(t.t),
-            "at": iso(t.t, start),
-            "from": t.from.map { .string($0) } ?? .null,
-            "to": .string(t.to),
-            "cause": .string(t.cause),
-        ])
+    /// One transition, `{"client":...,"cause":...}`, written member by member: there are
+    /// tens of thousands in a large report, and building each as a tree of values (an
+    /// ordered object, hashed) only to write it out was some 2% of `analyze --format
+    /// json`. `JSONWriter` writes every value, so the text is what the tree gave.
+    static func writeTransition(_ t: Transition, _ start: Int64?, into out: inout [UInt8]) {
+        raw(#"{"client":"#, into: &out)
+        JSONWriter.writeString(t.client, into: &out)
+        raw(#","conn":"#, into: &out)
+        JSONWriter.write(t.conn.map { .int(Int64($0)) } ?? .null, into: &out)
+        raw(#","t":"#, into: &out)
+        JSONWriter.write(time(t.t), into: &out)
+        raw(#","at":"#, into: &out)
+        JSONWriter.write(iso(t.t, start), into: &out)
+        raw(#","from":"#, into: &out)
+        JSONWriter.write(t.from.map { .string($0) } ?? .null, into: &out)
+        raw(#","to":"#, into: &out)
+        JSONWriter.writeString(t.to, into: &out)
+        raw(#","cause":"#, into: &out)
+        JSONWriter.writeString(t.cause, into: &out)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// One finding, member by member, as `writeTransition`.
+    static func writeFinding(_ f: Finding, _ start: Int64?, into out: inout [UInt8]) {
+        raw(#"{"rule":"#, into: &out)
+        JSONWriter.writeString(f.rule, into: &out)
+        raw(#","severity":"#, into: &out)
+        JSONWriter.writeString(f.severity.rawValue, into: &out)
+        raw(#","party":"#, into: &out)
+        JSONWriter.writeString(f.party.rawValue, into: &out)
+        raw(#","client":"#, into: &out)
+        JSONWriter.writeString(f.client, into: &out)
+        raw(#","conn":"#, into: &out)
+        JSONWriter.write(.int(Int64(f.conn)), into: &out)
+        raw(#","t":"#, into: &out)
+        JSONWriter.write(time(f.t), into: &out)
+        raw(#","at":"#, into: &out)
+        JSONWriter.write(iso(f.t, start), into: &out)
+        raw(#","message":"#, into: &out)
+        JSONWriter.writeString(f.message, into: &out)
+        raw(#","caused_by_fault":"#, into: &out)
+        JSONWriter.write(f.causedByFault.map { .string($0) } ?? .null, into: &out)
+        raw(#","after_fault":"#, into: &out)
+        JSONWriter.write(f.afterFault.map { .string($0) } ?? .null, into: &out)
+        raw(#","evidence":["#, into: &out)
+        for (i, e) in f.evidence.enumerated() {
+            raw(i == 0 ? #"{"conn":"# : #",{"conn":"#, into: &out)
+            JSONWriter.write(.int(Int64(e.conn)), into: &out)
+            raw(#","t":"#, into: &out)
+            JSONWriter.write(time(e.t), into: &out)
+            raw(#","from":"#, into: &out)
+            JSONWriter.write(e.from.map { .string($0.rawValue) } ?? .null, into: &out)
+            raw(#","summary":"#, into: &out)
+            JSONWriter.writeString(e.summary, into: &out)
+            out.append(UInt8(ascii: "}"))
+        }
+        raw("]}", into: &out)
+    }
+
+    /// Punctuation and a member's quoted name, which need no escaping (ASCII letters and `_`).
+    @inline(__always) private static func raw(_ text: StaticString, into out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     static func undetermined(_ u: Undetermined, _ start: Int64?) -> JSONValue {
@@ -184,25 +236,6 @@ public enum JSONReport {
             "at": iso(u.t, start),
             "deadline": time(u.deadline),
             "message": .string(u.message),
-        ])
-    }
-
-    static func finding(_ f: Finding, _ start: Int64?) -> JSONValue {
-        .object([
-            "rule": .string(f.rule),
-            "severity": .string(f.severity.rawValue),
-            "party": .string(f.party.rawValue),
-            "client": .string(f.client),
-            "conn": .int(Int64(f.conn)),
-            "t": time(f.t),
-            "at": iso(f.t, start),
-            "message": .string(f.message),
-            "caused_by_fault": f.causedByFault.map { .string($0) } ?? .null,
-            "after_fault": f.afterFault.map { .string($0) } ?? .null,
-            "evidence": .array(f.evidence.map { e in
-                .object(["conn": .int(Int64(e.conn)), "t": time(e.t),
-                         "from": e.from.map { .string($0.rawValue) } ?? .null, "summary": .string(e.summary)])
-            }),
         ])
     }
 }
