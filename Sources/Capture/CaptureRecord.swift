@@ -185,7 +185,7 @@ public struct FrameRecord: Sendable, Hashable {
     public var opcode: Opcode
     /// `fin`, `rsv1`, `rsv2`, `rsv3`, `masked` and `compressed`, one bit each (six `Bool`s
     /// would take the record past 64 bytes).
-    @usableFromInline var flags: UInt8
+    @usableFromInline var flags: FrameFlags
     @usableFromInline var notes: FrameNotes
     /// The frame's protocol event, decoded once where the record was made (the relay), so
     /// faults, the live view and the live analysis read it instead of parsing the payload
@@ -193,43 +193,13 @@ public struct FrameRecord: Sendable, Hashable {
     /// `.notDecoded` for records read from a file: readers decode then.
     public var decoded: DecodedEvent = .notDecoded
 
-    public var fin: Bool {
-        get { flag(FrameRecord.finBit) }
-        set { set(FrameRecord.finBit, newValue) }
-    }
-    public var rsv1: Bool {
-        get { flag(FrameRecord.rsv1Bit) }
-        set { set(FrameRecord.rsv1Bit, newValue) }
-    }
-    public var rsv2: Bool {
-        get { flag(FrameRecord.rsv2Bit) }
-        set { set(FrameRecord.rsv2Bit, newValue) }
-    }
-    public var rsv3: Bool {
-        get { flag(FrameRecord.rsv3Bit) }
-        set { set(FrameRecord.rsv3Bit, newValue) }
-    }
-    public var masked: Bool {
-        get { flag(FrameRecord.maskedBit) }
-        set { set(FrameRecord.maskedBit, newValue) }
-    }
+    public var fin: Bool { get { flags[.fin] } set { flags[.fin] = newValue } }
+    public var rsv1: Bool { get { flags[.rsv1] } set { flags[.rsv1] = newValue } }
+    public var rsv2: Bool { get { flags[.rsv2] } set { flags[.rsv2] = newValue } }
+    public var rsv3: Bool { get { flags[.rsv3] } set { flags[.rsv3] = newValue } }
+    public var masked: Bool { get { flags[.masked] } set { flags[.masked] = newValue } }
     /// The payload was a permessage-deflate message and is stored inflated.
-    public var compressed: Bool {
-        get { flag(FrameRecord.compressedBit) }
-        set { set(FrameRecord.compressedBit, newValue) }
-    }
-
-    @usableFromInline static let finBit: UInt8 = 1, rsv1Bit: UInt8 = 2, rsv2Bit: UInt8 = 4, rsv3Bit: UInt8 = 8
-    @usableFromInline static let maskedBit: UInt8 = 16, compressedBit: UInt8 = 32
-
-    @inlinable func flag(_ bit: UInt8) -> Bool { flags & bit != 0 }
-    @inlinable mutating func set(_ bit: UInt8, _ on: Bool) { flags = on ? flags | bit : flags & ~bit }
-
-    /// The flags' byte (`flags`) for the initializer.
-    @inlinable static func flags(fin: Bool, rsv1: Bool, rsv2: Bool, rsv3: Bool, masked: Bool, compressed: Bool) -> UInt8 {
-        (fin ? finBit : 0) | (rsv1 ? rsv1Bit : 0) | (rsv2 ? rsv2Bit : 0) | (rsv3 ? rsv3Bit : 0)
-            | (masked ? maskedBit : 0) | (compressed ? compressedBit : 0)
-    }
+    public var compressed: Bool { get { flags[.compressed] } set { flags[.compressed] = newValue } }
 
     /// The RFC 6455 violation the frame carried, if any (relayed anyway unless --strict).
     public var protocolError: String? {
@@ -265,7 +235,7 @@ public struct FrameRecord: Sendable, Hashable {
         self.t = t
         self.from = from
         self.opcode = opcode
-        self.flags = Self.flags(fin: fin, rsv1: rsv1, rsv2: rsv2, rsv3: rsv3, masked: masked, compressed: compressed)
+        self.flags = FrameFlags(fin: fin, rsv1: rsv1, rsv2: rsv2, rsv3: rsv3, masked: masked, compressed: compressed)
         self.length = length ?? payload.count
         self.payload = payload
         self.action = action
@@ -286,6 +256,30 @@ public struct FrameRecord: Sendable, Hashable {
 
     /// The payload as text when it is valid UTF-8.
     public var text: String? { String(validating: payload, as: UTF8.self) }
+}
+
+/// A frame's six flags in one byte (`FrameRecord`).
+@usableFromInline
+struct FrameFlags: OptionSet, Sendable, Hashable {
+    @usableFromInline var rawValue: UInt8
+    @inlinable init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    @usableFromInline static let fin = FrameFlags(rawValue: 1)
+    @usableFromInline static let rsv1 = FrameFlags(rawValue: 2)
+    @usableFromInline static let rsv2 = FrameFlags(rawValue: 4)
+    @usableFromInline static let rsv3 = FrameFlags(rawValue: 8)
+    @usableFromInline static let masked = FrameFlags(rawValue: 16)
+    @usableFromInline static let compressed = FrameFlags(rawValue: 32)
+
+    @inlinable init(fin: Bool, rsv1: Bool, rsv2: Bool, rsv3: Bool, masked: Bool, compressed: Bool) {
+        rawValue = (fin ? 1 : 0) | (rsv1 ? 2 : 0) | (rsv2 ? 4 : 0) | (rsv3 ? 8 : 0) | (masked ? 16 : 0) | (compressed ? 32 : 0)
+    }
+
+    /// Whether `flag` is set; setting it to false clears it.
+    @inlinable subscript(flag: FrameFlags) -> Bool {
+        get { contains(flag) }
+        set { if newValue { insert(flag) } else { remove(flag) } }
+    }
 }
 
 /// A frame's rarely set strings, boxed together (`FrameRecord`): nothing for the frames
