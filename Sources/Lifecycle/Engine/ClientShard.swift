@@ -155,7 +155,7 @@ public struct ClientShard: Sendable {
             if !authSeen, frame.from == .client, let decoded, decoded.kind == .subscribe || decoded.kind == .signin {
                 authSeen = decoded.auth != nil
             }
-            takeFrame(frame, decoded, client: local, into: &events)
+            takeFrame(consume frame, consume decoded, client: local, into: &events)
         case .end(_, let end):
             guard let local else { return }
             take(.end(end), client: local, into: &events)
@@ -221,12 +221,12 @@ public struct ClientShard: Sendable {
     /// `take(.frame(frame, event))`, the input made only while the client's story is kept:
     /// a frame is nearly every record, and wrapping it in an input copied the whole record
     /// (and its event) once more per frame, to be thrown away for nearly every client.
-    private mutating func takeFrame(_ frame: FrameRecord, _ event: RealtimeEvent?, client local: Int,
+    private mutating func takeFrame(_ frame: consuming FrameRecord, _ event: consuming RealtimeEvent?, client local: Int,
                                     into events: inout [AnalysisEvent]) {
         guard let i = wake(local) else { return }
         guard awake[i].history == nil else { return take(.frame(frame, event), awake: i, into: &events) }
         awake[i].recent = true
-        awake[i].timeline.frame(frame, event: event, into: &events)
+        awake[i].timeline.frame(consume frame, event: consume event, into: &events)
         noteSweepDeadline(ofAwake: i)
         keepAwake(i)  // (which moves it in `awake`)
         sleepIfCrowded()

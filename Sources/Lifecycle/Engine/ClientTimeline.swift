@@ -173,17 +173,19 @@ struct ClientTimeline {
         }
     }
 
-    mutating func frame(_ record: FrameRecord, event: RealtimeEvent?, into events: inout [AnalysisEvent]) {
+    /// The record and event are taken: the step for the rules that observe frames is made
+    /// of them, moved in (built from borrowed ones it copied both, a retain of each of their
+    /// references, on three frames in four of a Bird capture).
+    mutating func frame(_ record: consuming FrameRecord, event: consuming RealtimeEvent?, into events: inout [AnalysisEvent]) {
         advance(to: record.t, into: &events)
         if !isPlainReceipt(record, event: event) { timersQuietUntil = Micros.min }
         if !protocolDecided, fallback != nil { settleProtocol(record, event: event, into: &events) }
         guard let v = ctx.connections.index(of: record.conn) else { return }
         if let fault = record.fault { ctx.connections[at: v].lastFault = fault }
-        // Built only when a view or step keeps it: most frames are plain receipts, for
-        // which the summary string would be made and thrown away.
-        func evidence() -> Evidence {
-            Evidence(conn: record.conn, t: record.t, from: record.from, summary: Self.summary(record, event))
-        }
+        // Evidence is built only when a view or step keeps it (`Self.evidence`): most frames
+        // are plain receipts, for which the summary string would be made and thrown away.
+        // (Not a local closure: capturing the record and event, it kept them from being
+        // moved into the observers' step below.)
         let isPong = record.opcode == .pong || event?.kind == .pong
         if record.from == .server {
             // A frame a fault swallowed never reached the client.
@@ -197,39 +199,39 @@ struct ClientTimeline {
             ctx.connections[at: v].lastReceivedAt = record.t
             if !record.opcode.isControl { ctx.connections[at: v].lastMessageReceivedAt = record.t }
             if ctx.connections[at: v].lastPing != nil {
-                if ctx.connections[at: v].receivedSincePing == nil { ctx.connections[at: v].receivedSincePing = evidence() }
+                if ctx.connections[at: v].receivedSincePing == nil { ctx.connections[at: v].receivedSincePing = Self.evidence(record, event) }
                 let pingRef = ctx.connections[at: v].lastPingRef
                 if ctx.connections[at: v].pongSincePing == nil, isPong,
                    pingRef == nil || event?.ref == nil || event?.ref == pingRef {
-                    ctx.connections[at: v].pongSincePing = evidence()
+                    ctx.connections[at: v].pongSincePing = Self.evidence(record, event)
                 }
             }
             if let event {
                 let stale = spec.stale
-                Self.noteServerLiveness(event, stale: stale, in: &ctx.connections[at: v], evidence: evidence)
+                Self.noteServerLiveness(event, of: record, stale: stale, in: &ctx.connections[at: v])
                 if let ending = event.ending, spec.honoursServerEndings {
                     ctx.connections[at: v].ending = ending
                     ctx.connections[at: v].endingFrom = .server
                 }
             }
             if event?.kind == .connectionEstablished, let event {
-                handshake(record, event, at: v, evidence: evidence, into: &events)
+                handshake(record, event, at: v, into: &events)
                 return
             }
             if record.opcode == .close, ctx.connections[at: v].serverClose == nil {
-                ctx.connections[at: v].serverClose = evidence()
+                ctx.connections[at: v].serverClose = Self.evidence(record, event)
             }
         } else {
             if !record.opcode.isControl { ctx.connections[at: v].lastMessageSentAt = record.t }
             if record.opcode == .ping || event?.kind == .ping {
-                ctx.connections[at: v].lastPing = evidence()
+                ctx.connections[at: v].lastPing = Self.evidence(record, event)
                 ctx.connections[at: v].receivedSincePing = nil
                 ctx.connections[at: v].pongSincePing = nil
                 ctx.connections[at: v].swallowedPongFault = nil
                 ctx.connections[at: v].lastPingRef = event?.ref
             }
             if isPong, ctx.connections[at: v].lastServerPing != nil, ctx.connections[at: v].pongToServerPing == nil {
-                ctx.connections[at: v].pongToServerPing = evidence()
+                ctx.connections[at: v].pongToServerPing = Self.evidence(record, event)
             }
             // The client's own message ending the session (engine.io's close packet): it
             // decides the drop after it, whoever's close frame comes first.
@@ -238,7 +240,7 @@ struct ClientTimeline {
                 ctx.connections[at: v].endingFrom = .client
             }
             if record.opcode == .close, ctx.connections[at: v].clientClose == nil {
-                ctx.connections[at: v].clientClose = evidence()
+                ctx.connections[at: v].clientClose = Self.evidence(record, event)
                 ctx.connections[at: v].clientCloseCode = record.closeCode
             }
         }
@@ -246,12 +248,17 @@ struct ClientTimeline {
         // The step only for the rules that observe it: it holds a copy of the record and
         // its event, and most frames (server application events) have no observer.
         let kind = StepKinds.frame(record, event)
-        if !plan.observers[kind.rawValue.trailingZeroBitCount].isEmpty { run(.frame(record, event), kind: kind, into: &events) }
-        if record.opcode == .close { closeFrame(record, droppedBefore: droppedBefore, evidence: evidence(), into: &events) }
+        let observed = !plan.observers[kind.rawValue.trailingZeroBitCount].isEmpty
+        if record.opcode == .close {
+            if observed { run(.frame(copy record, copy event), kind: kind, into: &events) }
+            closeFrame(record, droppedBefore: droppedBefore, evidence: Self.evidence(record, event), into: &events)
+        } else if observed {
+            run(.frame(consume record, consume event), kind: kind, into: &events)
+        }
     }
 
     /// The server's handshake (`connection_established`) on the connection at `v`.
-    private mutating func handshake(_ record: FrameRecord, _ event: RealtimeEvent, at v: Int, evidence: () -> Evidence,
+    private mutating func handshake(_ record: FrameRecord, _ event: RealtimeEvent, at v: Int,
                                     into events: inout [AnalysisEvent]) {
         // Each read of `socketID` or `activityTimeout` finds the member in the event's data
         // again (for Pusher's double-encoded data: a parse of the string, a new array and
@@ -259,7 +266,7 @@ struct ClientTimeline {
         // the synthetic capture (0.32 of its 1.6 per record).
         let socketID = event.socketID
         let activityTimeout = event.activityTimeout
-        let evidence = evidence()
+        let evidence = Self.evidence(record, event)
         ctx.connections[at: v].handshakeAt = record.t
         ctx.connections[at: v].socketID = socketID
         ctx.connections[at: v].handshakeMissingID = socketID == nil
@@ -307,10 +314,10 @@ struct ClientTimeline {
 
     /// The liveness facts a server event carries: a server ping (server-driven models) and
     /// the ping schedule the server announces, which replaces the spec's when it may.
-    private static func noteServerLiveness(_ event: RealtimeEvent, stale: LifecycleSpec.StaleSpec?, in view: inout ConnectionView,
-                                           evidence: () -> Evidence) {
+    private static func noteServerLiveness(_ event: RealtimeEvent, of record: FrameRecord, stale: LifecycleSpec.StaleSpec?,
+                                           in view: inout ConnectionView) {
         if event.kind == .ping {
-            view.lastServerPing = evidence()
+            view.lastServerPing = evidence(record, event)
             view.pongToServerPing = nil
         }
         if let announced = event.liveness, let stale, stale.model == .serverPing, stale.handshakeOverrides {
@@ -581,6 +588,11 @@ struct ClientTimeline {
             ctx.connections.remove(old)
             causeFault.removeValue(forKey: old)
         }
+    }
+
+    /// A frame's evidence: where and when, and its summary.
+    static func evidence(_ record: FrameRecord, _ event: RealtimeEvent?) -> Evidence {
+        Evidence(conn: record.conn, t: record.t, from: record.from, summary: summary(record, event))
     }
 
     static func summary(_ record: FrameRecord, _ event: RealtimeEvent?) -> String {
