@@ -45,10 +45,9 @@ struct SpecPerClientRouting: Sendable {
     private var router: ClientRouter
     /// Per spec: the entry decoding its clients' frames (made when first needed).
     private var decoders: [(any WireProtocol)?]
-    /// Per spec: its entry's dialect once known, from when on the
-    /// shards decode its clients' frames (and this entry decodes none, so it learns no
-    /// other). Kept apart so that a frame does not read the entry out of `decoders` (a
-    /// copy of its state) to ask it.
+    /// Per spec: its entry's dialect once known, from when on the shards decode its
+    /// clients' frames (and this entry decodes none, so it learns no other). Kept apart so
+    /// that a frame does not read the entry out of `decoders` (a copy of its state) to ask it.
     private var shardDialects: [String?]
     /// Per client ordinal: its spec number, or -1 while undecided.
     private var specOf: [Int16] = []

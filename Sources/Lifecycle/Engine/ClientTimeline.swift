@@ -245,8 +245,9 @@ struct ClientTimeline {
             }
         }
         let droppedBefore = ctx.connections[at: v].droppedAt != nil
-        // The step only for the rules that observe it: it holds a copy of the record and
-        // its event, and most frames (server application events) have no observer.
+        // The step only for the rules that observe it (most frames, server application
+        // events, have no observer): the record and event move into it, but for a close
+        // frame, which `closeFrame` reads after, so its step holds copies.
         let kind = StepKinds.frame(record, event)
         let observed = !plan.observers[kind.rawValue.trailingZeroBitCount].isEmpty
         if record.opcode == .close {
