@@ -191,25 +191,26 @@ struct ClientTimeline {
             // A frame a fault swallowed never reached the client.
             if record.action == .dropped {
                 let view = ctx.connections[at: v]
-                if view.lastPing != nil, view.pongSincePing == nil, view.swallowedPongFault == nil, isPong {
+                if view.lastPing.isPresent, view.pongSincePing.isAbsent, view.swallowedPongFault.isAbsent, isPong {
                     ctx.connections[at: v].swallowedPongFault = record.fault
                 }
                 return
             }
             ctx.connections[at: v].lastReceivedAt = record.t
             if !record.opcode.isControl { ctx.connections[at: v].lastMessageReceivedAt = record.t }
-            if ctx.connections[at: v].lastPing != nil {
-                if ctx.connections[at: v].receivedSincePing == nil { ctx.connections[at: v].receivedSincePing = Self.evidence(record, event) }
+            if ctx.connections[at: v].lastPing.isPresent {
+                if ctx.connections[at: v].receivedSincePing.isAbsent { ctx.connections[at: v].receivedSincePing = Self.evidence(record, event) }
                 let pingRef = ctx.connections[at: v].lastPingRef
-                if ctx.connections[at: v].pongSincePing == nil, isPong,
-                   pingRef == nil || event?.ref == nil || event?.ref == pingRef {
+                if ctx.connections[at: v].pongSincePing.isAbsent, isPong,
+                   pingRef.isAbsent || (event?.ref).isAbsent || event?.ref == pingRef {
                     ctx.connections[at: v].pongSincePing = Self.evidence(record, event)
                 }
             }
-            if let event {
-                let stale = spec.stale
-                Self.noteServerLiveness(event, of: record, stale: stale, in: &ctx.connections[at: v])
-                if let ending = event.ending, spec.honoursServerEndings {
+            // Read through the optional where it lies: `if let event` here copied the event
+            // (every reference in it retained, then released) on every server frame.
+            if event.isPresent {
+                Self.noteServerLiveness(event, of: record, stale: spec.stale, in: &ctx.connections[at: v])
+                if let ending = event?.ending, spec.honoursServerEndings {
                     ctx.connections[at: v].ending = ending
                     ctx.connections[at: v].endingFrom = .server
                 }
@@ -218,7 +219,7 @@ struct ClientTimeline {
                 handshake(record, event, at: v, into: &events)
                 return
             }
-            if record.opcode == .close, ctx.connections[at: v].serverClose == nil {
+            if record.opcode == .close, ctx.connections[at: v].serverClose.isAbsent {
                 ctx.connections[at: v].serverClose = Self.evidence(record, event)
             }
         } else {
@@ -230,16 +231,16 @@ struct ClientTimeline {
                 ctx.connections[at: v].swallowedPongFault = nil
                 ctx.connections[at: v].lastPingRef = event?.ref
             }
-            if isPong, ctx.connections[at: v].lastServerPing != nil, ctx.connections[at: v].pongToServerPing == nil {
+            if isPong, ctx.connections[at: v].lastServerPing.isPresent, ctx.connections[at: v].pongToServerPing.isAbsent {
                 ctx.connections[at: v].pongToServerPing = Self.evidence(record, event)
             }
             // The client's own message ending the session (engine.io's close packet): it
             // decides the drop after it, whoever's close frame comes first.
-            if let ending = event?.ending, spec.honoursServerEndings, ctx.connections[at: v].ending == nil {
+            if let ending = event?.ending, spec.honoursServerEndings, ctx.connections[at: v].ending.isAbsent {
                 ctx.connections[at: v].ending = ending
                 ctx.connections[at: v].endingFrom = .client
             }
-            if record.opcode == .close, ctx.connections[at: v].clientClose == nil {
+            if record.opcode == .close, ctx.connections[at: v].clientClose.isAbsent {
                 ctx.connections[at: v].clientClose = Self.evidence(record, event)
                 ctx.connections[at: v].clientCloseCode = record.closeCode
             }
@@ -315,13 +316,13 @@ struct ClientTimeline {
 
     /// The liveness facts a server event carries: a server ping (server-driven models) and
     /// the ping schedule the server announces, which replaces the spec's when it may.
-    private static func noteServerLiveness(_ event: RealtimeEvent, of record: FrameRecord, stale: LifecycleSpec.StaleSpec?,
+    private static func noteServerLiveness(_ event: RealtimeEvent?, of record: FrameRecord, stale: LifecycleSpec.StaleSpec?,
                                            in view: inout ConnectionView) {
-        if event.kind == .ping {
+        if event?.kind == .ping {
             view.lastServerPing = evidence(record, event)
             view.pongToServerPing = nil
         }
-        if let announced = event.liveness, let stale, stale.model == .serverPing, stale.handshakeOverrides {
+        if let announced = event?.liveness, let stale, stale.model == .serverPing, stale.handshakeOverrides {
             view.serverPingInterval = micros(seconds: max(0, announced.pingInterval))
             view.serverPingTimeout = micros(seconds: max(0, announced.pingTimeout))
         }
@@ -445,9 +446,9 @@ struct ClientTimeline {
               !plan.observesServerOtherFrames else { return false }
         guard let v = ctx.connections.index(of: record.conn) else { return true }
         // Read where the view lies: a copy of the whole view per frame showed in the profile.
-        let pingViewsStay = ctx.connections[at: v].lastPing == nil
-            || (ctx.connections[at: v].receivedSincePing != nil
-                && (ctx.connections[at: v].pongSincePing != nil || record.opcode != .pong))
+        let pingViewsStay = ctx.connections[at: v].lastPing.isAbsent
+            || (ctx.connections[at: v].receivedSincePing.isPresent
+                && (ctx.connections[at: v].pongSincePing.isPresent || record.opcode != .pong))
         return pingViewsStay && record.t >= ctx.connections[at: v].lastReceivedAt
     }
 
