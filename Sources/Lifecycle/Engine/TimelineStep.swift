@@ -1,6 +1,7 @@
 import Capture
 import Protocols
 import Vocabulary
+import WebSocket
 
 /// One thing that happened to one client, as the engine hands it to the rules.
 public enum TimelineStep: Sendable {
@@ -25,6 +26,37 @@ extension TimelineStep {
         case .handshake: .handshake
         case .drop: .drop
         case .frame(let frame, let event): .frame(frame, event)
+        }
+    }
+}
+
+/// What a rule tests a frame step by first, all plain values, read where the step lies
+/// (`TimelineStep.frameFacts`).
+///
+/// Why: binding `case .frame(let frame, let event?) = step` copies the record and the event
+/// out of the step (every reference in them retained, then released, through an outlined
+/// copy), even when the rule reads only these fields and returns. Three rules doing so on
+/// every client frame were 2.5% of the instructions on the synthetic capture. A rule tests
+/// the facts first and binds the payload only for the frames it acts on.
+public struct FrameFacts: Sendable, Hashable {
+    public var conn: ConnectionID
+    public var t: Micros
+    public var from: Side
+    public var opcode: Opcode
+    public var action: FrameAction
+    /// The event's kind; nil when the frame carries no event.
+    public var kind: RealtimeEventKind?
+}
+
+extension TimelineStep {
+    /// The frame's facts; nil for any other step. No copy of the record or the event.
+    public var frameFacts: FrameFacts? {
+        switch self {
+        case .frame(let frame, let event):
+            FrameFacts(conn: frame.conn, t: frame.t, from: frame.from, opcode: frame.opcode, action: frame.action,
+                       kind: event?.kind)
+        default:
+            nil
         }
     }
 }

@@ -22,8 +22,8 @@ public struct ChannelsAuthSignature: LifecycleRule {
     }
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
-        guard let secret = context.appSecret, case .frame(let frame, let event?) = step, frame.from == .client,
-              let socketID = context.withConnection(frame.conn, { $0.socketID }),
+        guard let secret = context.appSecret, let facts = step.frameFacts, facts.from == .client, facts.kind != nil,
+              case .frame(let frame, let event?) = step, let socketID = context.withConnection(frame.conn, { $0.socketID }),
               let check = wire.checkAuth(of: event, socketID: socketID, secret: secret), !check.valid
         else { return [] }
         return [finding(context, conn: frame.conn, t: frame.t,

@@ -63,14 +63,15 @@ public struct ChannelsRejoin: LifecycleRule {
             channels.removeAll()
         case .drop(let drop):
             if drop.conn == conn { channels.removeAll() }
-        case .frame(let frame, let event?):
-            // A server message a fault swallowed never reached the client.
-            guard frame.conn == conn, frame.from == .client || frame.action != .dropped else { return [] }
-            let kind = event.kind
-            let client = frame.from == .client
+        case .frame:
+            // A server message a fault swallowed never reached the client. The facts first
+            // (`FrameFacts`): the record and event are bound only for the kinds wanted.
+            guard let facts = step.frameFacts, let kind = facts.kind, facts.conn == conn,
+                  facts.from == .client || facts.action != .dropped else { return [] }
+            let client = facts.from == .client
             let wanted = client ? kind == .subscribe || kind == .unsubscribe
                 : kind == .subscriptionSucceeded || kind == .subscriptionError || kind == .error || kind == .unsubscribe
-            guard wanted, let name = event.targetChannel else { return [] }
+            guard wanted, case .frame(let frame, let event?) = step, let name = event.targetChannel else { return [] }
             if channels[name] == nil {
                 guard kind == .subscribe else { return [] }
                 guard channels.count < Self.channelLimit else {

@@ -22,12 +22,13 @@ public struct ChannelsResubscribe: LifecycleRule {
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
         switch step {
-        case .frame(let frame, let event?):
+        case .frame:
             // The kind first: the channel is read from the event's data (a JSON skim, and
-            // a string made), which most frames this rule sees (client events, pings) never need.
-            let wanted = frame.from == .client ? event.kind == .subscribe || event.kind == .unsubscribe
-                : event.kind == .subscriptionSucceeded
-            guard wanted, let channel = event.targetChannel else { return [] }
+            // a string made), which most frames this rule sees (client events, pings) never
+            // need; and the record and event are bound only then (`FrameFacts`).
+            guard let facts = step.frameFacts, let kind = facts.kind else { return [] }
+            let wanted = facts.from == .client ? kind == .subscribe || kind == .unsubscribe : kind == .subscriptionSucceeded
+            guard wanted, case .frame(let frame, let event?) = step, let channel = event.targetChannel else { return [] }
             if frame.from == .client {
                 if event.kind == .subscribe { owed.removeValue(forKey: channel) }
                 if event.kind == .unsubscribe { subscribed.remove(channel); owed.removeValue(forKey: channel) }

@@ -26,8 +26,8 @@ public struct ChannelsStaleAuth: LifecycleRule {
     public init(spec: LifecycleSpec) {}
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
-        guard case .frame(let frame, let event?) = step, frame.from == .client, event.kind == .subscribe,
-              let auth = event.auth, let channel = event.targetChannel,
+        guard let facts = step.frameFacts, facts.from == .client, facts.kind == .subscribe,
+              case .frame(let frame, let event?) = step, let auth = event.auth, let channel = event.targetChannel,
               channel.hasPrefix("private-") || channel.hasPrefix("presence-") else { return [] }
         let digest = Self.digest(auth)
         if let earlier = sent.entry(of: digest) {

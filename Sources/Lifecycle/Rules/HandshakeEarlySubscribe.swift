@@ -11,10 +11,11 @@ public struct HandshakeEarlySubscribe: LifecycleRule {
     public init(spec: LifecycleSpec) {}
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
-        // The view's two fields read where it lies: a client event after the handshake (most
-        // of them) costs no copy of the view.
-        guard case .frame(let frame, let event?) = step, frame.from == .client, event.kind.needsHandshake,
-              let openedAt = context.withConnection(frame.conn, { $0.handshakeAt == nil ? $0.openedAt : nil })
+        // The step's facts and the view's two fields read where they lie: a client event after
+        // the handshake (most of them) costs no copy of the record, the event or the view.
+        guard let facts = step.frameFacts, facts.from == .client, facts.kind?.needsHandshake == true,
+              let openedAt = context.withConnection(facts.conn, { $0.handshakeAt == nil ? $0.openedAt : nil }),
+              case .frame(let frame, let event?) = step
         else { return [] }
         return [finding(context, conn: frame.conn, t: frame.t,
                         "sent \(event.name)\(event.targetChannel.map { " " + $0 } ?? "") \(formatSeconds(frame.t - openedAt)) after open, before the handshake",

@@ -18,8 +18,11 @@ public struct HandshakeMissingID: LifecycleRule {
         switch step {
         case .handshake(let h) where h.socketID == nil:
             pending = h
-        case .frame(let frame, let event) where frame.from == .client && frame.opcode != .close:
-            guard let h = pending, h.conn == frame.conn, !reported.contains(frame.conn) else { return [] }
+        case .frame:
+            // The facts first (`FrameFacts`): the record and event are bound only to report.
+            guard let facts = step.frameFacts, facts.from == .client, facts.opcode != .close,
+                  let h = pending, h.conn == facts.conn, !reported.contains(facts.conn),
+                  case .frame(let frame, let event) = step else { return [] }
             reported.insert(frame.conn)
             let what = event?.name ?? frame.opcode.name
             return [finding(context, conn: frame.conn, t: frame.t,

@@ -16,9 +16,9 @@ public struct SigninRepeat: LifecycleRule {
     public init(spec: LifecycleSpec) { self.spec = spec }
 
     public mutating func observe(_ step: TimelineStep, _ context: RuleContext) -> [Finding] {
-        guard case .frame(let frame, let event?) = step else { return [] }
-        if frame.from == .client, event.kind == .signin { sentOn.insert(frame.conn) }
-        if frame.from == .server, event.kind == .signinSuccess {
+        guard let frame = step.frameFacts, let kind = frame.kind else { return [] }
+        if frame.from == .client, kind == .signin { sentOn.insert(frame.conn) }
+        if frame.from == .server, kind == .signinSuccess {
             signedInOn = Evidence(conn: frame.conn, t: frame.t, from: .server, summary: "signin_success")
         }
         return []

@@ -18,7 +18,12 @@ public struct TriggerUnsubscribed: LifecycleRule {
             // success (a missing entry reads as an empty set): a client that never
             // subscribes keeps no dictionary.
             subscribed = [:]
-        case .frame(let frame, let event?):
+        case .frame:
+            // The facts first (`FrameFacts`): the record and event are bound only for the
+            // three kinds this rule reads.
+            guard let facts = step.frameFacts, let kind = facts.kind,
+                  facts.from == .server ? kind == .subscriptionSucceeded : kind == .unsubscribe || kind == .clientEvent,
+                  case .frame(let frame, let event?) = step else { return [] }
             if frame.from == .server, event.kind == .subscriptionSucceeded, let channel = event.targetChannel {
                 subscribed[frame.conn, default: []].insert(channel)
             } else if frame.from == .client, event.kind == .unsubscribe, let channel = event.targetChannel {
