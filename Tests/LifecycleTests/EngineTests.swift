@@ -63,6 +63,24 @@ import WebSocket
         #expect(ClientKeyMode(parsing: "header:") == nil)
         #expect(ClientKeyMode.stableTarget("/app/k?protocol=7&t=123&token=x") == "/app/k?protocol=7")
         #expect(ClientKeyMode.host(of: "[::1]:5000") == "::1")
+        #expect(ClientKeyMode.host(of: "10.0.5.125:49622") == "10.0.5.125")
+        #expect(ClientKeyMode.host(of: "::1") == "::1")  // two colons and no brackets: no port to cut
+        #expect(ClientKeyMode.host(of: "unix") == "unix")
+        // Beyond ASCII, by characters: a colon followed by a combining mark is no colon.
+        #expect(ClientKeyMode.host(of: "h\u{F4}st:1") == "h\u{F4}st")
+        #expect(ClientKeyMode.host(of: "a:\u{301}1") == "a:\u{301}1")
+    }
+
+    /// Header lookup by name ignores case: ASCII names byte by byte, others by their
+    /// Unicode lowercase (as it always was).
+    @Test func headerLookupIgnoresCase() {
+        let request = UpgradeRecord(conn: 1, t: 0, from: .client, method: "GET", target: "/",
+                                    headers: [HeaderField("user-AGENT", "sim/1.0"), HeaderField("X-\u{212A}ey", "kelvin")])
+        #expect(request.header("User-Agent") == "sim/1.0")
+        #expect(request.header("USER-AGENT") == "sim/1.0")
+        #expect(request.header("User-Agen") == nil)
+        #expect(request.header("x-key") == "kelvin")  // the Kelvin sign lowercases to k
+        #expect(request.header("Host") == nil)
     }
 
     @Test func openConnectionsEndWithTheCapture() throws {

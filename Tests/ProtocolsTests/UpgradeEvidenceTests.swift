@@ -15,6 +15,10 @@ struct UpgradeEvidenceTests {
         #expect(emptyQuery.path == "/" && emptyQuery.query.isEmpty)
         // Not percent-decoded: the bytes as sent.
         #expect(UpgradeEvidence(target: "/p%3F?a%3D=1").query.first?.name == "a%3D")
+        // Beyond ASCII, split by characters: a `&` followed by a combining mark is no `&`.
+        let combining = UpgradeEvidence(target: "/caf\u{E9}?a=1&\u{301}b=2&c")
+        #expect(combining.path == "/caf\u{E9}")
+        #expect(combining.query.map { "\($0.name)|\($0.value)" } == ["a|1&\u{301}b=2", "c|"])
     }
 
     @Test func equalityAndHashFollowTheTargetAndSubprotocols() {

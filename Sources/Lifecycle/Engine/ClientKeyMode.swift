@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 
 /// How connections are grouped into clients (`--client-key`).
 public enum ClientKeyMode: Sendable, Hashable, CustomStringConvertible {
@@ -52,6 +53,19 @@ public enum ClientKeyMode: Sendable, Hashable, CustomStringConvertible {
 
     /// "127.0.0.1:5000" -> "127.0.0.1"; "[::1]:5000" -> "::1".
     static func host(of address: String) -> String {
+        // An ASCII address (every address a capture writes) is cut on its bytes, the same
+        // answer as by characters and some 6,000 instructions less a connection; beyond
+        // ASCII a `:` or `]` followed by a combining mark is no character of its own.
+        let bytes = address.utf8
+        if address.isASCIIOnly {
+            if bytes.first == UInt8(ascii: "["), let close = bytes.firstIndex(of: UInt8(ascii: "]")) {
+                return String(address[bytes.index(after: bytes.startIndex)..<close])
+            }
+            if let colon = bytes.lastIndex(of: UInt8(ascii: ":")), bytes.firstIndex(of: UInt8(ascii: ":")) == colon {
+                return String(address[..<colon])
+            }
+            return address
+        }
         if address.hasPrefix("["), let close = address.firstIndex(of: "]") {
             return String(address[address.index(after: address.startIndex)..<close])
         }
@@ -91,21 +105,25 @@ public enum ClientKeyMode: Sendable, Hashable, CustomStringConvertible {
     /// `?`, `&` or `=` followed by a combining mark is not a `Character` of its own, so the
     /// slow path's `Character` split and this byte split could differ.
     static func keepsEveryParameter(_ target: String) -> Bool {
-        let bytes = target.utf8
-        guard bytes.allSatisfy({ $0 < 0x80 }) else { return false }
-        guard let q = bytes.firstIndex(of: UInt8(ascii: "?")) else { return true }
-        let query = bytes[bytes.index(after: q)...]
-        guard !query.isEmpty else { return false }
-        var itemStart = query.startIndex
-        while true {
-            let itemEnd = query[itemStart...].firstIndex(of: UInt8(ascii: "&")) ?? query.endIndex
-            let item = query[itemStart..<itemEnd]
-            guard let eq = item.firstIndex(of: UInt8(ascii: "=")) else { return false }
-            let name = item[..<eq]
-            if volatileParameterBytes.contains(where: { $0.elementsEqual(name) }) { return false }
-            guard itemEnd < query.endIndex else { return true }
-            itemStart = query.index(after: itemEnd)
-            guard itemStart < query.endIndex else { return false }
+        guard target.isASCIIOnly else { return false }
+        var target = target
+        // In the string's storage: through the UTF-8 view's slices it was some 9,000
+        // instructions a connection.
+        return target.withUTF8 { bytes in
+            guard let q = bytes.firstIndex(of: UInt8(ascii: "?")) else { return true }
+            let query = bytes[(q + 1)...]
+            guard !query.isEmpty else { return false }
+            var itemStart = query.startIndex
+            while true {
+                let itemEnd = query[itemStart...].firstIndex(of: UInt8(ascii: "&")) ?? query.endIndex
+                let item = query[itemStart..<itemEnd]
+                guard let eq = item.firstIndex(of: UInt8(ascii: "=")) else { return false }
+                let name = item[..<eq]
+                if volatileParameterBytes.contains(where: { $0.elementsEqual(name) }) { return false }
+                guard itemEnd < query.endIndex else { return true }
+                itemStart = itemEnd + 1
+                guard itemStart < query.endIndex else { return false }
+            }
         }
     }
 

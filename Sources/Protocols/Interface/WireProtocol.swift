@@ -1,4 +1,5 @@
 import WebSocket
+import Vocabulary
 
 /// What a wire protocol offers Faultline, in the manner of a Wireshark dissector: each
 /// protocol spoken inside WebSocket messages is one entry of `ProtocolTable`, registered
@@ -148,11 +149,13 @@ public struct UpgradeEvidence: Sendable, Hashable {
                       .filter { !$0.isEmpty })
     }
 
-    /// Split on the UTF-8 bytes of `?`, `&` and `=` (ASCII, so never inside a character):
-    /// by characters, as `Substring.split` goes, it was some 37,000 instructions a request,
-    /// and the per-client detection makes one for every client of an input.
+    /// An ASCII target (every request target on the wire) is split on its bytes: by
+    /// characters, as `Substring.split` goes, it was some 37,000 instructions a request, and
+    /// the per-client detection makes one for every client of an input. Beyond ASCII, by
+    /// characters as before (a `&` followed by a combining mark is no character of its own).
     private static func split(_ target: String) -> (path: Substring, query: [(name: Substring, value: Substring)]) {
         let bytes = target.utf8
+        guard target.isASCIIOnly else { return splitByCharacters(target) }
         guard let mark = bytes.firstIndex(of: UInt8(ascii: "?")) else { return (target[...], []) }
         var query: [(name: Substring, value: Substring)] = []
         var pairStart = bytes.index(after: mark)
@@ -166,6 +169,15 @@ public struct UpgradeEvidence: Sendable, Hashable {
                 }
             }
             pairStart = pairEnd == bytes.endIndex ? pairEnd : bytes.index(after: pairEnd)
+        }
+        return (target[..<mark], query)
+    }
+
+    private static func splitByCharacters(_ target: String) -> (path: Substring, query: [(name: Substring, value: Substring)]) {
+        guard let mark = target.firstIndex(of: "?") else { return (target[...], []) }
+        let query = target[target.index(after: mark)...].split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (name: parts[0], value: parts.count > 1 ? parts[1] : "")
         }
         return (target[..<mark], query)
     }
