@@ -149,8 +149,11 @@ public struct ClientShard: Sendable {
             case .decoded(let event):
                 decoded = event
             case .decode(let prefix):
-                if decoder == nil { decoder = options.makeEntry(prefix: prefix) }
-                decoded = decoder?.event(of: frame)
+                // The entry moved out and back: through `decoder?.` its optional was copied and
+                // destroyed, and the event copied, on every frame.
+                var entry = decoder.take() ?? options.makeEntry(prefix: prefix)
+                decoded = entry.event(of: frame)
+                decoder = consume entry
             }
             if !authSeen, frame.from == .client, let decoded, decoded.kind == .subscribe || decoded.kind == .signin {
                 authSeen = decoded.auth != nil
