@@ -68,7 +68,7 @@ enum DirectRecordDecoder {
             if let reason { bytes += m.scanner.textBytes(reason) }
             payload = bytes
         } else {
-            payload = text.map(m.scanner.textBytes) ?? []
+            payload = text.map { m.textBytes(.text, $0) } ?? []
         }
         let action: FrameAction
         let s = m.scanner

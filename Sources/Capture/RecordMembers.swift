@@ -123,6 +123,13 @@ enum ScannedValue {
     case array(start: UInt32)
     /// An object: no key of the format holds one after the header.
     case object
+
+    /// A scanned string's place (the line is under 4 GiB: `RecordMembers` checks).
+    static func string(_ token: JSONScanner.StringToken) -> ScannedValue {
+        .string(start: UInt32(truncatingIfNeeded: token.content.lowerBound),
+                end: UInt32(truncatingIfNeeded: token.content.upperBound),
+                escaped: token.escaped, isASCII: token.isASCII)
+    }
 }
 
 /// The members of one line by key, with typed reads that mirror `Fields` (the tree-based
@@ -135,6 +142,9 @@ enum ScannedValue {
 struct RecordMembers: ~Copyable {
     private(set) var scanner: JSONScanner
     private let values: UnsafeMutableBufferPointer<ScannedValue>
+    /// The text of the `text` member (a frame's payload), made while it was scanned
+    /// (`JSONScanner.stringWithText`): one pass over a line's longest string, not two.
+    private var textOfText: [UInt8]?
 
     /// `body` of the members of `line`, scanned into a table on the stack.
     static func read<Result>(_ line: UnsafeBufferPointer<UInt8>,
@@ -153,6 +163,7 @@ struct RecordMembers: ~Copyable {
     private init(_ line: UnsafeBufferPointer<UInt8>, table values: UnsafeMutableBufferPointer<ScannedValue>) throws(NotSure) {
         scanner = JSONScanner(line)
         self.values = values
+        textOfText = nil
         guard line.count < Int(UInt32.max) else { throw NotSure() }
         let table = RecordKey.table
         var seen: UInt64 = 0
@@ -171,7 +182,11 @@ struct RecordMembers: ~Copyable {
             scanner.skipWhitespace()
             guard scanner.consume(UInt8(ascii: ":")) else { throw NotSure() }
             scanner.skipWhitespace()
-            if let key {
+            if key == .text, scanner.current == UInt8(ascii: "\"") {
+                guard let (token, text) = scanner.stringWithText() else { throw NotSure() }
+                values[RecordKey.text.rawValue] = .string(token)
+                textOfText = text
+            } else if let key {
                 values[key.rawValue] = try Self.scanValue(&scanner)
             } else {
                 guard scanner.skipValue(depth: 1) else { throw NotSure() }
@@ -187,11 +202,7 @@ struct RecordMembers: ~Copyable {
         let start = scanner.index
         switch scanner.current ?? 0 {  // 0: the end, which no value starts with
         case UInt8(ascii: "\""):
-            if let token = scanner.string() {
-                return .string(start: UInt32(truncatingIfNeeded: token.content.lowerBound),
-                               end: UInt32(truncatingIfNeeded: token.content.upperBound),
-                               escaped: token.escaped, isASCII: token.isASCII)
-            }
+            if let token = scanner.string() { return .string(token) }
         case UInt8(ascii: "t"):
             if scanner.literal("true") { return .bool(true) }
         case UInt8(ascii: "f"):
@@ -297,9 +308,15 @@ struct RecordMembers: ~Copyable {
         return value
     }
 
+    /// The text of the string member `key` (escapes decoded), scanned as `token`.
+    func textBytes(_ key: RecordKey, _ token: JSONScanner.StringToken) -> [UInt8] {
+        if key == .text, let made = textOfText { return made }
+        return scanner.textBytes(token)
+    }
+
     /// A body as `text` (UTF-8) or `base64`, or none.
     func body(text: RecordKey, base64: RecordKey) throws(NotSure) -> [UInt8] {
-        if let token = try optionalToken(text) { return scanner.textBytes(token) }
+        if let token = try optionalToken(text) { return textBytes(text, token) }
         guard let token = try optionalToken(base64) else { return [] }
         return try decodeBase64(token)
     }

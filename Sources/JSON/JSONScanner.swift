@@ -299,7 +299,7 @@ public struct JSONScanner {
 
     /// The end of the escape whose backslash is at `i`, as `JSONParser.parseString`
     /// accepts it (a high surrogate only with a low one after it), or nil.
-    @inline(__always) private func escapeEnd(at i: Int) -> Int? {
+    @inline(__always) func escapeEnd(at i: Int) -> Int? {
         guard i &+ 1 < bytes.count else { return nil }
         let escape = bytes[i &+ 1]
         if Self.isOneByteEscape(escape) { return i &+ 2 }
@@ -430,30 +430,37 @@ public struct JSONScanner {
             }
             // A backslash at i, with its escape after it (a scanned token ends in neither).
             guard i &+ 1 < end else { break }
-            let escape = source[i &+ 1]
-            i &+= 2
-            switch escape {
-            case UInt8(ascii: "b"): target[o] = 0x08
-            case UInt8(ascii: "f"): target[o] = 0x0C
-            case UInt8(ascii: "n"): target[o] = 0x0A
-            case UInt8(ascii: "r"): target[o] = 0x0D
-            case UInt8(ascii: "t"): target[o] = 0x09
-            case UInt8(ascii: "u"):
-                var scalar = JSONParser.hex4(raw, at: i) ?? 0xFFFD
-                i &+= 4
-                if scalar >= 0xD800 && scalar < 0xDC00 {
-                    let low = JSONParser.hex4(raw, at: i &+ 2) ?? 0xDC00
-                    i &+= 6
-                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low & 0x3FF)
-                }
-                o &+= writeUTF8(scalar, to: target + o)
-                continue
-            default:
-                target[o] = escape  // `"`, `\` and `/` stand for themselves
-            }
-            o &+= 1
+            let (next, written) = decodeEscape(raw, at: i, to: target + o)
+            i = next
+            o &+= written
         }
         return o
+    }
+
+    /// Writes what the escape whose backslash is at `i` in `source` stands for (validated:
+    /// the scan checked the escape and paired its surrogates); returns where the escape
+    /// ends and how many bytes it wrote (never more than the escape's length).
+    @inline(__always)
+    static func decodeEscape(_ source: UnsafeBufferPointer<UInt8>, at i: Int,
+                             to out: UnsafeMutablePointer<UInt8>) -> (next: Int, written: Int) {
+        switch source[i &+ 1] {
+        case UInt8(ascii: "b"): out[0] = 0x08
+        case UInt8(ascii: "f"): out[0] = 0x0C
+        case UInt8(ascii: "n"): out[0] = 0x0A
+        case UInt8(ascii: "r"): out[0] = 0x0D
+        case UInt8(ascii: "t"): out[0] = 0x09
+        case UInt8(ascii: "u"):
+            var scalar = JSONParser.hex4(source, at: i &+ 2) ?? 0xFFFD
+            if scalar >= 0xD800 && scalar < 0xDC00 {
+                let low = JSONParser.hex4(source, at: i &+ 8) ?? 0xDC00
+                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low & 0x3FF)
+                return (i &+ 12, writeUTF8(scalar, to: out))
+            }
+            return (i &+ 6, writeUTF8(scalar, to: out))
+        case let escape:
+            out[0] = escape  // `"`, `\` and `/` stand for themselves
+        }
+        return (i &+ 2, 1)
     }
 
     /// Writes `scalar` (below 0x110000, not a surrogate: the scan checked it) as UTF-8;

@@ -2,7 +2,7 @@ import JSON
 import Testing
 
 /// The scanner reads strings eight bytes a load and decodes their text eight bytes a
-/// store: every byte that ends a plain run (quote, backslash, control byte, non-ASCII
+/// store (in two passes, `string()` then `textBytes`, and in one, `stringWithText`): every byte that ends a plain run (quote, backslash, control byte, non-ASCII
 /// character) is put at every offset of those words, at the buffer's end and past it, and
 /// the scanner is compared with a byte-by-byte reference of the grammar (RFC 8259 strings,
 /// RFC 3629 UTF-8 as Swift's own validation reads it, paired surrogates) and with
@@ -95,6 +95,19 @@ import Testing
             let raw = bytes[token.content]
             #expect(token.escaped == raw.contains(0x5C), "\(place)")
             #expect(token.isASCII == raw.allSatisfy { $0 < 0x80 }, "\(place)")
+        }
+        // The one-pass scan (`stringWithText`) refuses, ends and decodes exactly alike.
+        bytes.withUnsafeBufferPointer { buffer in
+            var scanner = JSONScanner(buffer)
+            let scanned = scanner.stringWithText()
+            #expect((scanned == nil) == (expected == nil), "\(place): one pass \(scanned == nil ? "refuses" : "accepts")")
+            guard let scanned, let expected else { return }
+            #expect(scanner.index == expected.end, "\(place): one pass")
+            #expect(scanned.token.content == 1..<(expected.end - 1), "\(place): one pass")
+            #expect(scanned.text == expected.text, "\(place): one pass")
+            let raw = bytes[scanned.token.content]
+            #expect(scanned.token.escaped == raw.contains(0x5C), "\(place): one pass")
+            #expect(scanned.token.isASCII == raw.allSatisfy { $0 < 0x80 }, "\(place): one pass")
         }
         // The parser reads strings with the scanner; a whole-text string must agree too.
         if bytes.last == 0x22, let parsed = try? JSONParser.parse(bytes) {
