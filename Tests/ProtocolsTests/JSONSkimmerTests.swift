@@ -62,6 +62,37 @@ import Testing
         #expect(event.rawData == .string(#"{"socket_id":"7.1","activity_timeout":30,"code":4009}"#))
     }
 
+    /// The handshake's two fields read at once are the two read one by one, however the
+    /// data is written: an object, a string holding one, escaped keys (the parser's path),
+    /// one field or neither, no data, data given as values.
+    @Test(arguments: [
+        #"{"socket_id":"1.2","activity_timeout":120}"#,
+        #""{\"socket_id\":\"3.4\",\"activity_timeout\":30}""#,
+        #""{\"activity_timeout\":\"12\"}""#,
+        #"{"s\u006fcket_id":"5.6","activity_timeout":1.5}"#,
+        #""{\"\\u0073ocket_id\":\"7.8\"}""#,
+        #"{"socket_id":9,"activity_timeout":null}"#,
+        #""{\"other\":1}""#,
+        #""plain text""#,
+        #"[1,2]"#,
+    ])
+    func handshakeFieldsAtOnceAreTheFieldsOneByOne(_ text: String) {
+        let event = RealtimeEvent(name: "e", channel: nil, dataJSON: Array(text.utf8)[...], kind: .connectionEstablished)
+        let fields = event.handshakeFields
+        #expect(fields.socketID == event.socketID, "\(text)")
+        #expect(fields.activityTimeout == event.activityTimeout, "\(text)")
+        let given = RealtimeEvent(name: "e", channel: nil, data: event.data, rawData: event.rawData, kind: .connectionEstablished)
+        #expect(given.handshakeFields.socketID == event.socketID && given.handshakeFields.activityTimeout == event.activityTimeout)
+        let none = RealtimeEvent(name: "e", channel: nil, dataJSON: nil, kind: .connectionEstablished)
+        #expect(none.handshakeFields.socketID == nil && none.handshakeFields.activityTimeout == nil)
+    }
+
+    @Test func handshakeFieldsOfDoubleEncodedData() {
+        let data = Array(#""{\"socket_id\":\"3.4\",\"activity_timeout\":30}""#.utf8)
+        let fields = RealtimeEvent(name: "e", channel: nil, dataJSON: data[...], kind: .connectionEstablished).handshakeFields
+        #expect(fields.socketID == "3.4" && fields.activityTimeout == 30)
+    }
+
     /// Double-encoded data is parsed for a member only when its text may name it: the
     /// shortcut must answer as the parse does, for a key spelled as it is, spelled with
     /// `\u` escapes (at either level of encoding), or absent.

@@ -266,8 +266,7 @@ struct ClientTimeline {
         // again (for Pusher's double-encoded data: a parse of the string, a new array and
         // a new string): read five times, they were a fifth of the engine's allocations on
         // the synthetic capture (0.32 of its 1.6 per record).
-        let socketID = event.socketID
-        let activityTimeout = event.activityTimeout
+        let (socketID, activityTimeout) = event.handshakeFields
         let evidence = Self.evidence(record, event)
         ctx.connections[at: v].handshakeAt = record.t
         ctx.connections[at: v].socketID = socketID

@@ -102,6 +102,14 @@ public struct RealtimeEvent: Sendable, Hashable {
     /// `activity_timeout` of the handshake, in seconds.
     public var activityTimeout: Double? { dataMember("activity_timeout")?.doubleValue }
 
+    /// `socketID` and `activityTimeout` at once: Pusher's double-encoded data is decoded
+    /// once for both, where reading them one by one decoded it twice (every connection's
+    /// handshake reads both).
+    public var handshakeFields: (socketID: String?, activityTimeout: Double?) {
+        let (socketID, activityTimeout) = dataMembers("socket_id", "activity_timeout")
+        return (socketID?.stringValue, activityTimeout?.doubleValue)
+    }
+
     /// The channel a subscribe/unsubscribe names in its data, else the envelope's channel.
     public var targetChannel: String? { dataMember("channel")?.stringValue ?? channel }
 
@@ -118,21 +126,24 @@ public struct RealtimeEvent: Sendable, Hashable {
     public var errorCode: Int64? { dataMember("code")?.intValue }
 
     /// `data[key]` (after the second decoding), found in the bytes without a tree of `data`.
-    public func dataMember(_ key: StaticString) -> JSONValue? {
+    public func dataMember(_ key: StaticString) -> JSONValue? { dataMembers(key, nil).0 }
+
+    /// `data[first]` and `data[second]` (nil: not looked for), found in one pass.
+    func dataMembers(_ first: StaticString, _ second: StaticString?) -> (JSONValue?, JSONValue?) {
         switch source {
-        case .values(let data, _): return data?[key.description]
-        case .none: return nil
+        case .values(let data, _): return (data?[first.description], second.flatMap { data?[$0.description] })
+        case .none: return (nil, nil)
         case .text(let bytes):
-            guard let first = bytes.first else { return nil }
-            if first == UInt8(ascii: "{") { return Self.member(key, ofObject: bytes) }
-            guard first == UInt8(ascii: "\"") else { return nil }
+            guard let opening = bytes.first else { return (nil, nil) }
+            if opening == UInt8(ascii: "{") { return Self.members(first, second, ofObject: bytes) }
+            guard opening == UInt8(ascii: "\"") else { return (nil, nil) }
             // A string's text spells a member's key as it is, or with `\u` escapes: holding
             // neither, it has no such member, and the parse of the string is saved (most
             // application events' data is asked for a `channel` it does not hold).
-            guard Self.mayName(key, bytes) else { return nil }
+            guard Self.mayName(first, bytes) || second.map({ Self.mayName($0, bytes) }) == true else { return (nil, nil) }
             // A string: its text decoded once more when it holds an object.
-            guard case .string(let text)? = try? JSONParser.parse(bytes), Self.mayHoldJSON(text) else { return nil }
-            return Self.member(key, ofObject: Array(text.utf8)[...])
+            guard case .string(let text)? = try? JSONParser.parse(bytes), Self.mayHoldJSON(text) else { return (nil, nil) }
+            return Self.members(first, second, ofObject: Array(text.utf8)[...])
         }
     }
 
@@ -152,23 +163,35 @@ public struct RealtimeEvent: Sendable, Hashable {
         return false
     }
 
-    /// The first member `key` of the object `bytes` holds; nil when `bytes` is no object,
-    /// is not valid JSON, or has no such member.
-    static func member(_ key: StaticString, ofObject bytes: ArraySlice<UInt8>) -> JSONValue? {
-        let keys: [StaticString] = [key]
-        return bytes.withUnsafeBufferPointer { buffer -> JSONValue? in
+    /// The first members `first` and `second` (nil: not looked for) of the object `bytes`
+    /// holds; nil for each when `bytes` is no object, is not valid JSON, or has no such member.
+    static func members(_ first: StaticString, _ second: StaticString?,
+                        ofObject bytes: ArraySlice<UInt8>) -> (JSONValue?, JSONValue?) {
+        // The array of keys made in each branch (a literal the optimizer can keep off the
+        // heap), not by `map`: `targetChannel`, one key, is read on most client frames.
+        if let second { return members(keys: [first, second], ofObject: bytes) }
+        return members(keys: [first], ofObject: bytes)
+    }
+
+    @inline(__always)
+    private static func members(keys: [StaticString], ofObject bytes: ArraySlice<UInt8>) -> (JSONValue?, JSONValue?) {
+        let first = keys[0], second = keys.count > 1 ? keys[1] : nil
+        return bytes.withUnsafeBufferPointer { buffer -> (JSONValue?, JSONValue?) in
             switch JSONSkimmer.members(of: buffer, named: keys) {
             case .notAnObject:
-                return nil
+                return (nil, nil)
             case .needsParser:
-                return (try? JSONParser.parse(buffer))?[key.description]
+                let tree = try? JSONParser.parse(buffer)
+                return (tree?[first.description], second.flatMap { tree?[$0.description] })
             case .members(let members):
-                guard let span = members[0] else { return nil }
-                let value = UnsafeBufferPointer(rebasing: buffer[span.range])
-                if span.isString, !span.escaped {
-                    return .string(String(decoding: UnsafeBufferPointer(rebasing: buffer[span.content]), as: UTF8.self))
+                func value(_ index: Int) -> JSONValue? {
+                    guard index < keys.count, let span = members[index] else { return nil }
+                    if span.isString, !span.escaped {
+                        return .string(String(decoding: UnsafeBufferPointer(rebasing: buffer[span.content]), as: UTF8.self))
+                    }
+                    return try? JSONParser.parse(UnsafeBufferPointer(rebasing: buffer[span.range]))
                 }
-                return try? JSONParser.parse(value)
+                return (value(0), value(1))
             }
         }
     }
