@@ -152,7 +152,11 @@ struct RecordMembers: ~Copyable {
         try withUnsafeTemporaryAllocation(of: ScannedValue.self, capacity: RecordKey.count) {
             (table) throws(NotSure) -> Result in
             table.initialize(repeating: .none)  // (trivial values: nothing to deinitialize)
-            return try body(try RecordMembers(line, table: table))
+            // Room for the `text` member's text on its way into its array (`stringWithText`).
+            return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(1, line.count)) {
+                (scratch) throws(NotSure) -> Result in
+                try body(try RecordMembers(line, table: table, scratch: scratch))
+            }
         }
     }
 
@@ -160,7 +164,8 @@ struct RecordMembers: ~Copyable {
     /// skipped, as the tree-based decoder ignores them; a repeated key of the format, or
     /// a key with an escape (which might spell one), is `NotSure`, and so is a line of
     /// 4 GiB or more (offsets are 32 bits). `table`: one value per key, all `.none`.
-    private init(_ line: UnsafeBufferPointer<UInt8>, table values: UnsafeMutableBufferPointer<ScannedValue>) throws(NotSure) {
+    private init(_ line: UnsafeBufferPointer<UInt8>, table values: UnsafeMutableBufferPointer<ScannedValue>,
+                 scratch: UnsafeMutableBufferPointer<UInt8>) throws(NotSure) {
         scanner = JSONScanner(line)
         self.values = values
         textOfText = nil
@@ -183,7 +188,7 @@ struct RecordMembers: ~Copyable {
             guard scanner.consume(UInt8(ascii: ":")) else { throw NotSure() }
             scanner.skipWhitespace()
             if key == .text, scanner.current == UInt8(ascii: "\"") {
-                guard let (token, text) = scanner.stringWithText() else { throw NotSure() }
+                guard let (token, text) = scanner.stringWithText(scratch: scratch) else { throw NotSure() }
                 values[RecordKey.text.rawValue] = .string(token)
                 textOfText = text
             } else if let key {

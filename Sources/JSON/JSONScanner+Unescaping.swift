@@ -5,20 +5,22 @@ extension JSONScanner {
     /// few bytes, each stopping both passes).
     ///
     /// Gives what `string()` gives (nil exactly where it is nil, the same token and index)
-    /// and the text `textBytes` would make of the token.
+    /// and the text `textBytes` would make of the token, in an array of exactly its size.
+    /// `scratch` holds the text on the way: it must have room for the rest of the input
+    /// (`bytes.count - index` bytes; the text is never longer, every escape being longer
+    /// than what it stands for). Written straight into the array, the array would keep the
+    /// room of the escapes (a fifth of a Bird payload) for as long as the frame lives.
+    public mutating func stringWithText(scratch: UnsafeMutableBufferPointer<UInt8>) -> (token: StringToken, text: [UInt8])? {
+        guard let target = scratch.baseAddress, scratch.count >= bytes.count &- index else { return nil }
+        var written = 0
+        guard let token = scanWritingText(to: target, written: &written) else { return nil }
+        return (token, Array(UnsafeBufferPointer(start: target, count: written)))
+    }
+
+    /// `stringWithText(scratch:)` with scratch room of its own (tests, single strings).
     public mutating func stringWithText() -> (token: StringToken, text: [UInt8])? {
-        // The text is never longer than the rest of the input (every escape is longer than
-        // what it stands for), and a word is stored only where one was loaded.
-        let room = Swift.max(0, bytes.count &- index)
-        var token: StringToken?
-        let text = [UInt8](unsafeUninitializedCapacity: room) { out, written in
-            written = 0
-            guard let target = out.baseAddress else { return }
-            token = scanWritingText(to: target, written: &written)
-            if token == nil { written = 0 }
-        }
-        guard let token else { return nil }
-        return (token, text)
+        let room = Swift.max(1, bytes.count &- index)
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: room) { stringWithText(scratch: $0) }
     }
 
     /// The loop of `string()`, storing each plain word at `out + written` before it looks
