@@ -178,7 +178,7 @@ struct RecordMembers: ~Copyable {
         if scanner.consume(UInt8(ascii: "}")) { throw NotSure() }  // no type
         while true {
             scanner.skipWhitespace()
-            guard scanner.current == UInt8(ascii: "\""), let name = scanner.string(), !name.escaped else { throw NotSure() }
+            guard scanner.current == UInt8(ascii: "\""), let name = scanner.shortString(), !name.escaped else { throw NotSure() }
             let key = RecordKey.named(name, in: scanner, table: table)
             if let key {
                 guard seen & key.bit == 0 else { throw NotSure() }
@@ -207,7 +207,7 @@ struct RecordMembers: ~Copyable {
         let start = scanner.index
         switch scanner.current ?? 0 {  // 0: the end, which no value starts with
         case UInt8(ascii: "\""):
-            if let token = scanner.string() { return .string(token) }
+            if let token = scanner.shortString() { return .string(token) }
         case UInt8(ascii: "t"):
             if scanner.literal("true") { return .bool(true) }
         case UInt8(ascii: "f"):

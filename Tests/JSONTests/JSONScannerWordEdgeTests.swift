@@ -96,6 +96,13 @@ import Testing
             #expect(token.escaped == raw.contains(0x5C), "\(place)")
             #expect(token.isASCII == raw.allSatisfy { $0 < 0x80 }, "\(place)")
         }
+        // The inlined short path (`shortString`) gives what `string()` gives, short or not.
+        bytes.withUnsafeBufferPointer { buffer in
+            var long = JSONScanner(buffer), short = JSONScanner(buffer)
+            let token = long.string(), quick = short.shortString()
+            #expect(quick == token, "\(place): short path")
+            if token != nil { #expect(short.index == long.index, "\(place): short path") }
+        }
         // The one-pass scan (`stringWithText`) refuses, ends and decodes exactly alike.
         bytes.withUnsafeBufferPointer { buffer in
             var scanner = JSONScanner(buffer)

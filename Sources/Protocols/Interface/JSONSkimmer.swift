@@ -79,7 +79,7 @@ public struct JSONSkimmer {
         if !scanner.consume(UInt8(ascii: "}")) {
             while true {
                 scanner.skipWhitespace()
-                guard scanner.current == UInt8(ascii: "\""), let key = scanner.string() else { return .notAnObject }
+                guard scanner.current == UInt8(ascii: "\""), let key = scanner.shortString() else { return .notAnObject }
                 if key.escaped { sawEscapeInKey = true }
                 var wanted = -1
                 for (i, name) in keys.enumerated() where seen & (1 << i) == 0 && scanner.matches(key, name) {
