@@ -219,7 +219,7 @@ struct RecordMembers: ~Copyable {
         case UInt8(ascii: "{"):
             if scanner.skipValue(depth: 1) { return .object }
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            if let token = scanner.number() { return token.integer.map(ScannedValue.integer) ?? .otherNumber }
+            if let token = scanner.shortNumber() { return token.integer.map(ScannedValue.integer) ?? .otherNumber }
         default:
             break
         }
