@@ -1,8 +1,8 @@
 extension JSONScanner {
-    /// `string()` (starting at its opening quote) that writes the string's text (escapes decoded) as it goes: one pass over
-    /// the bytes where `string()` then `textBytes` made two. For the one long string of a
-    /// capture line, a text frame's payload (a Bird event is JSON inside it, a `\"` every
-    /// few bytes, each stopping both passes).
+    /// `string()` (starting at its opening quote) that writes the string's text (escapes
+    /// decoded) as it goes: one pass over the bytes where `string()` then `textBytes` made
+    /// two. For the one long string of a capture line, a text frame's payload (a Bird event
+    /// is JSON inside it, a `\"` every few bytes, each stopping both passes).
     ///
     /// Gives what `string()` gives (nil exactly where it is nil, the same token and index)
     /// and the text `textBytes` would make of the token, in an array of exactly its size.
@@ -12,9 +12,9 @@ extension JSONScanner {
     /// room of the escapes (a fifth of a Bird payload) for as long as the frame lives.
     public mutating func stringWithText(scratch: UnsafeMutableBufferPointer<UInt8>) -> (token: StringToken, text: [UInt8])? {
         guard let target = scratch.baseAddress, scratch.count >= bytes.count &- index else { return nil }
-        var written = 0
-        guard let token = scanWritingText(to: target, written: &written) else { return nil }
-        return (token, Array(UnsafeBufferPointer(start: target, count: written)))
+        var text = ScratchText(out: target)
+        guard let token = scanString(into: &text) else { return nil }
+        return (token, Array(UnsafeBufferPointer(start: target, count: text.written)))
     }
 
     /// `stringWithText(scratch:)` with scratch room of its own (tests, single strings).
@@ -23,11 +23,14 @@ extension JSONScanner {
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: room) { stringWithText(scratch: $0) }
     }
 
-    /// The loop of `string()`, storing each plain word at `out + written` before it looks
-    /// at it (a word found to hold a special byte is stored whole and overwritten from the
-    /// special byte on: `written` never passes what the input has been read up to).
+    /// The one string scan, of `string()` and `stringWithText`: plain ASCII is skipped eight
+    /// bytes a load (each word handed to `text` before it is looked at), and each byte that
+    /// stops the skip (quote, backslash, control byte, a non-ASCII character) is read once
+    /// and handled where it lies; a one-letter escape is checked and written in one switch
+    /// (most are `\"`), `\u` checked by `escapeEnd`. Specialized for each sink: for
+    /// `NoText`, every write is gone.
     @inline(__always)
-    private mutating func scanWritingText(to out: UnsafeMutablePointer<UInt8>, written o: inout Int) -> StringToken? {
+    mutating func scanString<Text: StringText>(into text: inout Text) -> StringToken? {
         guard let base = bytes.baseAddress else { return nil }
         let count = bytes.count
         let start = index &+ 1
@@ -38,16 +41,16 @@ extension JSONScanner {
             let byte: UInt8
             if i &+ 8 <= count {
                 let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
-                UnsafeMutableRawPointer(out + o).storeBytes(of: word, as: UInt64.self)
+                text.store(word)
                 let special = Self.specialBytes(word)
                 if special == 0 {
                     i &+= 8
-                    o &+= 8
+                    text.keep(8)
                     continue
                 }
                 let plain = special.trailingZeroBitCount &>> 3
                 i &+= plain
-                o &+= plain
+                text.keep(plain)
                 byte = base[i]
             } else {
                 guard i < count else {
@@ -56,9 +59,8 @@ extension JSONScanner {
                 }
                 byte = base[i]
                 if byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
-                    out[o] = byte
+                    text.write(byte)
                     i &+= 1
-                    o &+= 1
                     continue
                 }
             }
@@ -68,8 +70,6 @@ extension JSONScanner {
                 return StringToken(content: start..<i, escaped: escaped, isASCII: isASCII)
             case UInt8(ascii: "\\"):
                 escaped = true
-                // A one-letter escape checked and written in one switch (most are `\"`);
-                // `\u` the long way, checked by `escapeEnd` as `string()` checks it.
                 guard i &+ 1 < count else {
                     index = i
                     return nil
@@ -88,15 +88,14 @@ extension JSONScanner {
                         index = i
                         return nil
                     }
-                    o &+= Self.decodeEscape(bytes, at: i, to: out + o).written
+                    text.unicodeEscape(bytes, at: i)
                     i = next
                     continue
                 default:
                     index = i
                     return nil
                 }
-                out[o] = stands
-                o &+= 1
+                text.write(stands)
                 i &+= 2
             case 0x80...:
                 isASCII = false
@@ -104,13 +103,60 @@ extension JSONScanner {
                     index = i
                     return nil
                 }
-                (out + o).update(from: base + i, count: next &- i)
-                o &+= next &- i
+                text.copy(base + i, count: next &- i)
                 i = next
             default:  // a control byte
                 index = i
                 return nil
             }
         }
+    }
+}
+
+/// Where `JSONScanner.scanString` puts a string's text as it scans.
+protocol StringText {
+    /// Eight input bytes about to be looked at, stored where the text goes on (the scan
+    /// then keeps those of them that are plain, and writes over the rest).
+    mutating func store(_ word: UInt64)
+    /// The first `count` bytes last stored are text.
+    mutating func keep(_ count: Int)
+    /// One byte of text.
+    mutating func write(_ byte: UInt8)
+    /// `count` bytes of text from the input (a non-ASCII character).
+    mutating func copy(_ source: UnsafePointer<UInt8>, count: Int)
+    /// The character of the `\u` escape (validated) whose backslash is at `i`.
+    mutating func unicodeEscape(_ source: UnsafeBufferPointer<UInt8>, at i: Int)
+}
+
+/// `string()`'s sink: no text.
+struct NoText: StringText {
+    @inline(__always) func store(_ word: UInt64) {}
+    @inline(__always) func keep(_ count: Int) {}
+    @inline(__always) func write(_ byte: UInt8) {}
+    @inline(__always) func copy(_ source: UnsafePointer<UInt8>, count: Int) {}
+    @inline(__always) func unicodeEscape(_ source: UnsafeBufferPointer<UInt8>, at i: Int) {}
+}
+
+/// `stringWithText`'s sink: room for the text, written from its start. `written` never
+/// passes what the scan has read (every escape is longer than what it stands for), so a
+/// word stored at `written` fits wherever a word could be loaded.
+struct ScratchText: StringText {
+    let out: UnsafeMutablePointer<UInt8>
+    var written = 0
+
+    @inline(__always) func store(_ word: UInt64) {
+        UnsafeMutableRawPointer(out + written).storeBytes(of: word, as: UInt64.self)
+    }
+    @inline(__always) mutating func keep(_ count: Int) { written &+= count }
+    @inline(__always) mutating func write(_ byte: UInt8) {
+        out[written] = byte
+        written &+= 1
+    }
+    @inline(__always) mutating func copy(_ source: UnsafePointer<UInt8>, count: Int) {
+        (out + written).update(from: source, count: count)
+        written &+= count
+    }
+    @inline(__always) mutating func unicodeEscape(_ source: UnsafeBufferPointer<UInt8>, at i: Int) {
+        written &+= JSONScanner.decodeEscape(source, at: i, to: out + written).written
     }
 }

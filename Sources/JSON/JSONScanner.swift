@@ -257,61 +257,10 @@ public struct JSONScanner {
 
     /// A string starting at its opening quote, or nil where `JSONParser` would throw
     /// (control character, bad escape, unpaired surrogate, invalid UTF-8, no closing quote).
+    /// (The scan is `scanString`, shared with `stringWithText`, which also writes the text.)
     public mutating func string() -> StringToken? {
-        // Strings are most of a line's bytes (a Bird event's "data" is often JSON inside a
-        // string, with a `\"` every few bytes): plain ASCII is skipped eight bytes a load,
-        // and each byte that stops the skip (quote, backslash, control byte, a non-ASCII
-        // character) is read once and handled where it lies.
-        guard let base = bytes.baseAddress else { return nil }
-        let count = bytes.count
-        let start = index &+ 1
-        var i = start
-        var escaped = false
-        var isASCII = true
-        while true {
-            let byte: UInt8
-            if i &+ 8 <= count {
-                let special = Self.specialBytes(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
-                if special == 0 {
-                    i &+= 8
-                    continue
-                }
-                i &+= special.trailingZeroBitCount &>> 3
-                byte = base[i]
-            } else {
-                guard i < count else {
-                    index = i
-                    return nil
-                }
-                byte = base[i]
-                if byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
-                    i &+= 1
-                    continue
-                }
-            }
-            switch byte {
-            case UInt8(ascii: "\""):
-                index = i &+ 1
-                return StringToken(content: start..<i, escaped: escaped, isASCII: isASCII)
-            case UInt8(ascii: "\\"):
-                escaped = true
-                guard let next = escapeEnd(at: i) else {
-                    index = i
-                    return nil
-                }
-                i = next
-            case 0x80...:
-                isASCII = false
-                guard let next = Self.utf8CharacterEnd(base, count: count, at: i) else {
-                    index = i
-                    return nil
-                }
-                i = next
-            default:  // a control byte
-                index = i
-                return nil
-            }
-        }
+        var nowhere = NoText()
+        return scanString(into: &nowhere)
     }
 
     /// `string()` for a short string (an object key, a name like `"frame"`), inlined where
