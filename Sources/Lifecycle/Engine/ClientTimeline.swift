@@ -601,9 +601,11 @@ struct ClientTimeline {
         if let code = record.closeCode {
             text += " \(code)"
             if let reason = record.closeReason, !reason.isEmpty { text += " '\(reason)'" }
-        } else if let event {
-            text += " \(event.name)"
-            if let channel = event.targetChannel { text += " \(channel)" }
+        } else if let name = event?.name {
+            // One interpolation, not an append per piece (each a string made and grown), and
+            // the event read through the optional (`if let event` copied it).
+            let opcode = text
+            text = (event?.targetChannel).map { "\(opcode) \(name) \($0)" } ?? "\(opcode) \(name)"
         } else if record.opcode == .text, let body = record.text {
             text += " " + (body.count > 60 ? String(body.prefix(57)) + "..." : body)
         }
