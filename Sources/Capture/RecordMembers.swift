@@ -70,14 +70,16 @@ enum RecordKey: Int, CaseIterable {
 
     /// The keys in an open-addressing table, by a hash of a name's length, first and last
     /// byte (no two keys of the format share one but `bytes_up` and `url`): a key is found
-    /// with one or two byte comparisons. Entries are raw values plus one, 0 for empty.
-    static let table: [UInt8] = {
-        var table = [UInt8](repeating: 0, count: 256)
+    /// with one or two byte comparisons. Entries are the keys themselves, nil for empty
+    /// (one byte each; a key's raw value plus one, made back into a key by `init(rawValue:)`
+    /// on every lookup, was a call a key).
+    static let table: [RecordKey?] = {
+        var table = [RecordKey?](repeating: nil, count: 256)
         for key in allCases {
             let name = UnsafeBufferPointer(start: key.name.utf8Start, count: key.name.utf8CodeUnitCount)
             var slot = hash(name.count, first: name[0], last: name[name.count - 1])
-            while table[slot] != 0 { slot = (slot &+ 1) & 255 }
-            table[slot] = UInt8(key.rawValue + 1)
+            while table[slot].isPresent { slot = (slot &+ 1) & 255 }
+            table[slot] = key
         }
         return table
     }()
@@ -89,13 +91,12 @@ enum RecordKey: Int, CaseIterable {
     /// The key a scanned name spells, if it is one of the format's; `table` is `Self.table`
     /// (fetched once per line by the line's reader, not once per key).
     @inline(__always)
-    static func named(_ token: JSONScanner.StringToken, in scanner: JSONScanner, table: [UInt8] = table) -> RecordKey? {
+    static func named(_ token: JSONScanner.StringToken, in scanner: JSONScanner, table: [RecordKey?] = table) -> RecordKey? {
         let content = token.content
         guard !token.escaped, !content.isEmpty else { return nil }
         var slot = hash(content.count, first: scanner.bytes[content.lowerBound], last: scanner.bytes[content.upperBound - 1])
         while true {
-            let entry = table[slot]
-            guard entry != 0, let key = RecordKey(rawValue: Int(entry) - 1) else { return nil }
+            guard let key = table[slot] else { return nil }
             if scanner.matches(token, key.name) { return key }
             slot = (slot &+ 1) & 255
         }
