@@ -26,8 +26,8 @@ extension JSONScanner {
     /// The one string scan, of `string()` and `stringWithText`: plain ASCII is skipped eight
     /// bytes a load (each word handed to `text` before it is looked at), and each byte that
     /// stops the skip (quote, backslash, control byte, a non-ASCII character) is read once
-    /// and handled where it lies; a one-letter escape is checked and written in one switch
-    /// (most are `\"`), `\u` checked by `escapeEnd`. Specialized for each sink: for
+    /// and handled where it lies; a one-letter escape is checked and written by one lookup
+    /// (`oneLetterEscape`; most are `\"`), `\u` checked by `unicodeEscapeEnd`. Specialized for each sink: for
     /// `NoText`, every write is gone.
     @inline(__always)
     mutating func scanString<Text: StringText>(into text: inout Text) -> StringToken? {
@@ -74,29 +74,18 @@ extension JSONScanner {
                     index = i
                     return nil
                 }
-                let letter = base[i &+ 1]
-                let stands: UInt8
-                switch letter {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): stands = letter
-                case UInt8(ascii: "n"): stands = 0x0A
-                case UInt8(ascii: "t"): stands = 0x09
-                case UInt8(ascii: "r"): stands = 0x0D
-                case UInt8(ascii: "b"): stands = 0x08
-                case UInt8(ascii: "f"): stands = 0x0C
-                case UInt8(ascii: "u"):
-                    guard let next = escapeEnd(at: i) else {
+                let stands = Self.oneLetterEscape(base[i &+ 1])
+                if stands != 0 {
+                    text.write(stands)
+                    i &+= 2
+                } else {
+                    guard let next = unicodeEscapeEnd(at: i) else {
                         index = i
                         return nil
                     }
                     text.unicodeEscape(bytes, at: i)
                     i = next
-                    continue
-                default:
-                    index = i
-                    return nil
                 }
-                text.write(stands)
-                i &+= 2
             case 0x80...:
                 isASCII = false
                 guard let next = Self.utf8CharacterEnd(base, count: count, at: i) else {

@@ -306,24 +306,27 @@ public struct JSONScanner {
         return (backslash &- 0x0101_0101_0101_0101) & ~backslash & 0x8080_8080_8080_8080
     }
 
-    /// The escapes that are one letter after the backslash (all but `\u`).
-    @inline(__always) static func isOneByteEscape(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
-             UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
-            return true
-        default:
-            return false
+    /// The byte the one-letter escape `\letter` stands for (`\n` a newline, `\"` a quote);
+    /// 0 for any other letter, `u` included (no one-letter escape stands for NUL, and a plain
+    /// byte was measurably cheaper than an optional in the scan's loop). The one table of
+    /// them: the scan checks and writes escapes with it, `decodeEscape` writes them.
+    @inline(__always) static func oneLetterEscape(_ letter: UInt8) -> UInt8 {
+        switch letter {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): letter
+        case UInt8(ascii: "b"): 0x08
+        case UInt8(ascii: "f"): 0x0C
+        case UInt8(ascii: "n"): 0x0A
+        case UInt8(ascii: "r"): 0x0D
+        case UInt8(ascii: "t"): 0x09
+        default: 0
         }
     }
 
-    /// The end of the escape whose backslash is at `i`, as `JSONParser.parseString`
+    /// The end of the `\u` escape whose backslash is at `i`, as `JSONParser.parseString`
     /// accepts it (a high surrogate only with a low one after it), or nil.
-    @inline(__always) func escapeEnd(at i: Int) -> Int? {
-        guard i &+ 1 < bytes.count else { return nil }
-        let escape = bytes[i &+ 1]
-        if Self.isOneByteEscape(escape) { return i &+ 2 }
-        guard escape == UInt8(ascii: "u"), let scalar = JSONParser.hex4(bytes, at: i &+ 2) else { return nil }
+    @inline(__always) func unicodeEscapeEnd(at i: Int) -> Int? {
+        guard i &+ 1 < bytes.count, bytes[i &+ 1] == UInt8(ascii: "u"),
+              let scalar = JSONParser.hex4(bytes, at: i &+ 2) else { return nil }
         if scalar >= 0xD800 && scalar < 0xDC00 {
             guard i &+ 7 < bytes.count, bytes[i &+ 6] == UInt8(ascii: "\\"), bytes[i &+ 7] == UInt8(ascii: "u"),
                   let low = JSONParser.hex4(bytes, at: i &+ 8), low >= 0xDC00 && low < 0xE000 else { return nil }
@@ -465,24 +468,19 @@ public struct JSONScanner {
     @inline(__always)
     static func decodeEscape(_ source: UnsafeBufferPointer<UInt8>, at i: Int,
                              to out: UnsafeMutablePointer<UInt8>) -> (next: Int, written: Int) {
-        switch source[i &+ 1] {
-        case UInt8(ascii: "b"): out[0] = 0x08
-        case UInt8(ascii: "f"): out[0] = 0x0C
-        case UInt8(ascii: "n"): out[0] = 0x0A
-        case UInt8(ascii: "r"): out[0] = 0x0D
-        case UInt8(ascii: "t"): out[0] = 0x09
-        case UInt8(ascii: "u"):
-            var scalar = JSONParser.hex4(source, at: i &+ 2) ?? 0xFFFD
-            if scalar >= 0xD800 && scalar < 0xDC00 {
-                let low = JSONParser.hex4(source, at: i &+ 8) ?? 0xDC00
-                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low & 0x3FF)
-                return (i &+ 12, writeUTF8(scalar, to: out))
-            }
-            return (i &+ 6, writeUTF8(scalar, to: out))
-        case let escape:
-            out[0] = escape  // `"`, `\` and `/` stand for themselves
+        let stands = oneLetterEscape(source[i &+ 1])
+        if stands != 0 {
+            out[0] = stands
+            return (i &+ 2, 1)
         }
-        return (i &+ 2, 1)
+        // `\u`
+        var scalar = JSONParser.hex4(source, at: i &+ 2) ?? 0xFFFD
+        if scalar >= 0xD800 && scalar < 0xDC00 {
+            let low = JSONParser.hex4(source, at: i &+ 8) ?? 0xDC00
+            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low & 0x3FF)
+            return (i &+ 12, writeUTF8(scalar, to: out))
+        }
+        return (i &+ 6, writeUTF8(scalar, to: out))
     }
 
     /// Writes `scalar` (below 0x110000, not a surrogate: the scan checked it) as UTF-8;
