@@ -173,26 +173,28 @@ public struct RealtimeEvent: Sendable, Hashable {
         return members(keys: [first], ofObject: bytes)
     }
 
+    /// The first two of `keys` (one or two) as `members(_:_:ofObject:)` gives them.
     @inline(__always)
     private static func members(keys: [StaticString], ofObject bytes: ArraySlice<UInt8>) -> (JSONValue?, JSONValue?) {
-        let first = keys[0], second = keys.count > 1 ? keys[1] : nil
-        return bytes.withUnsafeBufferPointer { buffer -> (JSONValue?, JSONValue?) in
-            switch JSONSkimmer.members(of: buffer, named: keys) {
-            case .notAnObject:
-                return (nil, nil)
-            case .needsParser:
-                let tree = try? JSONParser.parse(buffer)
-                return (tree?[first.description], second.flatMap { tree?[$0.description] })
-            case .members(let members):
-                func value(_ index: Int) -> JSONValue? {
-                    guard index < keys.count, let span = members[index] else { return nil }
+        bytes.withUnsafeBufferPointer { buffer -> (JSONValue?, JSONValue?) in
+            let outcome = JSONSkimmer.members(of: buffer, named: keys)
+            let tree = outcome == .needsParser ? try? JSONParser.parse(buffer) : nil
+            func value(_ index: Int) -> JSONValue? {
+                guard index < keys.count else { return nil }
+                switch outcome {
+                case .notAnObject:
+                    return nil
+                case .needsParser:
+                    return tree?[keys[index].description]
+                case .members(let members):
+                    guard let span = members[index] else { return nil }
                     if span.isString, !span.escaped {
                         return .string(String(decoding: UnsafeBufferPointer(rebasing: buffer[span.content]), as: UTF8.self))
                     }
                     return try? JSONParser.parse(UnsafeBufferPointer(rebasing: buffer[span.range]))
                 }
-                return (value(0), value(1))
             }
+            return (value(0), value(1))
         }
     }
 
