@@ -81,20 +81,30 @@ import Testing
         return [0x22] + content + [0x22] + after
     }
 
+    /// What every way of scanning a string must give: a refusal exactly where the reference
+    /// refuses, else its end (`index`), the content between the quotes, its text and flags.
+    static func expect(_ token: JSONScanner.StringToken?, text: [UInt8]?, index: Int, in bytes: [UInt8],
+                       like expected: (end: Int, text: [UInt8])?, _ place: String) {
+        #expect((token == nil) == (expected == nil), "\(place): \(token == nil ? "refuses" : "accepts")")
+        guard let token, let expected else { return }
+        #expect(index == expected.end, "\(place)")
+        #expect(token.content == 1..<(expected.end - 1), "\(place)")
+        #expect(text == expected.text, "\(place)")
+        let raw = bytes[token.content]
+        #expect(token.escaped == raw.contains(0x5C), "\(place)")
+        #expect(token.isASCII == raw.allSatisfy { $0 < 0x80 }, "\(place)")
+    }
+
     static func check(_ bytes: [UInt8], place: String) {
         let expected = reference(bytes, at: 0)
         bytes.withUnsafeBufferPointer { buffer in
             var scanner = JSONScanner(buffer)
             let token = scanner.string()
-            #expect((token == nil) == (expected == nil), "\(place): scanner \(token == nil ? "refuses" : "accepts")")
-            guard let token, let expected else { return }
-            #expect(scanner.index == expected.end, "\(place)")
-            #expect(token.content == 1..<(expected.end - 1), "\(place)")
-            #expect(scanner.textBytes(token) == expected.text, "\(place)")
-            #expect(scanner.text(token) == String(decoding: expected.text, as: UTF8.self), "\(place)")
-            let raw = bytes[token.content]
-            #expect(token.escaped == raw.contains(0x5C), "\(place)")
-            #expect(token.isASCII == raw.allSatisfy { $0 < 0x80 }, "\(place)")
+            Self.expect(token, text: token.map(scanner.textBytes), index: scanner.index, in: bytes, like: expected,
+                        "\(place): scanner")
+            if let token, let expected {
+                #expect(scanner.text(token) == String(decoding: expected.text, as: UTF8.self), "\(place)")
+            }
         }
         // The inlined short path (`shortString`) gives what `string()` gives, short or not.
         bytes.withUnsafeBufferPointer { buffer in
@@ -107,14 +117,8 @@ import Testing
         bytes.withUnsafeBufferPointer { buffer in
             var scanner = JSONScanner(buffer)
             let scanned = scanner.stringWithText()
-            #expect((scanned == nil) == (expected == nil), "\(place): one pass \(scanned == nil ? "refuses" : "accepts")")
-            guard let scanned, let expected else { return }
-            #expect(scanner.index == expected.end, "\(place): one pass")
-            #expect(scanned.token.content == 1..<(expected.end - 1), "\(place): one pass")
-            #expect(scanned.text == expected.text, "\(place): one pass")
-            let raw = bytes[scanned.token.content]
-            #expect(scanned.token.escaped == raw.contains(0x5C), "\(place): one pass")
-            #expect(scanned.token.isASCII == raw.allSatisfy { $0 < 0x80 }, "\(place): one pass")
+            Self.expect(scanned?.token, text: scanned?.text, index: scanner.index, in: bytes, like: expected,
+                        "\(place): one pass")
         }
         // The parser reads strings with the scanner; a whole-text string must agree too.
         if bytes.last == 0x22, let parsed = try? JSONParser.parse(bytes) {
